@@ -1,0 +1,44 @@
+//! memext's kernel interfaces: the only crate of memext (besides the future C ABI)
+//! that holds `unsafe`. It owns the system calls that act on another process's
+//! memory — pidfd_open, process_madvise, /proc/PID/pagemap and its PAGEMAP_SCAN
+//! ioctl — and swapon/swapoff. It knows nothing of cgroups, containers or policy.
+//!
+//! A process that exits while we look at it is a normal outcome: every call that
+//! can meet it reports [`Vanished`](pidfd::PidfdError::Vanished)-style variants
+//! that callers treat as "nothing to do", never as failures to log loudly.
+
+pub mod madvise;
+pub mod maps;
+pub mod pagemap;
+pub mod pidfd;
+pub mod swap;
+
+/// A process id as the kernel gives it (always > 0).
+pub type Pid = u32;
+
+/// The size of one base page on this machine, in bytes.
+pub fn page_size() -> u64 {
+    rustix::param::page_size() as u64
+}
+
+/// A half-open range of virtual addresses `[start, end)` in some process.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
+pub struct AddrRange {
+    pub start: u64,
+    pub end: u64,
+}
+
+impl AddrRange {
+    pub fn new(start: u64, end: u64) -> Self {
+        debug_assert!(start <= end, "range start {start:#x} after end {end:#x}");
+        Self { start, end }
+    }
+
+    pub fn len(&self) -> u64 {
+        self.end - self.start
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.start >= self.end
+    }
+}

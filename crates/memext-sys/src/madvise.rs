@@ -1,0 +1,212 @@
+//! process_madvise(2) over many ranges of another process at once: the
+//! mechanism behind pushing a context out (MADV_PAGEOUT, MADV_COLD) and
+//! bringing its working set back (MADV_WILLNEED).
+
+use std::os::fd::{AsFd, AsRawFd};
+
+use crate::pidfd::ProcessHandle;
+use crate::{AddrRange, Pid};
+
+/// The kernel accepts at most this many iovecs per call (UIO_MAXIOV).
+pub const IOV_MAX: usize = 1024;
+
+/// What to tell the kernel about a set of ranges.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Advice {
+    /// Reclaim now: anonymous pages go to swap, clean file pages are dropped.
+    PageOut,
+    /// Deactivate: make the pages the first candidates of the next reclaim.
+    Cold,
+    /// Read back: swapped anonymous pages are read into the swap cache.
+    WillNeed,
+}
+
+impl Advice {
+    fn raw(self) -> i32 {
+        match self {
+            Advice::PageOut => libc::MADV_PAGEOUT,
+            Advice::Cold => libc::MADV_COLD,
+            Advice::WillNeed => libc::MADV_WILLNEED,
+        }
+    }
+}
+
+impl std::fmt::Display for Advice {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Advice::PageOut => "MADV_PAGEOUT",
+            Advice::Cold => "MADV_COLD",
+            Advice::WillNeed => "MADV_WILLNEED",
+        })
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum MadviseError {
+    #[error("process {pid} exited during {advice}")]
+    Vanished { pid: Pid, advice: Advice },
+    #[error("process_madvise({advice}) on process {pid} is not permitted (needs CAP_SYS_NICE and ptrace access)")]
+    NotPermitted { pid: Pid, advice: Advice },
+    #[error("process_madvise({advice}) on process {pid} failed")]
+    Syscall {
+        pid: Pid,
+        advice: Advice,
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+/// What one [`advise`] call achieved.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct AdviseOutcome {
+    /// Bytes the kernel accepted advice for.
+    pub bytes: u64,
+    /// Ranges skipped because the process no longer maps them (ENOMEM) or
+    /// they cannot take this advice (EINVAL, e.g. locked or special mappings).
+    pub skipped_ranges: usize,
+    /// Number of system calls made.
+    pub calls: usize,
+}
+
+/// Gives `advice` for every range in `ranges` of the process behind `target`,
+/// in batches of up to [`IOV_MAX`] ranges a call. A range the process has
+/// unmapped in the meantime is skipped, not an error.
+pub fn advise(
+    target: &ProcessHandle,
+    ranges: &[AddrRange],
+    advice: Advice,
+) -> Result<AdviseOutcome, MadviseError> {
+    let mut out = AdviseOutcome::default();
+    let mut rest = ranges;
+    while !rest.is_empty() {
+        let batch = &rest[..rest.len().min(IOV_MAX)];
+        match advise_batch(target, batch, advice) {
+            Ok(done_bytes) => {
+                out.calls += 1;
+                out.bytes += done_bytes;
+                // The kernel stops at the first range it fails on and reports the
+                // bytes of the whole ranges before it; find where it stopped.
+                let done = whole_ranges_covering(batch, done_bytes);
+                if done == batch.len() {
+                    rest = &rest[batch.len()..];
+                } else if done == 0 {
+                    // Nothing accepted and no error (an empty range): go past it.
+                    out.skipped_ranges += 1;
+                    rest = &rest[1..];
+                } else {
+                    // Retry the failing range alone to learn why; then go past it.
+                    rest = &rest[done..];
+                }
+            }
+            Err(e) => {
+                out.calls += 1;
+                match e.raw_os_error() {
+                    Some(libc::ESRCH) => {
+                        return Err(MadviseError::Vanished { pid: target.pid(), advice })
+                    }
+                    Some(libc::EPERM) => {
+                        return Err(MadviseError::NotPermitted { pid: target.pid(), advice })
+                    }
+                    // The first range of the batch is unmapped or unsuitable.
+                    Some(libc::ENOMEM) | Some(libc::EINVAL) | Some(libc::EFAULT) => {
+                        out.skipped_ranges += 1;
+                        rest = &rest[1..];
+                    }
+                    _ => {
+                        return Err(MadviseError::Syscall {
+                            pid: target.pid(),
+                            advice,
+                            source: e,
+                        })
+                    }
+                }
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// How many leading ranges of `batch` add up to exactly `bytes`.
+fn whole_ranges_covering(batch: &[AddrRange], bytes: u64) -> usize {
+    let mut sum = 0u64;
+    for (i, r) in batch.iter().enumerate() {
+        if sum >= bytes {
+            return i;
+        }
+        sum += r.len();
+    }
+    batch.len()
+}
+
+/// One process_madvise call; retried on EINTR.
+fn advise_batch(
+    target: &ProcessHandle,
+    batch: &[AddrRange],
+    advice: Advice,
+) -> Result<u64, std::io::Error> {
+    let iov: Vec<libc::iovec> = batch
+        .iter()
+        .map(|r| libc::iovec {
+            // The address is in the target's address space; it is never
+            // dereferenced here, only handed to the kernel.
+            iov_base: r.start as usize as *mut libc::c_void,
+            iov_len: usize::try_from(r.len()).unwrap_or(usize::MAX),
+        })
+        .collect();
+    loop {
+        // SAFETY: `iov` is a live, properly initialised array of `iov.len()` iovecs
+        // (≤ IOV_MAX) that outlives the call; the kernel only reads it. The pidfd is
+        // owned by `target` and open for the duration of the call. Flags must be 0.
+        let ret = unsafe {
+            libc::syscall(
+                libc::SYS_process_madvise,
+                target.as_fd().as_raw_fd(),
+                iov.as_ptr(),
+                iov.len(),
+                advice.raw(),
+                0u32,
+            )
+        };
+        if ret >= 0 {
+            return Ok(ret.unsigned_abs());
+        }
+        let err = std::io::Error::last_os_error();
+        if err.raw_os_error() != Some(libc::EINTR) {
+            return Err(err);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn r(start: u64, end: u64) -> AddrRange {
+        AddrRange::new(start, end)
+    }
+
+    #[test]
+    fn covering_counts_whole_ranges() {
+        let b = [r(0, 4096), r(8192, 16384), r(20480, 24576)];
+        assert_eq!(whole_ranges_covering(&b, 0), 0);
+        assert_eq!(whole_ranges_covering(&b, 4096), 1);
+        assert_eq!(whole_ranges_covering(&b, 4096 + 8192), 2);
+        assert_eq!(whole_ranges_covering(&b, 4096 + 8192 + 4096), 3);
+    }
+
+    #[test]
+    fn cold_on_own_heap_and_unmapped_range_is_skipped() {
+        let page = crate::page_size();
+        let len = usize::try_from(64 * page).expect("small");
+        let buf = vec![1u8; len];
+        let start = (buf.as_ptr() as u64).div_ceil(page) * page;
+        let me = ProcessHandle::open(std::process::id()).expect("own pidfd");
+        // Page 0 is never mapped in a Linux process: the kernel must refuse it,
+        // and advise() must go on to the next range.
+        let ranges = [r(0, page), r(start, start + 16 * page)];
+        let out = advise(&me, &ranges, Advice::Cold).expect("advise own memory");
+        assert_eq!(out.skipped_ranges, 1);
+        assert_eq!(out.bytes, 16 * page);
+        drop(buf);
+    }
+}
