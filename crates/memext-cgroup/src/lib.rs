@@ -1,1 +1,227 @@
+//! cgroup access for memext: one [`MemoryCgroup`] trait with a v1 and a v2
+//! implementation, dispatched by [`AnyCgroup`] and chosen by probing the mounted
+//! hierarchy ([`Hierarchy::probe`]). The root is always injectable, so every
+//! part is tested on checked-in fake trees as well as on real cgroups.
+//!
+//! Control files are opened relative to the cgroup's directory fd, without
+//! following symlinks. A cgroup that disappears between two reads gives
+//! [`CgroupError::Vanished`], a normal outcome. This crate does not decide what
+//! to write; it never writes anything it was not asked to.
+#![forbid(unsafe_code)]
 
+mod dirfd;
+pub mod hierarchy;
+pub mod parse;
+mod path;
+pub mod v1;
+pub mod v2;
+
+use std::time::Duration;
+
+pub use hierarchy::{Hierarchy, HierarchyError};
+pub use parse::{Limit, ParseError, Pressure, PressureLine};
+pub use path::{CgroupPath, PathError};
+
+/// Which cgroup version holds the memory controller.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+pub enum Version {
+    V1,
+    V2,
+}
+
+impl std::fmt::Display for Version {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Version::V1 => "v1",
+            Version::V2 => "v2",
+        })
+    }
+}
+
+/// A memory limit knob that memext may write.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+pub enum LimitKnob {
+    /// v1 `memory.limit_in_bytes`
+    V1Limit,
+    /// v1 `memory.memsw.limit_in_bytes` (memory + swap)
+    V1MemswLimit,
+    /// v2 `memory.high` (throttle and reclaim above)
+    High,
+    /// v2 `memory.max` (hard limit)
+    Max,
+    /// v2 `memory.low` (best-effort protection)
+    Low,
+    /// v2 `memory.min` (hard protection)
+    Min,
+    /// v2 `memory.swap.max`
+    SwapMax,
+    /// v2 `memory.zswap.max`
+    ZswapMax,
+}
+
+impl LimitKnob {
+    /// The control file name and the version that has it.
+    pub fn file(self) -> (&'static str, Version) {
+        match self {
+            LimitKnob::V1Limit => ("memory.limit_in_bytes", Version::V1),
+            LimitKnob::V1MemswLimit => ("memory.memsw.limit_in_bytes", Version::V1),
+            LimitKnob::High => ("memory.high", Version::V2),
+            LimitKnob::Max => ("memory.max", Version::V2),
+            LimitKnob::Low => ("memory.low", Version::V2),
+            LimitKnob::Min => ("memory.min", Version::V2),
+            LimitKnob::SwapMax => ("memory.swap.max", Version::V2),
+            LimitKnob::ZswapMax => ("memory.zswap.max", Version::V2),
+        }
+    }
+}
+
+impl std::fmt::Display for LimitKnob {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.file().0)
+    }
+}
+
+/// Memory use of a cgroup and everything below it, the same for v1 and v2.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+pub struct MemoryStats {
+    /// Charged memory (v1 `memory.usage_in_bytes`, v2 `memory.current`).
+    pub usage_bytes: u64,
+    /// Anonymous memory resident in DRAM.
+    pub anon_bytes: u64,
+    /// Page cache resident in DRAM.
+    pub file_bytes: u64,
+    /// Memory held in swap (including zswap).
+    pub swap_bytes: u64,
+    pub pgfault: u64,
+    pub pgmajfault: u64,
+    pub workingset_refault_anon: u64,
+    pub workingset_refault_file: u64,
+}
+
+impl MemoryStats {
+    /// Bytes resident in DRAM.
+    pub fn resident_bytes(&self) -> u64 {
+        self.anon_bytes + self.file_bytes
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum CgroupError {
+    #[error("cgroup {path} no longer exists")]
+    Vanished { path: CgroupPath },
+    #[error("cannot read {file} of cgroup {path}")]
+    Read {
+        path: CgroupPath,
+        file: String,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("cannot write {value:?} to {file} of cgroup {path}")]
+    Write {
+        path: CgroupPath,
+        file: String,
+        value: String,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{file} of cgroup {path} is malformed")]
+    Parse {
+        path: CgroupPath,
+        file: String,
+        #[source]
+        source: ParseError,
+    },
+    #[error("{file} of cgroup {path} lacks the field {field}")]
+    MissingField { path: CgroupPath, file: String, field: &'static str },
+    #[error("{knob} is a cgroup {needs} knob; cgroup {path} is on {have}")]
+    Unsupported { path: CgroupPath, knob: String, needs: Version, have: Version },
+    #[error("swappiness {value} for cgroup {path} is out of range 0..=200")]
+    BadSwappiness { path: CgroupPath, value: u32 },
+}
+
+/// The outcome of asking the kernel to reclaim from a cgroup.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Reclaimed {
+    /// The whole amount was reclaimed.
+    All,
+    /// The kernel gave up early (EAGAIN): less was reclaimed.
+    Partial,
+}
+
+/// What memext reads from and writes to one cgroup, whatever its version.
+pub trait MemoryCgroup {
+    fn path(&self) -> &CgroupPath;
+    fn version(&self) -> Version;
+    /// Pids of the processes directly in this cgroup.
+    fn procs(&self) -> Result<Vec<u32>, CgroupError>;
+    /// Pids of the processes in this cgroup and every cgroup below it.
+    fn procs_recursive(&self) -> Result<Vec<u32>, CgroupError>;
+    fn memory(&self) -> Result<MemoryStats, CgroupError>;
+    /// CPU time used by the cgroup since its creation; `None` where no CPU
+    /// accounting hierarchy holds this cgroup (v1 without cpuacct).
+    fn cpu_usage(&self) -> Result<Option<Duration>, CgroupError>;
+    /// Memory pressure (PSI), `None` where the kernel does not provide it.
+    fn memory_pressure(&self) -> Result<Option<Pressure>, CgroupError>;
+    fn read_limit(&self, knob: LimitKnob) -> Result<Limit, CgroupError>;
+    fn write_limit(&self, knob: LimitKnob, value: Limit) -> Result<(), CgroupError>;
+    /// v1 `memory.swappiness`; `None` on v2, which has no such knob.
+    fn swappiness(&self) -> Result<Option<u32>, CgroupError>;
+    fn set_swappiness(&self, value: u32) -> Result<(), CgroupError>;
+    /// v2 `memory.reclaim`: proactive reclaim of `bytes` from this cgroup.
+    fn reclaim(&self, bytes: u64) -> Result<Reclaimed, CgroupError>;
+}
+
+/// A cgroup of either version.
+#[derive(Debug)]
+pub enum AnyCgroup {
+    V1(v1::V1Cgroup),
+    V2(v2::V2Cgroup),
+}
+
+macro_rules! dispatch {
+    ($self:ident, $c:ident => $e:expr) => {
+        match $self {
+            AnyCgroup::V1($c) => $e,
+            AnyCgroup::V2($c) => $e,
+        }
+    };
+}
+
+impl MemoryCgroup for AnyCgroup {
+    fn path(&self) -> &CgroupPath {
+        dispatch!(self, c => c.path())
+    }
+    fn version(&self) -> Version {
+        dispatch!(self, c => c.version())
+    }
+    fn procs(&self) -> Result<Vec<u32>, CgroupError> {
+        dispatch!(self, c => c.procs())
+    }
+    fn procs_recursive(&self) -> Result<Vec<u32>, CgroupError> {
+        dispatch!(self, c => c.procs_recursive())
+    }
+    fn memory(&self) -> Result<MemoryStats, CgroupError> {
+        dispatch!(self, c => c.memory())
+    }
+    fn cpu_usage(&self) -> Result<Option<Duration>, CgroupError> {
+        dispatch!(self, c => c.cpu_usage())
+    }
+    fn memory_pressure(&self) -> Result<Option<Pressure>, CgroupError> {
+        dispatch!(self, c => c.memory_pressure())
+    }
+    fn read_limit(&self, knob: LimitKnob) -> Result<Limit, CgroupError> {
+        dispatch!(self, c => c.read_limit(knob))
+    }
+    fn write_limit(&self, knob: LimitKnob, value: Limit) -> Result<(), CgroupError> {
+        dispatch!(self, c => c.write_limit(knob, value))
+    }
+    fn swappiness(&self) -> Result<Option<u32>, CgroupError> {
+        dispatch!(self, c => c.swappiness())
+    }
+    fn set_swappiness(&self, value: u32) -> Result<(), CgroupError> {
+        dispatch!(self, c => c.set_swappiness(value))
+    }
+    fn reclaim(&self, bytes: u64) -> Result<Reclaimed, CgroupError> {
+        dispatch!(self, c => c.reclaim(bytes))
+    }
+}

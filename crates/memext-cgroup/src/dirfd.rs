@@ -1,0 +1,92 @@
+//! Reading and writing control files relative to a cgroup's directory fd,
+//! never following symlinks. ENOENT/ENODEV mean the cgroup went away.
+
+use std::fs::File;
+use std::io::{Read, Write};
+use std::os::fd::OwnedFd;
+use std::path::Path;
+
+use rustix::fs::{openat, Mode, OFlags, CWD};
+
+use crate::parse::ParseError;
+use crate::{CgroupError, CgroupPath};
+
+/// An open cgroup directory.
+#[derive(Debug)]
+pub(crate) struct CgroupDir {
+    pub(crate) path: CgroupPath,
+    fd: OwnedFd,
+}
+
+fn gone(e: rustix::io::Errno) -> bool {
+    matches!(e, rustix::io::Errno::NOENT | rustix::io::Errno::NODEV | rustix::io::Errno::SRCH)
+}
+
+impl CgroupDir {
+    pub(crate) fn open(dir: &Path, path: &CgroupPath) -> Result<Self, CgroupError> {
+        let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC | OFlags::NOFOLLOW;
+        match openat(CWD, dir, flags, Mode::empty()) {
+            Ok(fd) => Ok(Self { path: path.clone(), fd }),
+            Err(e) if gone(e) => Err(CgroupError::Vanished { path: path.clone() }),
+            Err(e) => Err(CgroupError::Read {
+                path: path.clone(),
+                file: dir.display().to_string(),
+                source: e.into(),
+            }),
+        }
+    }
+
+    pub(crate) fn exists(&self, file: &str) -> bool {
+        rustix::fs::statat(&self.fd, file, rustix::fs::AtFlags::SYMLINK_NOFOLLOW).is_ok()
+    }
+
+    pub(crate) fn read(&self, file: &str) -> Result<String, CgroupError> {
+        let flags = OFlags::RDONLY | OFlags::CLOEXEC | OFlags::NOFOLLOW;
+        let err = |e: std::io::Error| CgroupError::Read { path: self.path.clone(), file: file.into(), source: e };
+        let fd = match openat(&self.fd, file, flags, Mode::empty()) {
+            Ok(fd) => fd,
+            Err(e) if gone(e) => return Err(CgroupError::Vanished { path: self.path.clone() }),
+            Err(e) => return Err(err(e.into())),
+        };
+        let mut s = String::new();
+        match File::from(fd).read_to_string(&mut s) {
+            Ok(_) => Ok(s),
+            Err(e) if matches!(e.raw_os_error(), Some(2) | Some(19)) => {
+                Err(CgroupError::Vanished { path: self.path.clone() })
+            }
+            Err(e) => Err(err(e)),
+        }
+    }
+
+    /// Reads `file` and parses it with `parse`.
+    pub(crate) fn read_with<T>(
+        &self,
+        file: &str,
+        parse: impl FnOnce(&str) -> Result<T, ParseError>,
+    ) -> Result<T, CgroupError> {
+        let text = self.read(file)?;
+        parse(&text).map_err(|source| CgroupError::Parse {
+            path: self.path.clone(),
+            file: file.into(),
+            source,
+        })
+    }
+
+    pub(crate) fn write(&self, file: &str, value: &str) -> Result<(), CgroupError> {
+        // O_TRUNC is what a shell redirection uses on cgroupfs; it also keeps fake trees faithful.
+        let flags = OFlags::WRONLY | OFlags::TRUNC | OFlags::CLOEXEC | OFlags::NOFOLLOW;
+        let err = |e: std::io::Error| CgroupError::Write {
+            path: self.path.clone(),
+            file: file.into(),
+            value: value.into(),
+            source: e,
+        };
+        let fd = match openat(&self.fd, file, flags, Mode::empty()) {
+            Ok(fd) => fd,
+            Err(e) if gone(e) => return Err(CgroupError::Vanished { path: self.path.clone() }),
+            Err(e) => return Err(err(e.into())),
+        };
+        // One write(2): the kernel parses each write of a control file separately.
+        File::from(fd).write(value.as_bytes()).map(|_| ()).map_err(err)
+    }
+}

@@ -1,0 +1,148 @@
+//! cgroup v1: the memory controller in its own hierarchy, CPU time from
+//! cpuacct, and PSI from the cgroup2 tree where a hybrid host mounts one.
+
+use std::path::Path;
+use std::time::Duration;
+
+use crate::dirfd::CgroupDir;
+use crate::parse::{parse_flat_keyed, parse_limit_v1, parse_pressure, parse_procs, parse_u64};
+use crate::{CgroupError, CgroupPath, Limit, LimitKnob, MemoryCgroup, MemoryStats, Pressure, Reclaimed, Version};
+
+#[derive(Debug)]
+pub struct V1Cgroup {
+    memory: CgroupDir,
+    memory_fs: std::path::PathBuf,
+    cpuacct: Option<CgroupDir>,
+    psi: Option<CgroupDir>,
+}
+
+impl V1Cgroup {
+    /// Opens `path` in the memory hierarchy at `memory_root`; CPU time and PSI
+    /// come from the same path in `cpuacct_root` and `psi_root` where it exists.
+    pub fn open(
+        memory_root: &Path,
+        cpuacct_root: Option<&Path>,
+        psi_root: Option<&Path>,
+        path: &CgroupPath,
+    ) -> Result<Self, CgroupError> {
+        let memory_fs = path.under(memory_root);
+        let memory = CgroupDir::open(&memory_fs, path)?;
+        let optional = |root: Option<&Path>| root.and_then(|r| CgroupDir::open(&path.under(r), path).ok());
+        Ok(Self { memory, memory_fs, cpuacct: optional(cpuacct_root), psi: optional(psi_root) })
+    }
+}
+
+/// The v1 `memory.stat` keys of the hierarchical totals we use.
+fn memory_from_stat(
+    path: &CgroupPath,
+    usage: u64,
+    stat: &std::collections::HashMap<String, u64>,
+) -> Result<MemoryStats, CgroupError> {
+    let need = |field: &'static str| {
+        stat.get(field).copied().ok_or_else(|| CgroupError::MissingField {
+            path: path.clone(),
+            file: "memory.stat".into(),
+            field,
+        })
+    };
+    let opt = |field: &str| stat.get(field).copied().unwrap_or(0);
+    Ok(MemoryStats {
+        usage_bytes: usage,
+        anon_bytes: need("total_rss")?,
+        file_bytes: need("total_cache")?,
+        // total_swap is absent when swap accounting is off.
+        swap_bytes: opt("total_swap"),
+        pgfault: need("total_pgfault")?,
+        pgmajfault: need("total_pgmajfault")?,
+        workingset_refault_anon: opt("total_workingset_refault_anon"),
+        workingset_refault_file: opt("total_workingset_refault_file"),
+    })
+}
+
+impl MemoryCgroup for V1Cgroup {
+    fn path(&self) -> &CgroupPath {
+        &self.memory.path
+    }
+
+    fn version(&self) -> Version {
+        Version::V1
+    }
+
+    fn procs(&self) -> Result<Vec<u32>, CgroupError> {
+        self.memory.read_with("cgroup.procs", parse_procs)
+    }
+
+    fn procs_recursive(&self) -> Result<Vec<u32>, CgroupError> {
+        crate::hierarchy::procs_below(&self.memory_fs, &self.memory.path)
+    }
+
+    fn memory(&self) -> Result<MemoryStats, CgroupError> {
+        let usage = self.memory.read_with("memory.usage_in_bytes", parse_u64)?;
+        let stat = self.memory.read_with("memory.stat", parse_flat_keyed)?;
+        memory_from_stat(&self.memory.path, usage, &stat)
+    }
+
+    fn cpu_usage(&self) -> Result<Option<Duration>, CgroupError> {
+        match &self.cpuacct {
+            Some(d) => Ok(Some(Duration::from_nanos(d.read_with("cpuacct.usage", parse_u64)?))),
+            None => Ok(None),
+        }
+    }
+
+    fn memory_pressure(&self) -> Result<Option<Pressure>, CgroupError> {
+        match &self.psi {
+            Some(d) if d.exists("memory.pressure") => d.read_with("memory.pressure", parse_pressure).map(Some),
+            _ => Ok(None),
+        }
+    }
+
+    fn read_limit(&self, knob: LimitKnob) -> Result<Limit, CgroupError> {
+        let file = self.v1_file(knob)?;
+        self.memory.read_with(file, parse_limit_v1)
+    }
+
+    fn write_limit(&self, knob: LimitKnob, value: Limit) -> Result<(), CgroupError> {
+        let file = self.v1_file(knob)?;
+        let text = match value {
+            Limit::Bytes(b) => b.to_string(),
+            // v1's own spelling of "no limit".
+            Limit::Max => "-1".to_owned(),
+        };
+        self.memory.write(file, &text)
+    }
+
+    fn swappiness(&self) -> Result<Option<u32>, CgroupError> {
+        let v = self.memory.read_with("memory.swappiness", parse_u64)?;
+        Ok(Some(u32::try_from(v).unwrap_or(u32::MAX)))
+    }
+
+    fn set_swappiness(&self, value: u32) -> Result<(), CgroupError> {
+        if value > 200 {
+            return Err(CgroupError::BadSwappiness { path: self.memory.path.clone(), value });
+        }
+        self.memory.write("memory.swappiness", &value.to_string())
+    }
+
+    fn reclaim(&self, _bytes: u64) -> Result<Reclaimed, CgroupError> {
+        Err(CgroupError::Unsupported {
+            path: self.memory.path.clone(),
+            knob: "memory.reclaim".into(),
+            needs: Version::V2,
+            have: Version::V1,
+        })
+    }
+}
+
+impl V1Cgroup {
+    fn v1_file(&self, knob: LimitKnob) -> Result<&'static str, CgroupError> {
+        match knob.file() {
+            (file, Version::V1) => Ok(file),
+            (file, needs) => Err(CgroupError::Unsupported {
+                path: self.memory.path.clone(),
+                knob: file.into(),
+                needs,
+                have: Version::V1,
+            }),
+        }
+    }
+}
