@@ -1,1 +1,217 @@
-fn main(){}
+//! The `memext` command: memory contexts, tiers and (later) the daemon.
+#![forbid(unsafe_code)]
+
+mod config;
+mod contexts;
+mod identity;
+mod status;
+mod tiers;
+mod units;
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::Duration;
+
+use anyhow::{bail, Context as _};
+use clap::{Parser, Subcommand};
+use memext_cgroup::Hierarchy;
+
+use crate::config::Config;
+
+/// Dynamic memory extension for containers: push idle containers out to
+/// slower tiers, bring them back when they wake, protect the critical ones.
+#[derive(Parser, Debug)]
+#[command(name = "memext", version, about, long_about = None)]
+struct Cli {
+    /// Policy file (TOML). Without this flag, /etc/memext/memext.toml is used
+    /// if it exists, else an empty policy (nothing selected).
+    #[arg(long, global = true, value_name = "FILE")]
+    config: Option<PathBuf>,
+
+    /// Root of the cgroup file system (overrides host.cgroup_root).
+    #[arg(long, global = true, value_name = "DIR")]
+    cgroup_root: Option<PathBuf>,
+
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Show every memory context (container, selected unit or cgroup) with its
+    /// class, processes, resident and swapped memory, major faults/s, CPU % and
+    /// memory pressure, measured over --interval.
+    Status {
+        /// Print JSON (one array of objects, sizes in bytes) instead of a table.
+        #[arg(long)]
+        json: bool,
+        /// Also list systemd units and plain cgroups that no selector names.
+        #[arg(long)]
+        all: bool,
+        /// How long to measure rates over, e.g. 500ms, 2s.
+        #[arg(long, default_value = "1s", value_parser = humantime::parse_duration)]
+        interval: Duration,
+    },
+    /// Validate a policy file: report the first problem with its line, change nothing.
+    CheckConfig {
+        /// The file to check (default: --config, else /etc/memext/memext.toml).
+        file: Option<PathBuf>,
+    },
+    /// Set up, report or remove the memory tiers (zram or zswap, swap files).
+    Tiers {
+        #[command(subcommand)]
+        action: TiersAction,
+    },
+}
+
+#[derive(Subcommand, Debug)]
+enum TiersAction {
+    /// Create the tiers of the config's [tiers] section; what is up stays up.
+    Up,
+    /// Show the active swap tiers and zswap, marking what memext made.
+    Status {
+        #[arg(long)]
+        json: bool,
+    },
+    /// Remove exactly what `tiers up` made and restore zswap's settings.
+    Down,
+}
+
+fn load_config(flag: Option<&Path>) -> anyhow::Result<Config> {
+    match flag {
+        Some(p) => Ok(Config::load(p)?),
+        None => {
+            let p = Path::new(config::DEFAULT_PATH);
+            if p.exists() {
+                Ok(Config::load(p)?)
+            } else {
+                Ok(Config::empty(p))
+            }
+        }
+    }
+}
+
+fn require_root(what: &str) -> anyhow::Result<()> {
+    if !rustix::process::geteuid().is_root() {
+        bail!("{what} needs root (it changes swap devices and kernel settings); run it with sudo");
+    }
+    Ok(())
+}
+
+fn run(cli: Cli) -> anyhow::Result<()> {
+    match cli.command {
+        Command::CheckConfig { file } => {
+            let path = file.or(cli.config).unwrap_or_else(|| PathBuf::from(config::DEFAULT_PATH));
+            let c = Config::load(&path)?;
+            println!("{}: ok", path.display());
+            for (i, s) in c.selectors.iter().enumerate() {
+                println!("  select {}: {}", i + 1, s.describe());
+            }
+            for class in [config::Class::Critical, config::Class::Extend] {
+                if let Some(p) = c.params(class) {
+                    println!(
+                        "  class {class}: idle_after={} floor={} headroom={}% pageout={}/s prefetch={}/s",
+                        humantime::format_duration(p.idle_after),
+                        p.floor,
+                        p.headroom.0,
+                        p.pageout_bandwidth,
+                        p.prefetch_bandwidth
+                    );
+                }
+            }
+            println!("  tiers: {}", describe_tiers(&c.tiers));
+            Ok(())
+        }
+        Command::Status { json, all, interval } => {
+            let cfg = load_config(cli.config.as_deref())?;
+            let root = cli.cgroup_root.unwrap_or_else(|| cfg.host.cgroup_root.clone());
+            if !root.is_dir() {
+                bail!("cgroup root {} does not exist", root.display());
+            }
+            let h = Hierarchy::probe(&root)?;
+            let ctxs = contexts::discover(&h, &cfg, contexts::DiscoverOptions { all })?;
+            let rows = status::collect(&h, &ctxs, interval)?;
+            if json {
+                println!("{}", serde_json::to_string_pretty(&rows)?);
+            } else if rows.is_empty() {
+                println!("no memory contexts under {} (cgroup {}); see --all and the [[select]] section of the config", root.display(), h.version);
+            } else {
+                print!("{}", status::render_table(&rows));
+            }
+            Ok(())
+        }
+        Command::Tiers { action } => {
+            let cfg = load_config(cli.config.as_deref())?;
+            let store = tiers::StateFile::new(&cfg.host.state_dir);
+            let mut say = |m: &str| eprintln!("memext: {m}");
+            match action {
+                TiersAction::Up => {
+                    require_root("memext tiers up")?;
+                    if cfg.tiers == config::TiersConfig::default() {
+                        bail!("{} has no [tiers] section: nothing to set up", cfg.source.display());
+                    }
+                    tiers::up(&cfg.tiers, &store, &mut say).context("setting up tiers")?;
+                    print_tiers(&tiers::status(&store)?, false)
+                }
+                TiersAction::Status { json } => print_tiers(&tiers::status(&store)?, json),
+                TiersAction::Down => {
+                    require_root("memext tiers down")?;
+                    tiers::down(&store, &mut say).context("removing tiers")?;
+                    Ok(())
+                }
+            }
+        }
+    }
+}
+
+fn describe_tiers(t: &config::TiersConfig) -> String {
+    let mut parts = Vec::new();
+    if let Some(z) = &t.zram {
+        parts.push(format!("zram {} {}", z.size, z.algorithm));
+    }
+    if let Some(z) = &t.zswap {
+        parts.push(format!("zswap {}", z.compressor));
+    }
+    parts.extend(t.swapfile.iter().map(|f| format!("swap file {} {}", f.path.display(), f.size)));
+    if parts.is_empty() {
+        "none".into()
+    } else {
+        parts.join(", ")
+    }
+}
+
+fn print_tiers(reports: &[tiers::TierReport], json: bool) -> anyhow::Result<()> {
+    if json {
+        println!("{}", serde_json::to_string_pretty(reports)?);
+        return Ok(());
+    }
+    println!("{:<6} {:<32} {:>9} {:>9} {:>10} {:>5}  MEMEXT", "KIND", "DEVICE", "SIZE", "USED", "COMPRESSED", "PRIO");
+    for r in reports {
+        println!(
+            "{:<6} {:<32} {:>9} {:>9} {:>10} {:>5}  {}",
+            r.kind,
+            r.path,
+            units::human_bytes(r.size_bytes),
+            units::human_bytes(r.used_bytes),
+            r.compressed_bytes.map_or("-".into(), units::human_bytes),
+            r.priority.map_or("-".into(), |p| p.to_string()),
+            if r.made_by_memext { "yes" } else { "no" }
+        );
+    }
+    Ok(())
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    tracing_subscriber::fmt()
+        .with_env_filter(tracing_subscriber::EnvFilter::from_env("MEMEXT_LOG"))
+        .with_writer(std::io::stderr)
+        .init();
+    match run(cli) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("memext: error: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}

@@ -1,0 +1,640 @@
+//! The policy file (TOML): which cgroups are memory contexts and of what
+//! class, the parameters of each class, where runtimes keep their metadata,
+//! and the memory tiers. Loading validates everything and names the line of
+//! each problem; it never touches the system.
+
+use std::ops::Range;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use globset::{GlobBuilder, GlobMatcher};
+use memext_cgroup::CgroupPath;
+use serde::Deserialize;
+use toml::Spanned;
+
+use crate::identity::{Identity, Runtime};
+use crate::units::{ByteSize, Percent};
+
+pub const DEFAULT_PATH: &str = "/etc/memext/memext.toml";
+
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    #[error("cannot read config {path}")]
+    Read {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{path}:{line}:{column}: {message}")]
+    Syntax { path: PathBuf, line: usize, column: usize, message: String },
+    #[error("{path}:{line}: {message}")]
+    Invalid { path: PathBuf, line: usize, message: String },
+}
+
+/// How memext treats a memory context.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Class {
+    /// Protected: gets its working set plus headroom first, never pushed out.
+    Critical,
+    /// Managed: its DRAM share follows its activity.
+    Extend,
+    /// Left alone: never written.
+    Ignore,
+}
+
+impl std::fmt::Display for Class {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Class::Critical => "critical",
+            Class::Extend => "extend",
+            Class::Ignore => "ignore",
+        })
+    }
+}
+
+/// A glob over cgroup paths; `*` stays within one component, `**` crosses them.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(try_from = "String")]
+pub struct CgroupGlob {
+    pub text: String,
+    matcher: GlobMatcher,
+}
+
+impl TryFrom<String> for CgroupGlob {
+    type Error = String;
+    fn try_from(text: String) -> Result<Self, String> {
+        if !text.starts_with('/') {
+            return Err(format!("cgroup pattern {text:?} can never match: cgroup paths start with /"));
+        }
+        if text.split('/').any(|c| c == "..") {
+            return Err(format!("cgroup pattern {text:?} can never match: cgroup paths have no `..`"));
+        }
+        let glob = GlobBuilder::new(&text)
+            .literal_separator(true)
+            .build()
+            .map_err(|e| format!("cgroup pattern {text:?} is not a valid glob: {}", e.kind()))?;
+        Ok(Self { matcher: glob.compile_matcher(), text })
+    }
+}
+
+/// A glob over container or unit names.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(try_from = "String")]
+pub struct NameGlob {
+    pub text: String,
+    matcher: GlobMatcher,
+}
+
+impl TryFrom<String> for NameGlob {
+    type Error = String;
+    fn try_from(text: String) -> Result<Self, String> {
+        if text.is_empty() || text.contains('/') {
+            return Err(format!("name pattern {text:?} can never match: names are non-empty and have no /"));
+        }
+        let glob = GlobBuilder::new(&text)
+            .build()
+            .map_err(|e| format!("name pattern {text:?} is not a valid glob: {}", e.kind()))?;
+        Ok(Self { matcher: glob.compile_matcher(), text })
+    }
+}
+
+/// A container id or a prefix of one (lowercase hex, 1 to 64 digits).
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(try_from = "String")]
+pub struct IdPrefix(pub String);
+
+impl TryFrom<String> for IdPrefix {
+    type Error = String;
+    fn try_from(s: String) -> Result<Self, String> {
+        if s.is_empty() || s.len() > 64 || !s.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b)) {
+            return Err(format!("id {s:?} can never match: container ids are 1 to 64 lowercase hex digits"));
+        }
+        Ok(IdPrefix(s))
+    }
+}
+
+/// A duration written as `30s`, `5m`, `1h 30m`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(try_from = "String")]
+pub struct HumanDuration(pub Duration);
+
+impl TryFrom<String> for HumanDuration {
+    type Error = String;
+    fn try_from(s: String) -> Result<Self, String> {
+        humantime::parse_duration(&s)
+            .map(HumanDuration)
+            .map_err(|e| format!("{s:?} is not a duration (like 30s or 5m): {e}"))
+    }
+}
+
+/// One `[[select]]` entry; every field given must match. First match wins.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Selector {
+    pub cgroup: Option<CgroupGlob>,
+    pub runtime: Option<Runtime>,
+    pub name: Option<NameGlob>,
+    pub id: Option<IdPrefix>,
+    pub class: Class,
+}
+
+/// What a selector is matched against.
+#[derive(Debug, Clone, Copy)]
+pub struct ContextFacts<'a> {
+    pub path: &'a CgroupPath,
+    pub identity: &'a Identity,
+    pub name: Option<&'a str>,
+}
+
+impl Selector {
+    pub fn matches(&self, c: &ContextFacts<'_>) -> bool {
+        self.cgroup.as_ref().is_none_or(|g| g.matcher.is_match(c.path.as_str()))
+            && self.runtime.is_none_or(|r| r == c.identity.runtime)
+            && self.name.as_ref().is_none_or(|g| c.name.is_some_and(|n| g.matcher.is_match(n)))
+            && self.id.as_ref().is_none_or(|p| c.identity.runtime.is_container() && c.identity.id.starts_with(&p.0))
+    }
+
+    /// The selector as one line, e.g. `cgroup=/docker/* name=redis* → critical`.
+    pub fn describe(&self) -> String {
+        let mut parts = Vec::new();
+        if let Some(g) = &self.cgroup {
+            parts.push(format!("cgroup={}", g.text));
+        }
+        if let Some(r) = self.runtime {
+            parts.push(format!("runtime={r}"));
+        }
+        if let Some(g) = &self.name {
+            parts.push(format!("name={}", g.text));
+        }
+        if let Some(i) = &self.id {
+            parts.push(format!("id={}", i.0));
+        }
+        format!("{} -> {}", parts.join(" "), self.class)
+    }
+
+    /// Why this selector can never match anything, if so.
+    fn never_matches(&self) -> Option<String> {
+        if self.cgroup.is_none() && self.runtime.is_none() && self.name.is_none() && self.id.is_none() {
+            return Some("a selector needs at least one of cgroup, runtime, name, id (cgroup = \"/**\" selects every cgroup)".into());
+        }
+        match self.runtime {
+            Some(r) if !r.is_container() && self.id.is_some() => {
+                Some(format!("selector can never match: {r} cgroups have no container id"))
+            }
+            Some(Runtime::Plain) if self.name.is_some() => {
+                Some("selector can never match: plain cgroups have no name; select them by cgroup".into())
+            }
+            _ => None,
+        }
+    }
+}
+
+/// Parameters of a class, as the file gives them (all optional).
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ClassOverrides {
+    idle_after: Option<HumanDuration>,
+    floor: Option<ByteSize>,
+    headroom: Option<Percent>,
+    pageout_bandwidth: Option<ByteSize>,
+    prefetch_bandwidth: Option<ByteSize>,
+}
+
+/// Parameters of a class, resolved against the defaults.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct ClassParams {
+    /// A context with no activity for this long is idle.
+    pub idle_after: Duration,
+    /// An idle context is never pushed below this many resident bytes.
+    pub floor: ByteSize,
+    /// Room above the working set kept for a context, in percent of it.
+    pub headroom: Percent,
+    /// Page-out bandwidth cap, bytes per second.
+    pub pageout_bandwidth: ByteSize,
+    /// Prefetch (bring-back) bandwidth cap, bytes per second.
+    pub prefetch_bandwidth: ByteSize,
+}
+
+impl ClassOverrides {
+    fn resolve(&self, d: ClassParams) -> ClassParams {
+        ClassParams {
+            idle_after: self.idle_after.map_or(d.idle_after, |h| h.0),
+            floor: self.floor.unwrap_or(d.floor),
+            headroom: self.headroom.unwrap_or(d.headroom),
+            pageout_bandwidth: self.pageout_bandwidth.unwrap_or(d.pageout_bandwidth),
+            prefetch_bandwidth: self.prefetch_bandwidth.unwrap_or(d.prefetch_bandwidth),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ClassTable {
+    #[serde(default)]
+    critical: ClassOverrides,
+    #[serde(default)]
+    extend: ClassOverrides,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HostConfig {
+    #[serde(default = "default_cgroup_root")]
+    pub cgroup_root: PathBuf,
+    #[serde(default = "default_state_dir")]
+    pub state_dir: PathBuf,
+}
+
+fn default_cgroup_root() -> PathBuf {
+    PathBuf::from(memext_cgroup::Hierarchy::DEFAULT_ROOT)
+}
+fn default_state_dir() -> PathBuf {
+    PathBuf::from("/var/lib/memext")
+}
+
+impl Default for HostConfig {
+    fn default() -> Self {
+        Self { cgroup_root: default_cgroup_root(), state_dir: default_state_dir() }
+    }
+}
+
+/// Where container runtimes keep the metadata memext reads names from.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RuntimePaths {
+    #[serde(default = "default_docker_roots")]
+    pub docker_roots: Vec<PathBuf>,
+    #[serde(default = "default_podman_roots")]
+    pub podman_roots: Vec<PathBuf>,
+}
+
+fn default_docker_roots() -> Vec<PathBuf> {
+    vec![PathBuf::from("/var/lib/docker")]
+}
+fn default_podman_roots() -> Vec<PathBuf> {
+    vec![PathBuf::from("/var/lib/containers/storage")]
+}
+
+impl Default for RuntimePaths {
+    fn default() -> Self {
+        Self { docker_roots: default_docker_roots(), podman_roots: default_podman_roots() }
+    }
+}
+
+/// A compressed-RAM swap device.
+#[derive(Debug, Clone, PartialEq, Deserialize, serde::Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct ZramConfig {
+    pub size: ByteSize,
+    #[serde(default = "default_zram_algorithm")]
+    pub algorithm: String,
+    #[serde(default = "default_zram_priority")]
+    pub priority: i32,
+}
+fn default_zram_algorithm() -> String {
+    "lz4".into()
+}
+fn default_zram_priority() -> i32 {
+    100
+}
+
+/// zswap: a compressed cache in front of the swap devices.
+#[derive(Debug, Clone, PartialEq, Deserialize, serde::Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct ZswapConfig {
+    #[serde(default = "default_zram_algorithm")]
+    pub compressor: String,
+    #[serde(default = "default_pool_percent")]
+    pub max_pool_percent: u8,
+}
+fn default_pool_percent() -> u8 {
+    20
+}
+
+/// A swap file on flash.
+#[derive(Debug, Clone, PartialEq, Deserialize, serde::Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct SwapFileConfig {
+    pub path: PathBuf,
+    pub size: ByteSize,
+    #[serde(default = "default_swapfile_priority")]
+    pub priority: i32,
+}
+fn default_swapfile_priority() -> i32 {
+    50
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Deserialize, serde::Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct TiersConfig {
+    pub zram: Option<ZramConfig>,
+    pub zswap: Option<ZswapConfig>,
+    #[serde(default)]
+    pub swapfile: Vec<SwapFileConfig>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ConfigFile {
+    #[serde(default)]
+    host: HostConfig,
+    #[serde(default)]
+    select: Vec<Spanned<Selector>>,
+    #[serde(default)]
+    class: ClassTable,
+    #[serde(default)]
+    runtimes: RuntimePaths,
+    #[serde(default)]
+    tiers: TiersConfig,
+}
+
+/// The validated policy.
+#[derive(Debug, Clone)]
+pub struct Config {
+    pub source: PathBuf,
+    pub host: HostConfig,
+    pub selectors: Vec<Selector>,
+    pub critical: ClassParams,
+    pub extend: ClassParams,
+    pub runtimes: RuntimePaths,
+    pub tiers: TiersConfig,
+}
+
+impl Config {
+    pub fn critical_defaults() -> ClassParams {
+        ClassParams {
+            idle_after: Duration::from_secs(30),
+            floor: ByteSize(0),
+            headroom: Percent(10),
+            pageout_bandwidth: ByteSize(256 << 20),
+            prefetch_bandwidth: ByteSize(512 << 20),
+        }
+    }
+
+    pub fn extend_defaults() -> ClassParams {
+        ClassParams {
+            idle_after: Duration::from_secs(30),
+            floor: ByteSize(32 << 20),
+            headroom: Percent(0),
+            pageout_bandwidth: ByteSize(256 << 20),
+            prefetch_bandwidth: ByteSize(512 << 20),
+        }
+    }
+
+    /// The policy used when no file exists: nothing selected, defaults everywhere.
+    pub fn empty(source: &Path) -> Self {
+        Self {
+            source: source.into(),
+            host: HostConfig::default(),
+            selectors: Vec::new(),
+            critical: Self::critical_defaults(),
+            extend: Self::extend_defaults(),
+            runtimes: RuntimePaths::default(),
+            tiers: TiersConfig::default(),
+        }
+    }
+
+    pub fn load(path: &Path) -> Result<Self, ConfigError> {
+        let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read { path: path.into(), source })?;
+        Self::parse(&text, path)
+    }
+
+    /// Parses and validates `text`; `path` is only used in messages.
+    pub fn parse(text: &str, path: &Path) -> Result<Self, ConfigError> {
+        let file: ConfigFile = toml::from_str(text).map_err(|e| {
+            let (line, column) = e.span().map_or((1, 1), |s| line_col(text, s.start));
+            ConfigError::Syntax { path: path.into(), line, column, message: e.message().trim().to_owned() }
+        })?;
+        let invalid = |span: Range<usize>, message: String| ConfigError::Invalid {
+            path: path.into(),
+            line: line_col(text, span.start).0,
+            message,
+        };
+        for s in &file.select {
+            if let Some(why) = s.get_ref().never_matches() {
+                return Err(invalid(s.span(), why));
+            }
+        }
+        if let Some(why) = validate_tiers(&file.tiers) {
+            // toml cannot span a table built from dotted headers; point at the
+            // first [tiers…] header instead.
+            let at = text.find("[tiers").or_else(|| text.find("tiers")).unwrap_or(0);
+            return Err(invalid(at..at, why));
+        }
+        Ok(Self {
+            source: path.into(),
+            host: file.host,
+            selectors: file.select.into_iter().map(Spanned::into_inner).collect(),
+            critical: file.class.critical.resolve(Self::critical_defaults()),
+            extend: file.class.extend.resolve(Self::extend_defaults()),
+            runtimes: file.runtimes,
+            tiers: file.tiers,
+        })
+    }
+
+    /// The class of a context, and the index of the selector that gave it.
+    pub fn classify(&self, c: &ContextFacts<'_>) -> (Class, Option<usize>) {
+        self.selectors
+            .iter()
+            .position(|s| s.matches(c))
+            .map_or((Class::Ignore, None), |i| (self.selectors[i].class, Some(i)))
+    }
+
+    pub fn params(&self, class: Class) -> Option<&ClassParams> {
+        match class {
+            Class::Critical => Some(&self.critical),
+            Class::Extend => Some(&self.extend),
+            Class::Ignore => None,
+        }
+    }
+}
+
+fn validate_tiers(t: &TiersConfig) -> Option<String> {
+    let prio_ok = |p: i32| (0..=32767).contains(&p);
+    if let Some(z) = &t.zram {
+        if z.size.0 == 0 {
+            return Some("tiers.zram.size must be more than 0".into());
+        }
+        if !prio_ok(z.priority) {
+            return Some(format!("tiers.zram.priority {} is outside 0..=32767", z.priority));
+        }
+        if t.zswap.is_some() {
+            return Some("tiers.zswap in front of tiers.zram compresses every page twice; configure one of them".into());
+        }
+    }
+    if let Some(z) = &t.zswap {
+        if z.max_pool_percent == 0 || z.max_pool_percent > 100 {
+            return Some(format!("tiers.zswap.max_pool_percent {} is outside 1..=100", z.max_pool_percent));
+        }
+    }
+    for f in &t.swapfile {
+        if !f.path.is_absolute() {
+            return Some(format!("tiers.swapfile path {} must be absolute", f.path.display()));
+        }
+        if f.size.0 < 1 << 20 {
+            return Some(format!("tiers.swapfile {} size {} is below the 1MiB minimum", f.path.display(), f.size));
+        }
+        if !prio_ok(f.priority) {
+            return Some(format!("tiers.swapfile {} priority {} is outside 0..=32767", f.path.display(), f.priority));
+        }
+    }
+    let mut paths: Vec<&Path> = t.swapfile.iter().map(|f| f.path.as_path()).collect();
+    paths.sort();
+    if let Some(w) = paths.windows(2).find(|w| w[0] == w[1]) {
+        return Some(format!("tiers.swapfile {} is listed twice", w[0].display()));
+    }
+    None
+}
+
+/// 1-based line and column of byte offset `at` in `text`.
+fn line_col(text: &str, at: usize) -> (usize, usize) {
+    let before = &text[..at.min(text.len())];
+    let line = before.matches('\n').count() + 1;
+    let column = before.len() - before.rfind('\n').map_or(0, |i| i + 1) + 1;
+    (line, column)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const H: &str = "3f2a3f2a3f2a3f2a3f2a3f2a3f2a3f2a3f2a3f2a3f2a3f2a3f2a3f2a3f2a3f2a";
+
+    fn parse(text: &str) -> Result<Config, ConfigError> {
+        Config::parse(text, Path::new("memext.toml"))
+    }
+
+    fn err_line(text: &str) -> (usize, String) {
+        match parse(text) {
+            Err(ConfigError::Syntax { line, message, .. }) | Err(ConfigError::Invalid { line, message, .. }) => {
+                (line, message)
+            }
+            other => panic!("expected an error, got {other:?}"),
+        }
+    }
+
+    const FULL: &str = r#"
+[host]
+state_dir = "/var/lib/memext"
+
+[[select]]
+name = "redis*"
+class = "critical"
+
+[[select]]
+cgroup = "/memext-demo/*"
+class = "extend"
+
+[[select]]
+runtime = "docker"
+class = "extend"
+
+[class.extend]
+idle_after = "10s"
+floor = "64MiB"
+
+[runtimes]
+docker_roots = ["/var/lib/docker", "/srv/docker"]
+
+[tiers.zram]
+size = "4G"
+algorithm = "lz4"
+
+[[tiers.swapfile]]
+path = "/var/lib/memext/swap0"
+size = "16GiB"
+priority = 50
+"#;
+
+    #[test]
+    fn parses_a_full_policy() {
+        let c = parse(FULL).expect("valid");
+        assert_eq!(c.selectors.len(), 3);
+        assert_eq!(c.extend.idle_after, Duration::from_secs(10));
+        assert_eq!(c.extend.floor, ByteSize(64 << 20));
+        assert_eq!(c.extend.prefetch_bandwidth, Config::extend_defaults().prefetch_bandwidth);
+        assert_eq!(c.critical, Config::critical_defaults());
+        assert_eq!(c.tiers.zram.as_ref().map(|z| z.size), Some(ByteSize(4 << 30)));
+        assert_eq!(c.tiers.swapfile[0].priority, 50);
+        assert_eq!(c.runtimes.docker_roots.len(), 2);
+    }
+
+    #[test]
+    fn first_matching_selector_wins() {
+        let c = parse(FULL).expect("valid");
+        let docker = Identity { runtime: Runtime::Docker, id: H.into(), pod: None };
+        let path = CgroupPath::parse(&format!("/docker/{H}")).expect("path");
+        let redis = ContextFacts { path: &path, identity: &docker, name: Some("redis-1") };
+        assert_eq!(c.classify(&redis), (Class::Critical, Some(0)));
+        let noise = ContextFacts { name: Some("noise-3"), ..redis };
+        assert_eq!(c.classify(&noise), (Class::Extend, Some(2)));
+        let plain = Identity { runtime: Runtime::Plain, id: "/memext-demo/busy".into(), pod: None };
+        let p2 = CgroupPath::parse("/memext-demo/busy").expect("path");
+        assert_eq!(c.classify(&ContextFacts { path: &p2, identity: &plain, name: None }), (Class::Extend, Some(1)));
+        let p3 = CgroupPath::parse("/memext-demo/a/b").expect("path");
+        assert_eq!(c.classify(&ContextFacts { path: &p3, identity: &plain, name: None }), (Class::Ignore, None));
+    }
+
+    #[test]
+    fn id_prefix_matches_containers_only() {
+        let c = parse("[[select]]\nid = \"3f2a3f\"\nclass = \"critical\"\n").expect("valid");
+        let path = CgroupPath::parse(&format!("/docker/{H}")).expect("path");
+        let docker = Identity { runtime: Runtime::Docker, id: H.into(), pod: None };
+        assert_eq!(c.classify(&ContextFacts { path: &path, identity: &docker, name: None }).0, Class::Critical);
+    }
+
+    #[test]
+    fn unknown_key_names_its_line() {
+        let (line, msg) = err_line("[[select]]\ncgroup = \"/a\"\nclas = \"extend\"\n");
+        assert_eq!(line, 3, "{msg}");
+        assert!(msg.contains("clas"), "{msg}");
+        let (line, msg) = err_line("\n\n[class.extend]\nidle = \"3s\"\n");
+        assert_eq!(line, 4, "{msg}");
+    }
+
+    #[test]
+    fn bad_size_names_its_line() {
+        let (line, msg) = err_line("[class.extend]\nidle_after = \"5s\"\nfloor = \"12 parsecs\"\n");
+        assert_eq!(line, 3);
+        assert!(msg.contains("not a size"), "{msg}");
+    }
+
+    #[test]
+    fn selectors_that_can_never_match() {
+        for (text, want) in [
+            ("[[select]]\ncgroup = \"docker/*\"\nclass = \"extend\"\n", "start with /"),
+            ("[[select]]\ncgroup = \"/a/../b\"\nclass = \"extend\"\n", ".."),
+            ("[[select]]\nid = \"XYZ\"\nclass = \"extend\"\n", "lowercase hex"),
+            ("[[select]]\nruntime = \"dokcer\"\nclass = \"extend\"\n", "unknown variant"),
+            ("[[select]]\nname = \"a/b\"\nclass = \"extend\"\n", "never match"),
+            ("[[select]]\nruntime = \"systemd\"\nid = \"ab\"\nclass = \"extend\"\n", "no container id"),
+            ("[[select]]\nruntime = \"plain\"\nname = \"x\"\nclass = \"extend\"\n", "no name"),
+            ("[[select]]\nclass = \"extend\"\n", "at least one"),
+            ("[[select]]\ncgroup = \"/a/[\"\nclass = \"extend\"\n", "not a valid glob"),
+        ] {
+            let (line, msg) = err_line(text);
+            assert!(msg.contains(want), "{text}: {msg}");
+            assert!(line <= 3, "{text}: line {line}");
+        }
+    }
+
+    #[test]
+    fn tier_mistakes() {
+        let both = "[tiers.zram]\nsize = \"1G\"\n[tiers.zswap]\ncompressor = \"lz4\"\n";
+        assert!(err_line(both).1.contains("twice"));
+        let rel = "[[tiers.swapfile]]\npath = \"swap0\"\nsize = \"1G\"\n";
+        assert!(err_line(rel).1.contains("absolute"));
+        let dup = "[[tiers.swapfile]]\npath = \"/s\"\nsize = \"1G\"\n[[tiers.swapfile]]\npath = \"/s\"\nsize = \"1G\"\n";
+        assert!(err_line(dup).1.contains("twice"));
+        let prio = "[tiers.zram]\nsize = \"1G\"\npriority = 99999\n";
+        assert!(err_line(prio).1.contains("priority"));
+    }
+
+    #[test]
+    fn error_message_has_file_and_line() {
+        let e = parse("[[select]]\nclass = \"sometimes\"\ncgroup = \"/a\"\n").expect_err("bad class");
+        let s = e.to_string();
+        assert!(s.starts_with("memext.toml:2:"), "{s}");
+    }
+}

@@ -1,0 +1,226 @@
+//! Memory-context discovery: walk the cgroup tree, recognise containers and
+//! units, name them from their runtime's metadata, and classify them by policy.
+//! Reads only; never writes.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+use memext_cgroup::{CgroupPath, Hierarchy, HierarchyError};
+
+use crate::config::{Class, Config, ContextFacts};
+use crate::identity::{identify, is_container_id, Identity, Runtime};
+
+/// Top-level cgroups that belong to the machine's own machinery and are never
+/// considered, not even read.
+pub const RESERVED: &[&str] = &["process_api"];
+
+/// One memory context: a cgroup memext knows as a workload.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct MemoryContext {
+    pub path: CgroupPath,
+    pub identity: Identity,
+    pub name: Option<String>,
+    pub class: Class,
+    /// Index of the `[[select]]` entry that gave the class.
+    pub selector: Option<usize>,
+}
+
+#[derive(Debug, Clone, Copy, Default)]
+pub struct DiscoverOptions {
+    /// Also list systemd units and plain cgroups that no selector names.
+    pub all: bool,
+}
+
+/// Finds the memory contexts under `hierarchy`, in tree order.
+pub fn discover(
+    hierarchy: &Hierarchy,
+    config: &Config,
+    opts: DiscoverOptions,
+) -> Result<Vec<MemoryContext>, HierarchyError> {
+    let mut names = NameResolver::new(&config.runtimes.docker_roots, &config.runtimes.podman_roots);
+    let mut out: Vec<MemoryContext> = Vec::new();
+    let mut containers: Vec<CgroupPath> = Vec::new();
+    for path in hierarchy.walk()? {
+        if path.components().next().is_some_and(|top| RESERVED.contains(&top)) {
+            continue;
+        }
+        // A container's own sub-cgroups are part of it, not contexts of their own.
+        if containers.iter().any(|c| path.starts_with(c)) {
+            continue;
+        }
+        let Some(identity) = identify(&path) else { continue };
+        let name = names.name(&identity);
+        let facts = ContextFacts { path: &path, identity: &identity, name: name.as_deref() };
+        let (class, selector) = config.classify(&facts);
+        let wanted = identity.runtime.is_container() || selector.is_some() || (opts.all && is_leafish(hierarchy, &path));
+        if identity.runtime.is_container() {
+            containers.push(path.clone());
+        }
+        if wanted {
+            // A selected unit or plain cgroup also owns what is below it.
+            if !identity.runtime.is_container() {
+                containers.push(path.clone());
+            }
+            out.push(MemoryContext { path, identity, name, class, selector });
+        }
+    }
+    Ok(out)
+}
+
+/// A cgroup with processes of its own (for `--all`, which skips pure structure).
+fn is_leafish(h: &Hierarchy, path: &CgroupPath) -> bool {
+    std::fs::read_to_string(path.under(&h.memory_root).join("cgroup.procs"))
+        .is_ok_and(|t| !t.trim().is_empty())
+}
+
+/// Container names from runtime metadata on the host. Paths are built only from
+/// validated 64-hex ids and configured roots, never from anything a container wrote
+/// into a path; files are size-capped.
+pub struct NameResolver<'a> {
+    docker_roots: &'a [PathBuf],
+    podman_roots: &'a [PathBuf],
+    podman: Option<HashMap<String, String>>,
+}
+
+const MAX_METADATA_BYTES: u64 = 8 << 20;
+
+fn read_capped(path: &Path) -> Option<String> {
+    use std::io::Read;
+    let f = std::fs::File::open(path).ok()?;
+    let mut s = String::new();
+    f.take(MAX_METADATA_BYTES).read_to_string(&mut s).ok()?;
+    Some(s)
+}
+
+#[derive(serde::Deserialize)]
+struct DockerConfig {
+    #[serde(rename = "Name")]
+    name: String,
+}
+
+#[derive(serde::Deserialize)]
+struct PodmanContainer {
+    id: String,
+    #[serde(default)]
+    names: Vec<String>,
+}
+
+impl<'a> NameResolver<'a> {
+    pub fn new(docker_roots: &'a [PathBuf], podman_roots: &'a [PathBuf]) -> Self {
+        Self { docker_roots, podman_roots, podman: None }
+    }
+
+    pub fn name(&mut self, identity: &Identity) -> Option<String> {
+        match identity.runtime {
+            Runtime::Docker if is_container_id(&identity.id) => self.docker_name(&identity.id),
+            Runtime::Podman if is_container_id(&identity.id) => self.podman_name(&identity.id),
+            Runtime::Systemd => Some(identity.id.clone()),
+            _ => None,
+        }
+    }
+
+    fn docker_name(&self, id: &str) -> Option<String> {
+        self.docker_roots.iter().find_map(|root| {
+            let text = read_capped(&root.join("containers").join(id).join("config.v2.json"))?;
+            let c: DockerConfig = serde_json::from_str(&text).ok()?;
+            Some(c.name.trim_start_matches('/').to_owned()).filter(|n| !n.is_empty())
+        })
+    }
+
+    fn podman_name(&mut self, id: &str) -> Option<String> {
+        let roots = self.podman_roots;
+        let map = self.podman.get_or_insert_with(|| {
+            let mut m = HashMap::new();
+            for root in roots {
+                let Some(text) = read_capped(&root.join("overlay-containers").join("containers.json")) else { continue };
+                let Ok(list) = serde_json::from_str::<Vec<PodmanContainer>>(&text) else { continue };
+                for c in list {
+                    if let Some(n) = c.names.into_iter().next() {
+                        m.insert(c.id, n);
+                    }
+                }
+            }
+            m
+        });
+        map.get(id).cloned()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fixture(v: &str) -> PathBuf {
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../memext-cgroup/fixtures").join(v)
+    }
+
+    fn runtimes_of(ctxs: &[MemoryContext]) -> Vec<(String, Runtime)> {
+        ctxs.iter().map(|c| (c.path.to_string(), c.identity.runtime)).collect()
+    }
+
+    #[test]
+    fn discovers_v1_containers_and_skips_reserved_and_structure() {
+        let h = Hierarchy::probe(&fixture("v1")).expect("v1");
+        let ctxs = discover(&h, &Config::empty(Path::new("-")), DiscoverOptions::default()).expect("discover");
+        let got = runtimes_of(&ctxs);
+        assert_eq!(got.len(), 5, "{got:?}");
+        assert!(got.iter().all(|(p, _)| !p.starts_with("/process_api")));
+        let rt: Vec<Runtime> = got.iter().map(|g| g.1).collect();
+        assert_eq!(rt.iter().filter(|r| **r == Runtime::Docker).count(), 3);
+        assert!(rt.contains(&Runtime::Podman) && rt.contains(&Runtime::Kubernetes));
+        // The podman container's own child cgroup is part of it.
+        assert!(!got.iter().any(|(p, _)| p.ends_with("/container")));
+        assert!(ctxs.iter().all(|c| c.class == Class::Ignore));
+    }
+
+    #[test]
+    fn all_adds_units_and_plain_cgroups_with_processes() {
+        let h = Hierarchy::probe(&fixture("v1")).expect("v1");
+        let ctxs = discover(&h, &Config::empty(Path::new("-")), DiscoverOptions { all: true }).expect("discover");
+        let got = runtimes_of(&ctxs);
+        assert!(got.contains(&("/system.slice/redis-server.service".into(), Runtime::Systemd)), "{got:?}");
+        assert!(got.contains(&("/batch/job1".into(), Runtime::Plain)), "{got:?}");
+        assert!(!got.iter().any(|(p, _)| p == "/batch" || p == "/docker"), "{got:?}");
+    }
+
+    #[test]
+    fn selected_plain_cgroup_becomes_a_context_with_its_class() {
+        let h = Hierarchy::probe(&fixture("v1")).expect("v1");
+        let cfg = Config::parse("[[select]]\ncgroup = \"/batch/*\"\nclass = \"extend\"\n", Path::new("t")).expect("cfg");
+        let ctxs = discover(&h, &cfg, DiscoverOptions::default()).expect("discover");
+        let job = ctxs.iter().find(|c| c.path.as_str() == "/batch/job1").expect("job1 selected");
+        assert_eq!((job.class, job.selector), (Class::Extend, Some(0)));
+    }
+
+    #[test]
+    fn discovers_v2_layouts() {
+        let h = Hierarchy::probe(&fixture("v2")).expect("v2");
+        let ctxs = discover(&h, &Config::empty(Path::new("-")), DiscoverOptions::default()).expect("discover");
+        let rt: Vec<Runtime> = ctxs.iter().map(|c| c.identity.runtime).collect();
+        assert_eq!(rt, vec![Runtime::Containerd, Runtime::CriO, Runtime::Podman, Runtime::Docker], "{ctxs:?}");
+        let crio = &ctxs[1];
+        assert_eq!(crio.identity.pod.as_deref(), Some("5f0c9f7e-3b1d-4c55-9d5e-0123456789ab"));
+    }
+
+    #[test]
+    fn names_come_from_runtime_metadata() {
+        let d = tempfile::tempdir().expect("tempdir");
+        let id = "a1".repeat(32);
+        let cdir = d.path().join("docker/containers").join(&id);
+        std::fs::create_dir_all(&cdir).expect("mkdir");
+        std::fs::write(cdir.join("config.v2.json"), r#"{"ID":"x","Name":"/redis-critical","State":{}}"#).expect("write");
+        let pdir = d.path().join("podman/overlay-containers");
+        std::fs::create_dir_all(&pdir).expect("mkdir");
+        let pid = "d4".repeat(32);
+        std::fs::write(pdir.join("containers.json"), format!(r#"[{{"id":"{pid}","names":["web"]}}]"#)).expect("write");
+        let droots = vec![d.path().join("docker")];
+        let proots = vec![d.path().join("podman")];
+        let mut r = NameResolver::new(&droots, &proots);
+        let ident = |runtime, id: &str| Identity { runtime, id: id.into(), pod: None };
+        assert_eq!(r.name(&ident(Runtime::Docker, &id)).as_deref(), Some("redis-critical"));
+        assert_eq!(r.name(&ident(Runtime::Podman, &pid)).as_deref(), Some("web"));
+        assert_eq!(r.name(&ident(Runtime::Docker, &"b2".repeat(32))), None);
+        // An id that is not 64 hex is never turned into a path.
+        assert_eq!(r.name(&ident(Runtime::Docker, "../../etc")), None);
+    }
+}
