@@ -1,1 +1,70 @@
+//! Shared pieces of memext's end-to-end tests, which need root, real cgroups
+//! and swap: a child process that allocates and touches memory on command, a
+//! scratch cgroup that is removed however the test ends, and the page-out /
+//! bring-back scenario that runs both on this host (v1) and inside the
+//! cgroup-v2 VM. Everything here cleans up after itself in `Drop`.
 
+pub mod kbench;
+pub mod scenario;
+pub mod toucher;
+pub mod v2suite;
+
+use std::sync::atomic::{AtomicU32, Ordering};
+
+use anyhow::Context;
+use memext_cgroup::{AnyCgroup, CgroupPath, Hierarchy};
+
+/// A cgroup made for one test under a name of its own, removed on drop
+/// (after the processes in it, which must be the test's own, have exited).
+pub struct ScratchCgroup {
+    pub hierarchy: Hierarchy,
+    pub parent: CgroupPath,
+    pub path: CgroupPath,
+}
+
+static SEQ: AtomicU32 = AtomicU32::new(0);
+
+impl ScratchCgroup {
+    pub fn new(hierarchy: &Hierarchy, label: &str) -> anyhow::Result<Self> {
+        let n = SEQ.fetch_add(1, Ordering::Relaxed);
+        let parent = CgroupPath::parse(&format!("/memext-e2e-{}-{n}", std::process::id()))?;
+        let path = parent.child(label)?;
+        let s = Self { hierarchy: hierarchy.clone(), parent, path };
+        s.hierarchy.create(&s.path).with_context(|| format!("creating cgroup {}", s.path))?;
+        Ok(s)
+    }
+
+    pub fn open(&self) -> anyhow::Result<AnyCgroup> {
+        Ok(self.hierarchy.open(&self.path)?)
+    }
+
+    pub fn attach(&self, pid: u32) -> anyhow::Result<()> {
+        Ok(self.hierarchy.attach(&self.path, pid)?)
+    }
+}
+
+impl Drop for ScratchCgroup {
+    fn drop(&mut self) {
+        // rmdir fails while a dying process is still charged; retry briefly.
+        for _ in 0..50 {
+            let a = self.hierarchy.remove(&self.path);
+            let b = self.hierarchy.remove(&self.parent);
+            if a.is_ok() && b.is_ok() {
+                return;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        }
+        eprintln!("memext-e2e: could not remove cgroup {}", self.path);
+    }
+}
+
+/// The cgroup hierarchy of this machine (or of `CGROUP_ROOT` when set).
+pub fn host_hierarchy() -> anyhow::Result<Hierarchy> {
+    let root = std::env::var("CGROUP_ROOT").unwrap_or_else(|_| Hierarchy::DEFAULT_ROOT.into());
+    Ok(Hierarchy::probe(std::path::Path::new(&root))?)
+}
+
+pub fn is_root() -> bool {
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    unsafe { libc::geteuid() == 0 }
+}

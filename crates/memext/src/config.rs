@@ -303,10 +303,14 @@ fn default_zram_priority() -> i32 {
 #[derive(Debug, Clone, PartialEq, Deserialize, serde::Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct ZswapConfig {
-    #[serde(default = "default_zram_algorithm")]
+    #[serde(default = "default_zswap_compressor")]
     pub compressor: String,
     #[serde(default = "default_pool_percent")]
     pub max_pool_percent: u8,
+}
+/// lzo-rle is built into every kernel with zswap; lz4 often is a module.
+fn default_zswap_compressor() -> String {
+    "lzo-rle".into()
 }
 fn default_pool_percent() -> u8 {
     20

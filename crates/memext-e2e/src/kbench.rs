@@ -1,0 +1,106 @@
+//! The kernel-interface micro-benchmark (a benchmark, not a test: it measures
+//! and prints). Needs root and an active swap tier (scripts/kbench sets one up).
+//! Measures, through memext-sys, on a toucher child holding SIZE MiB:
+//! pagemap scans (PAGEMAP_SCAN and pread), MADV_PAGEOUT, MADV_WILLNEED (until the
+//! swap cache holds the pages) and the cost of the first touch afterwards, and
+//! prints them beside the figures of shared/MACHINE.md.
+
+use std::time::{Duration, Instant};
+
+use anyhow::{ensure, Context};
+use memext_sys::madvise::{advise, Advice};
+use memext_sys::pagemap::{PageState, Pagemap, Residency, ScanBackend};
+use memext_sys::pidfd::ProcessHandle;
+use memext_sys::swap::active_swaps;
+use memext_sys::AddrRange;
+
+use crate::toucher::Toucher;
+
+fn swap_cached_bytes() -> u64 {
+    std::fs::read_to_string("/proc/meminfo")
+        .ok()
+        .and_then(|m| {
+            m.lines()
+                .find(|l| l.starts_with("SwapCached:"))
+                .and_then(|l| l.split_whitespace().nth(1)?.parse::<u64>().ok())
+        })
+        .unwrap_or(0)
+        * 1024
+}
+
+fn rate(pages: u64, d: Duration) -> String {
+    let s = d.as_secs_f64().max(1e-9);
+    format!("{:>12.0} pages/s  ({:>8.2} ms)", pages as f64 / s, s * 1e3)
+}
+
+pub fn run(size: Option<&str>) -> anyhow::Result<()> {
+    let mib: usize = size.unwrap_or("1024").parse().context("SIZE_MIB must be a number")?;
+    let swaps = active_swaps()?;
+    ensure!(!swaps.is_empty(), "no active swap: set up a tier first (scripts/kbench does)");
+    let tier: Vec<String> = swaps.iter().map(|s| format!("{} (prio {})", s.path.display(), s.priority)).collect();
+    let me = std::env::current_exe()?;
+    let mut t = Toucher::spawn(&me, mib << 20)?;
+    t.alloc()?;
+    let page = memext_sys::page_size();
+    let range = AddrRange::new(t.addr.div_ceil(page) * page, (t.addr + t.len) / page * page);
+    let pages = range.len() / page;
+    let target = ProcessHandle::open(t.pid())?;
+    println!("memext kernel-interface micro-benchmark: {mib} MiB ({pages} pages), swap: {}", tier.join(", "));
+    println!("{:<44} {:>38}   reference (shared/MACHINE.md)", "operation", "measured");
+
+    for backend in [ScanBackend::Ioctl, ScanBackend::Pread] {
+        let mut pm = Pagemap::open_with(t.pid(), backend)?;
+        let mut best = Duration::MAX;
+        for _ in 0..5 {
+            let t0 = Instant::now();
+            std::hint::black_box(pm.scan(range)?);
+            best = best.min(t0.elapsed());
+        }
+        let label = format!("pagemap scan, resident ({:?})", pm.backend());
+        println!("{label:<44} {}   1 GiB in 1-9 ms", rate(pages, best));
+    }
+
+    let mut pm = Pagemap::open(t.pid())?;
+    let ws: Vec<AddrRange> = pm.scan(range)?.into_iter().filter(|r| r.state == PageState::Resident).map(|r| r.range).collect();
+    let t0 = Instant::now();
+    let out = advise(&target, &ws, Advice::PageOut)?;
+    let d = t0.elapsed();
+    println!("{:<44} {}   1 GiB in 150-400 ms", format!("MADV_PAGEOUT ({} calls)", out.calls), rate(out.bytes / page, d));
+
+    let t0 = Instant::now();
+    let scanned = pm.scan(range)?;
+    let d = t0.elapsed();
+    let res = Residency::of(&scanned);
+    println!("{:<44} {}   ({} of {} pages swapped)", "pagemap scan, swapped", rate(pages, d), res.swapped_pages, pages);
+
+    let swapped: Vec<AddrRange> = scanned.iter().filter(|r| r.state == PageState::Swapped).map(|r| r.range).collect();
+    let cached0 = swap_cached_bytes();
+    let t0 = Instant::now();
+    let back = advise(&target, &swapped, Advice::WillNeed)?;
+    let call = t0.elapsed();
+    let want = cached0 + res.swapped_pages * page * 95 / 100;
+    while swap_cached_bytes() < want && t0.elapsed() < Duration::from_secs(60) {
+        std::thread::sleep(Duration::from_micros(500));
+    }
+    let filled = t0.elapsed();
+    println!("{:<44} {}", "MADV_WILLNEED call returns", rate(back.bytes / page, call));
+    println!("{:<44} {}   215k/s swap file, 350k/s zram", "MADV_WILLNEED until swap cache holds 95%", rate(res.swapped_pages, filled));
+
+    let after = t.touch()?;
+    println!(
+        "{:<44} {:>12.2} us/page  ({} major faults)   ~1.5 us",
+        "first touch after WILLNEED",
+        after.micros as f64 / pages as f64,
+        after.major_faults
+    );
+    let ws: Vec<AddrRange> = pm.scan(range)?.into_iter().filter(|r| r.state == PageState::Resident).map(|r| r.range).collect();
+    advise(&target, &ws, Advice::PageOut)?;
+    let cold = t.touch()?;
+    println!(
+        "{:<44} {:>12.2} us/page  ({} major faults)   ~65 us swap file, 6-18 us zram",
+        "first touch without WILLNEED",
+        cold.micros as f64 / pages as f64,
+        cold.major_faults
+    );
+    Ok(())
+}

@@ -1,0 +1,138 @@
+//! A child process that holds anonymous memory and touches it on command, so a
+//! test can watch its pages move between DRAM and swap from the outside.
+//!
+//! Protocol over stdin/stdout, one line each:
+//!   `alloc`  → `ready ADDR LEN`   (LEN bytes allocated, every page written)
+//!   `touch`  → `touched MAJFLT MINFLT MICROS` (every page read; fault deltas)
+//!   `exit`   → the process exits.
+
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+
+use anyhow::{bail, Context};
+
+/// Runs the toucher protocol in this process (the child side).
+pub fn serve(bytes: usize) -> anyhow::Result<()> {
+    let page = memext_sys::page_size() as usize;
+    let mut buf: Vec<u8> = Vec::new();
+    let stdin = std::io::stdin();
+    let mut out = std::io::stdout().lock();
+    for line in stdin.lock().lines() {
+        match line?.trim() {
+            "alloc" => {
+                buf = vec![0u8; bytes];
+                for (i, p) in buf.chunks_mut(page).enumerate() {
+                    // Distinct, non-zero content: no page is a same-filled page.
+                    p[..8].copy_from_slice(&(i as u64 | 1 << 40).to_le_bytes());
+                    p[page / 2] = (i % 251) as u8 | 1;
+                }
+                writeln!(out, "ready {} {}", buf.as_ptr() as usize, buf.len())?;
+            }
+            "touch" => {
+                let before = rusage();
+                let t = std::time::Instant::now();
+                let mut sum = 0u64;
+                for p in buf.chunks(page) {
+                    sum = sum.wrapping_add(u64::from(std::hint::black_box(p[0])));
+                }
+                std::hint::black_box(sum);
+                let after = rusage();
+                writeln!(out, "touched {} {} {}", after.0 - before.0, after.1 - before.1, t.elapsed().as_micros())?;
+            }
+            "exit" => return Ok(()),
+            other => bail!("toucher: unknown command {other:?}"),
+        }
+        out.flush()?;
+    }
+    Ok(())
+}
+
+/// (major faults, minor faults) of this process so far.
+fn rusage() -> (i64, i64) {
+    // SAFETY: all-zero is a valid rusage; getrusage fills it and only fails
+    // for an invalid `who`, which RUSAGE_SELF is not.
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: `ru` is a valid, writable rusage for the duration of the call.
+    unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut ru) };
+    (ru.ru_majflt, ru.ru_minflt)
+}
+
+/// What one `touch` reported.
+#[derive(Debug, Clone, Copy)]
+pub struct TouchReport {
+    pub major_faults: u64,
+    pub minor_faults: u64,
+    pub micros: u64,
+}
+
+/// The parent side: a running toucher child, killed and reaped on drop.
+pub struct Toucher {
+    child: Child,
+    stdin: ChildStdin,
+    stdout: BufReader<ChildStdout>,
+    pub addr: u64,
+    pub len: u64,
+}
+
+impl Toucher {
+    /// Starts `exe toucher BYTES`; the caller moves it into a cgroup, then calls `alloc`.
+    pub fn spawn(exe: &std::path::Path, bytes: usize) -> anyhow::Result<Self> {
+        let mut child = Command::new(exe)
+            .args(["toucher", &bytes.to_string()])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .with_context(|| format!("starting {} toucher", exe.display()))?;
+        let stdin = child.stdin.take().context("toucher stdin")?;
+        let stdout = BufReader::new(child.stdout.take().context("toucher stdout")?);
+        Ok(Self { child, stdin, stdout, addr: 0, len: 0 })
+    }
+
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    fn ask(&mut self, cmd: &str) -> anyhow::Result<Vec<String>> {
+        writeln!(self.stdin, "{cmd}")?;
+        self.stdin.flush()?;
+        let mut line = String::new();
+        if self.stdout.read_line(&mut line)? == 0 {
+            bail!("toucher {} exited during {cmd:?}", self.pid());
+        }
+        Ok(line.split_whitespace().map(str::to_owned).collect())
+    }
+
+    pub fn alloc(&mut self) -> anyhow::Result<()> {
+        let r = self.ask("alloc")?;
+        if r.len() != 3 || r[0] != "ready" {
+            bail!("toucher: unexpected reply {r:?}");
+        }
+        self.addr = r[1].parse()?;
+        self.len = r[2].parse()?;
+        Ok(())
+    }
+
+    pub fn touch(&mut self) -> anyhow::Result<TouchReport> {
+        let r = self.ask("touch")?;
+        if r.len() != 4 || r[0] != "touched" {
+            bail!("toucher: unexpected reply {r:?}");
+        }
+        Ok(TouchReport { major_faults: r[1].parse()?, minor_faults: r[2].parse()?, micros: r[3].parse()? })
+    }
+}
+
+impl Drop for Toucher {
+    fn drop(&mut self) {
+        // Our own child, by its pid: ask it to exit, then make sure.
+        writeln!(self.stdin, "exit").ok();
+        self.stdin.flush().ok();
+        for _ in 0..20 {
+            if matches!(self.child.try_wait(), Ok(Some(_))) {
+                return;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(25));
+        }
+        self.child.kill().ok();
+        self.child.wait().ok();
+    }
+}
