@@ -34,10 +34,14 @@ pub struct RoundTrip {
     pub backend: String,
 }
 
-fn scan(pm: &mut Pagemap, range: AddrRange) -> anyhow::Result<(Residency, Vec<AddrRange>)> {
-    let ranges = pm.scan(range)?;
-    let swapped = ranges.iter().filter(|r| r.state == PageState::Swapped).map(|r| r.range).collect();
-    Ok((Residency::of(&ranges), swapped))
+fn scan(pm: &mut Pagemap, range: AddrRange) -> anyhow::Result<Residency> {
+    Ok(Residency::of(&pm.scan(range)?))
+}
+
+/// Every swapped range of the process's private anonymous memory.
+fn swapped_anonymous(pid: u32, pm: &mut Pagemap) -> anyhow::Result<Vec<AddrRange>> {
+    let maps: Vec<_> = memext_sys::maps::read_maps(pid)?.into_iter().filter(|m| m.is_private_anonymous()).collect();
+    Ok(pm.scan_mappings(&maps)?.into_iter().filter(|r| r.state == PageState::Swapped).map(|r| r.range).collect())
 }
 
 fn resident_ranges(pm: &mut Pagemap, range: AddrRange) -> anyhow::Result<Vec<AddrRange>> {
@@ -58,17 +62,23 @@ pub fn pageout_roundtrip(h: &Hierarchy, helper: &Path, bytes: usize) -> anyhow::
 
     let target = ProcessHandle::open(t.pid())?;
     let mut pm = Pagemap::open(t.pid())?;
-    let (before, _) = scan(&mut pm, range)?;
+    let before = scan(&mut pm, range)?;
 
     let c = cg.open()?;
     let usage_before = c.memory()?.usage_bytes;
     let working_set = resident_ranges(&mut pm, range)?;
     let out = advise(&target, &working_set, Advice::PageOut)?;
-    let (after_out, swapped) = scan(&mut pm, range)?;
+    let after_out = scan(&mut pm, range)?;
+    if after_out.swapped_pages == 0 {
+        anyhow::bail!("MADV_PAGEOUT swapped nothing out (is a swap tier active?)");
+    }
     release_swap_cache(&c, after_out.swapped_pages * page)?;
     let released = c.memory()?;
 
-    let back = advise(&target, &swapped, Advice::WillNeed)?;
+    // Bring back everything of the process that is in swap, not only the
+    // buffer: reclaim also took its stack and heap, as it would a container's.
+    let everything = swapped_anonymous(t.pid(), &mut pm)?;
+    let back = advise(&target, &everything, Advice::WillNeed)?;
     // WILLNEED starts the reads; the swap cache fills as they complete.
     std::thread::sleep(std::time::Duration::from_millis(500));
     let touch_after = t.touch()?;

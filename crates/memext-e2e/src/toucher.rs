@@ -136,3 +136,27 @@ impl Drop for Toucher {
         self.child.wait().ok();
     }
 }
+
+/// A demo workload: holds `mib` MiB; when `busy`, touches a quarter of it every
+/// 50 ms (an active service); otherwise sleeps (an idle container). Runs until killed.
+pub fn workload(mib: usize, busy: bool) -> anyhow::Result<()> {
+    let page = memext_sys::page_size() as usize;
+    let mut buf = vec![0u8; mib << 20];
+    for (i, p) in buf.chunks_mut(page).enumerate() {
+        p[..8].copy_from_slice(&(i as u64 | 1 << 40).to_le_bytes());
+    }
+    let mut round = 0usize;
+    loop {
+        if busy {
+            let quarter = buf.len() / 4;
+            let start = (round % 4) * quarter;
+            for p in buf[start..start + quarter].chunks_mut(page) {
+                p[8] = p[8].wrapping_add(1);
+            }
+            round += 1;
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        } else {
+            std::thread::sleep(std::time::Duration::from_secs(3600));
+        }
+    }
+}
