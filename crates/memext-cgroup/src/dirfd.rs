@@ -19,14 +19,20 @@ pub(crate) struct CgroupDir {
 }
 
 fn gone(e: rustix::io::Errno) -> bool {
-    matches!(e, rustix::io::Errno::NOENT | rustix::io::Errno::NODEV | rustix::io::Errno::SRCH)
+    matches!(
+        e,
+        rustix::io::Errno::NOENT | rustix::io::Errno::NODEV | rustix::io::Errno::SRCH
+    )
 }
 
 impl CgroupDir {
     pub(crate) fn open(dir: &Path, path: &CgroupPath) -> Result<Self, CgroupError> {
         let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC | OFlags::NOFOLLOW;
         match openat(CWD, dir, flags, Mode::empty()) {
-            Ok(fd) => Ok(Self { path: path.clone(), fd }),
+            Ok(fd) => Ok(Self {
+                path: path.clone(),
+                fd,
+            }),
             Err(e) if gone(e) => Err(CgroupError::Vanished { path: path.clone() }),
             Err(e) => Err(CgroupError::Read {
                 path: path.clone(),
@@ -42,17 +48,27 @@ impl CgroupDir {
 
     pub(crate) fn read(&self, file: &str) -> Result<String, CgroupError> {
         let flags = OFlags::RDONLY | OFlags::CLOEXEC | OFlags::NOFOLLOW;
-        let err = |e: std::io::Error| CgroupError::Read { path: self.path.clone(), file: file.into(), source: e };
+        let err = |e: std::io::Error| CgroupError::Read {
+            path: self.path.clone(),
+            file: file.into(),
+            source: e,
+        };
         let fd = match openat(&self.fd, file, flags, Mode::empty()) {
             Ok(fd) => fd,
-            Err(e) if gone(e) => return Err(CgroupError::Vanished { path: self.path.clone() }),
+            Err(e) if gone(e) => {
+                return Err(CgroupError::Vanished {
+                    path: self.path.clone(),
+                })
+            }
             Err(e) => return Err(err(e.into())),
         };
         let mut s = String::new();
         match File::from(fd).read_to_string(&mut s) {
             Ok(_) => Ok(s),
             Err(e) if matches!(e.raw_os_error(), Some(2) | Some(19)) => {
-                Err(CgroupError::Vanished { path: self.path.clone() })
+                Err(CgroupError::Vanished {
+                    path: self.path.clone(),
+                })
             }
             Err(e) => Err(err(e)),
         }
@@ -83,10 +99,17 @@ impl CgroupDir {
         };
         let fd = match openat(&self.fd, file, flags, Mode::empty()) {
             Ok(fd) => fd,
-            Err(e) if gone(e) => return Err(CgroupError::Vanished { path: self.path.clone() }),
+            Err(e) if gone(e) => {
+                return Err(CgroupError::Vanished {
+                    path: self.path.clone(),
+                })
+            }
             Err(e) => return Err(err(e.into())),
         };
         // One write(2): the kernel parses each write of a control file separately.
-        File::from(fd).write(value.as_bytes()).map(|_| ()).map_err(err)
+        File::from(fd)
+            .write(value.as_bytes())
+            .map(|_| ())
+            .map_err(err)
     }
 }

@@ -44,14 +44,22 @@ impl Hierarchy {
     /// Finds out how cgroups are mounted under `root`.
     pub fn probe(root: &Path) -> Result<Self, HierarchyError> {
         let v1_memory = root.join("memory");
-        if v1_memory.join("memory.stat").is_file() && v1_memory.join("memory.limit_in_bytes").is_file() {
+        if v1_memory.join("memory.stat").is_file()
+            && v1_memory.join("memory.limit_in_bytes").is_file()
+        {
             let cpuacct_root = ["cpuacct", "cpu,cpuacct", "cpuacct,cpu"]
                 .iter()
                 .map(|d| root.join(d))
                 .find(|d| d.join("cpuacct.usage").is_file());
             let psi_root = ["unified", ""]
                 .iter()
-                .map(|d| if d.is_empty() { root.to_path_buf() } else { root.join(d) })
+                .map(|d| {
+                    if d.is_empty() {
+                        root.to_path_buf()
+                    } else {
+                        root.join(d)
+                    }
+                })
                 .find(|d| d.join("cgroup.controllers").is_file());
             return Ok(Self {
                 version: Version::V1,
@@ -61,7 +69,8 @@ impl Hierarchy {
                 psi_root,
             });
         }
-        let controllers = std::fs::read_to_string(root.join("cgroup.controllers")).unwrap_or_default();
+        let controllers =
+            std::fs::read_to_string(root.join("cgroup.controllers")).unwrap_or_default();
         if controllers.split_whitespace().any(|c| c == "memory") {
             return Ok(Self {
                 version: Version::V2,
@@ -90,10 +99,12 @@ impl Hierarchy {
     /// children, in name order. Cgroups that vanish during the walk are skipped.
     pub fn walk(&self) -> Result<Vec<CgroupPath>, HierarchyError> {
         let mut out = Vec::new();
-        walk_dir(&self.memory_root, &CgroupPath::root(), &mut out).map_err(|source| HierarchyError::Io {
-            op: "walk",
-            path: self.memory_root.clone(),
-            source,
+        walk_dir(&self.memory_root, &CgroupPath::root(), &mut out).map_err(|source| {
+            HierarchyError::Io {
+                op: "walk",
+                path: self.memory_root.clone(),
+                source,
+            }
         })?;
         Ok(out)
     }
@@ -120,14 +131,23 @@ impl Hierarchy {
         }
         for q in chain.iter().rev() {
             if self.version == Version::V2 {
-                let parent = q.parent().unwrap_or_else(CgroupPath::root).under(&self.memory_root);
+                let parent = q
+                    .parent()
+                    .unwrap_or_else(CgroupPath::root)
+                    .under(&self.memory_root);
                 enable_controllers(&parent)?;
             }
             for dir in self.dirs(q) {
                 match std::fs::create_dir(&dir) {
                     Ok(()) => {}
                     Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
-                    Err(source) => return Err(HierarchyError::Io { op: "mkdir", path: dir, source }),
+                    Err(source) => {
+                        return Err(HierarchyError::Io {
+                            op: "mkdir",
+                            path: dir,
+                            source,
+                        })
+                    }
                 }
             }
         }
@@ -138,8 +158,11 @@ impl Hierarchy {
     pub fn attach(&self, path: &CgroupPath, pid: u32) -> Result<(), HierarchyError> {
         for dir in self.dirs(path) {
             let file = dir.join("cgroup.procs");
-            std::fs::write(&file, pid.to_string())
-                .map_err(|source| HierarchyError::Io { op: "attach to", path: file, source })?;
+            std::fs::write(&file, pid.to_string()).map_err(|source| HierarchyError::Io {
+                op: "attach to",
+                path: file,
+                source,
+            })?;
         }
         Ok(())
     }
@@ -153,7 +176,11 @@ impl Hierarchy {
                 Ok(()) => {}
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
                 Err(source) => {
-                    first_err.get_or_insert(HierarchyError::Io { op: "rmdir", path: dir, source });
+                    first_err.get_or_insert(HierarchyError::Io {
+                        op: "rmdir",
+                        path: dir,
+                        source,
+                    });
                 }
             }
         }
@@ -168,8 +195,11 @@ fn enable_controllers(dir: &Path) -> Result<(), HierarchyError> {
     for c in ["memory", "cpu"] {
         let has = |s: &str| s.split_whitespace().any(|w| w == c);
         if !has(&enabled) && has(&available) {
-            std::fs::write(&control, format!("+{c}"))
-                .map_err(|source| HierarchyError::Io { op: "enable controllers in", path: control.clone(), source })?;
+            std::fs::write(&control, format!("+{c}")).map_err(|source| HierarchyError::Io {
+                op: "enable controllers in",
+                path: control.clone(),
+                source,
+            })?;
         }
     }
     Ok(())
@@ -219,7 +249,13 @@ pub(crate) fn procs_below(dir: &Path, path: &CgroupPath) -> Result<Vec<u32>, Cgr
                 }
                 continue;
             }
-            Err(source) => return Err(CgroupError::Read { path: path.clone(), file: "cgroup.procs".into(), source }),
+            Err(source) => {
+                return Err(CgroupError::Read {
+                    path: path.clone(),
+                    file: "cgroup.procs".into(),
+                    source,
+                })
+            }
         }
         first = false;
         if let Ok(rd) = std::fs::read_dir(&d) {

@@ -132,9 +132,18 @@ pub enum CgroupError {
         source: ParseError,
     },
     #[error("{file} of cgroup {path} lacks the field {field}")]
-    MissingField { path: CgroupPath, file: String, field: &'static str },
+    MissingField {
+        path: CgroupPath,
+        file: String,
+        field: &'static str,
+    },
     #[error("{knob} is a cgroup {needs} knob; cgroup {path} is on {have}")]
-    Unsupported { path: CgroupPath, knob: String, needs: Version, have: Version },
+    Unsupported {
+        path: CgroupPath,
+        knob: String,
+        needs: Version,
+        have: Version,
+    },
     #[error("swappiness {value} for cgroup {path} is out of range 0..=200")]
     BadSwappiness { path: CgroupPath, value: u32 },
 }

@@ -51,19 +51,27 @@ const V1_UNLIMITED_FLOOR: u64 = 1 << 62;
 pub fn parse_limit_v2(text: &str) -> Result<Limit, ParseError> {
     match text.trim() {
         "max" => Ok(Limit::Max),
-        t => t.parse().map(Limit::Bytes).map_err(|_| ParseError::Limit { text: t.to_owned() }),
+        t => t
+            .parse()
+            .map(Limit::Bytes)
+            .map_err(|_| ParseError::Limit { text: t.to_owned() }),
     }
 }
 
 /// Parses a v1 limit file (a byte count, where huge means unlimited).
 pub fn parse_limit_v1(text: &str) -> Result<Limit, ParseError> {
     let n = parse_u64(text)?;
-    Ok(if n >= V1_UNLIMITED_FLOOR { Limit::Max } else { Limit::Bytes(n) })
+    Ok(if n >= V1_UNLIMITED_FLOOR {
+        Limit::Max
+    } else {
+        Limit::Bytes(n)
+    })
 }
 
 pub fn parse_u64(text: &str) -> Result<u64, ParseError> {
     let t = text.trim();
-    t.parse().map_err(|_| ParseError::Number { text: t.to_owned() })
+    t.parse()
+        .map_err(|_| ParseError::Number { text: t.to_owned() })
 }
 
 /// Parses flat-keyed files (`memory.stat`, `cpu.stat`): one `key value` per line.
@@ -73,7 +81,10 @@ pub fn parse_flat_keyed(text: &str) -> Result<HashMap<String, u64>, ParseError> 
         if line.trim().is_empty() {
             continue;
         }
-        let bad = || ParseError::KeyValue { line: i + 1, text: line.to_owned() };
+        let bad = || ParseError::KeyValue {
+            line: i + 1,
+            text: line.to_owned(),
+        };
         let (k, v) = line.split_once(' ').ok_or_else(bad)?;
         map.insert(k.to_owned(), v.trim().parse().map_err(|_| bad())?);
     }
@@ -86,7 +97,10 @@ pub fn parse_procs(text: &str) -> Result<Vec<u32>, ParseError> {
         .enumerate()
         .filter(|(_, l)| !l.trim().is_empty())
         .map(|(i, l)| {
-            l.trim().parse().map_err(|_| ParseError::Pid { line: i + 1, text: l.to_owned() })
+            l.trim().parse().map_err(|_| ParseError::Pid {
+                line: i + 1,
+                text: l.to_owned(),
+            })
         })
         .collect()
 }
@@ -115,7 +129,10 @@ pub fn parse_pressure(text: &str) -> Result<Pressure, ParseError> {
         if line.trim().is_empty() {
             continue;
         }
-        let bad = || ParseError::Pressure { line: i + 1, text: line.to_owned() };
+        let bad = || ParseError::Pressure {
+            line: i + 1,
+            text: line.to_owned(),
+        };
         let mut words = line.split_whitespace();
         let kind = words.next().ok_or_else(bad)?;
         let mut pl = PressureLine::default();
@@ -144,7 +161,10 @@ pub fn parse_pressure(text: &str) -> Result<Pressure, ParseError> {
         }
     }
     if !saw_some {
-        return Err(ParseError::Pressure { line: 1, text: text.to_owned() });
+        return Err(ParseError::Pressure {
+            line: 1,
+            text: text.to_owned(),
+        });
     }
     Ok(p)
 }
@@ -194,7 +214,8 @@ mod tests {
         assert_eq!(p.some.avg10, 1.5);
         assert_eq!(p.some.total_us, 123456);
         assert_eq!(p.full.expect("full line").total_us, 6543);
-        let cpu = parse_pressure("some avg10=0.00 avg60=0.00 avg300=0.00 total=0\n").expect("valid");
+        let cpu =
+            parse_pressure("some avg10=0.00 avg60=0.00 avg300=0.00 total=0\n").expect("valid");
         assert!(cpu.full.is_none());
         assert!(parse_pressure("some avg10=0.00 total=0\n").is_err());
         assert!(parse_pressure("").is_err());

@@ -34,7 +34,10 @@ impl CgroupPath {
         if trimmed.is_empty() {
             return Ok(Self::root());
         }
-        if trimmed[1..].split('/').any(|c| c.is_empty() || c == "." || c == "..") {
+        if trimmed[1..]
+            .split('/')
+            .any(|c| c.is_empty() || c == "." || c == "..")
+        {
             return Err(PathError::BadComponent { path: s.into() });
         }
         Ok(CgroupPath(trimmed.into()))
@@ -62,7 +65,11 @@ impl CgroupPath {
             return None;
         }
         let i = self.0.rfind('/').unwrap_or(0);
-        Some(if i == 0 { Self::root() } else { CgroupPath(self.0[..i].into()) })
+        Some(if i == 0 {
+            Self::root()
+        } else {
+            CgroupPath(self.0[..i].into())
+        })
     }
 
     /// The child `name` of this cgroup; `name` must be one component.
@@ -104,10 +111,22 @@ mod tests {
     fn parses_and_normalises() {
         assert_eq!(CgroupPath::parse("/").expect("root").as_str(), "/");
         assert_eq!(CgroupPath::parse("/a/b/").expect("valid").as_str(), "/a/b");
-        assert!(matches!(CgroupPath::parse("a/b"), Err(PathError::NotAbsolute { .. })));
-        assert!(matches!(CgroupPath::parse("/a/../b"), Err(PathError::BadComponent { .. })));
-        assert!(matches!(CgroupPath::parse("/a//b"), Err(PathError::BadComponent { .. })));
-        assert!(matches!(CgroupPath::parse("/a/./b"), Err(PathError::BadComponent { .. })));
+        assert!(matches!(
+            CgroupPath::parse("a/b"),
+            Err(PathError::NotAbsolute { .. })
+        ));
+        assert!(matches!(
+            CgroupPath::parse("/a/../b"),
+            Err(PathError::BadComponent { .. })
+        ));
+        assert!(matches!(
+            CgroupPath::parse("/a//b"),
+            Err(PathError::BadComponent { .. })
+        ));
+        assert!(matches!(
+            CgroupPath::parse("/a/./b"),
+            Err(PathError::BadComponent { .. })
+        ));
     }
 
     #[test]
@@ -115,11 +134,17 @@ mod tests {
         let p = CgroupPath::parse("/docker/abc").expect("valid");
         assert_eq!(p.name(), "abc");
         assert_eq!(p.parent().expect("has parent").as_str(), "/docker");
-        assert_eq!(p.parent().and_then(|q| q.parent()), Some(CgroupPath::root()));
+        assert_eq!(
+            p.parent().and_then(|q| q.parent()),
+            Some(CgroupPath::root())
+        );
         assert!(p.starts_with(&CgroupPath::parse("/docker").expect("valid")));
         assert!(!p.starts_with(&CgroupPath::parse("/dock").expect("valid")));
         assert!(p.child("x/y").is_err());
         assert!(p.child("..").is_err());
-        assert_eq!(p.under(Path::new("/sys/fs/cgroup/memory")), PathBuf::from("/sys/fs/cgroup/memory/docker/abc"));
+        assert_eq!(
+            p.under(Path::new("/sys/fs/cgroup/memory")),
+            PathBuf::from("/sys/fs/cgroup/memory/docker/abc")
+        );
     }
 }

@@ -6,7 +6,10 @@ use std::time::Duration;
 
 use crate::dirfd::CgroupDir;
 use crate::parse::{parse_flat_keyed, parse_limit_v1, parse_pressure, parse_procs, parse_u64};
-use crate::{CgroupError, CgroupPath, Limit, LimitKnob, MemoryCgroup, MemoryStats, Pressure, Reclaimed, Version};
+use crate::{
+    CgroupError, CgroupPath, Limit, LimitKnob, MemoryCgroup, MemoryStats, Pressure, Reclaimed,
+    Version,
+};
 
 #[derive(Debug)]
 pub struct V1Cgroup {
@@ -27,8 +30,14 @@ impl V1Cgroup {
     ) -> Result<Self, CgroupError> {
         let memory_fs = path.under(memory_root);
         let memory = CgroupDir::open(&memory_fs, path)?;
-        let optional = |root: Option<&Path>| root.and_then(|r| CgroupDir::open(&path.under(r), path).ok());
-        Ok(Self { memory, memory_fs, cpuacct: optional(cpuacct_root), psi: optional(psi_root) })
+        let optional =
+            |root: Option<&Path>| root.and_then(|r| CgroupDir::open(&path.under(r), path).ok());
+        Ok(Self {
+            memory,
+            memory_fs,
+            cpuacct: optional(cpuacct_root),
+            psi: optional(psi_root),
+        })
     }
 }
 
@@ -39,11 +48,13 @@ fn memory_from_stat(
     stat: &std::collections::HashMap<String, u64>,
 ) -> Result<MemoryStats, CgroupError> {
     let need = |field: &'static str| {
-        stat.get(field).copied().ok_or_else(|| CgroupError::MissingField {
-            path: path.clone(),
-            file: "memory.stat".into(),
-            field,
-        })
+        stat.get(field)
+            .copied()
+            .ok_or_else(|| CgroupError::MissingField {
+                path: path.clone(),
+                file: "memory.stat".into(),
+                field,
+            })
     };
     let opt = |field: &str| stat.get(field).copied().unwrap_or(0);
     Ok(MemoryStats {
@@ -84,14 +95,18 @@ impl MemoryCgroup for V1Cgroup {
 
     fn cpu_usage(&self) -> Result<Option<Duration>, CgroupError> {
         match &self.cpuacct {
-            Some(d) => Ok(Some(Duration::from_nanos(d.read_with("cpuacct.usage", parse_u64)?))),
+            Some(d) => Ok(Some(Duration::from_nanos(
+                d.read_with("cpuacct.usage", parse_u64)?,
+            ))),
             None => Ok(None),
         }
     }
 
     fn memory_pressure(&self) -> Result<Option<Pressure>, CgroupError> {
         match &self.psi {
-            Some(d) if d.exists("memory.pressure") => d.read_with("memory.pressure", parse_pressure).map(Some),
+            Some(d) if d.exists("memory.pressure") => {
+                d.read_with("memory.pressure", parse_pressure).map(Some)
+            }
             _ => Ok(None),
         }
     }
@@ -118,7 +133,10 @@ impl MemoryCgroup for V1Cgroup {
 
     fn set_swappiness(&self, value: u32) -> Result<(), CgroupError> {
         if value > 200 {
-            return Err(CgroupError::BadSwappiness { path: self.memory.path.clone(), value });
+            return Err(CgroupError::BadSwappiness {
+                path: self.memory.path.clone(),
+                value,
+            });
         }
         self.memory.write("memory.swappiness", &value.to_string())
     }

@@ -5,7 +5,10 @@ use std::time::Duration;
 
 use crate::dirfd::CgroupDir;
 use crate::parse::{parse_flat_keyed, parse_limit_v2, parse_pressure, parse_procs, parse_u64};
-use crate::{CgroupError, CgroupPath, Limit, LimitKnob, MemoryCgroup, MemoryStats, Pressure, Reclaimed, Version};
+use crate::{
+    CgroupError, CgroupPath, Limit, LimitKnob, MemoryCgroup, MemoryStats, Pressure, Reclaimed,
+    Version,
+};
 
 #[derive(Debug)]
 pub struct V2Cgroup {
@@ -16,7 +19,10 @@ pub struct V2Cgroup {
 impl V2Cgroup {
     pub fn open(root: &Path, path: &CgroupPath) -> Result<Self, CgroupError> {
         let fs = path.under(root);
-        Ok(Self { dir: CgroupDir::open(&fs, path)?, fs })
+        Ok(Self {
+            dir: CgroupDir::open(&fs, path)?,
+            fs,
+        })
     }
 
     fn v2_file(&self, knob: LimitKnob) -> Result<&'static str, CgroupError> {
@@ -54,11 +60,13 @@ impl MemoryCgroup for V2Cgroup {
         let usage = self.dir.read_with("memory.current", parse_u64)?;
         let stat = self.dir.read_with("memory.stat", parse_flat_keyed)?;
         let need = |field: &'static str| {
-            stat.get(field).copied().ok_or_else(|| CgroupError::MissingField {
-                path: path.clone(),
-                file: "memory.stat".into(),
-                field,
-            })
+            stat.get(field)
+                .copied()
+                .ok_or_else(|| CgroupError::MissingField {
+                    path: path.clone(),
+                    file: "memory.stat".into(),
+                    field,
+                })
         };
         // memory.swap.current is absent when the kernel has no swap accounting.
         let swap = if self.dir.exists("memory.swap.current") {
@@ -80,11 +88,14 @@ impl MemoryCgroup for V2Cgroup {
 
     fn cpu_usage(&self) -> Result<Option<Duration>, CgroupError> {
         let stat = self.dir.read_with("cpu.stat", parse_flat_keyed)?;
-        let usec = stat.get("usage_usec").copied().ok_or_else(|| CgroupError::MissingField {
-            path: self.dir.path.clone(),
-            file: "cpu.stat".into(),
-            field: "usage_usec",
-        })?;
+        let usec = stat
+            .get("usage_usec")
+            .copied()
+            .ok_or_else(|| CgroupError::MissingField {
+                path: self.dir.path.clone(),
+                file: "cpu.stat".into(),
+                field: "usage_usec",
+            })?;
         Ok(Some(Duration::from_micros(usec)))
     }
 
@@ -92,7 +103,9 @@ impl MemoryCgroup for V2Cgroup {
         if !self.dir.exists("memory.pressure") {
             return Ok(None); // kernel booted with psi=0
         }
-        self.dir.read_with("memory.pressure", parse_pressure).map(Some)
+        self.dir
+            .read_with("memory.pressure", parse_pressure)
+            .map(Some)
     }
 
     fn read_limit(&self, knob: LimitKnob) -> Result<Limit, CgroupError> {

@@ -3,10 +3,14 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use memext_cgroup::{CgroupError, CgroupPath, Hierarchy, Limit, LimitKnob, MemoryCgroup, Reclaimed, Version};
+use memext_cgroup::{
+    CgroupError, CgroupPath, Hierarchy, Limit, LimitKnob, MemoryCgroup, Reclaimed, Version,
+};
 
 fn fixture(v: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures").join(v)
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("fixtures")
+        .join(v)
 }
 
 /// A writable copy of a fixture tree.
@@ -34,7 +38,8 @@ fn p(s: &str) -> CgroupPath {
 }
 
 const DOCKER: &str = "/docker/a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1";
-const V2_DOCKER: &str = "/system.slice/docker-c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3.scope";
+const V2_DOCKER: &str =
+    "/system.slice/docker-c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3.scope";
 
 #[test]
 fn probes_v1_with_cpuacct_and_psi() {
@@ -75,23 +80,47 @@ fn v1_reads() {
     assert_eq!(m.workingset_refault_anon, 7);
     assert_eq!(m.workingset_refault_file, 11);
     assert_eq!(cg.cpu_usage().expect("cpu"), Some(Duration::from_secs(5)));
-    assert_eq!(cg.memory_pressure().expect("psi").expect("has psi").some.avg10, 1.25);
-    assert_eq!(cg.read_limit(LimitKnob::V1Limit).expect("limit"), Limit::Bytes(1 << 30));
-    assert_eq!(cg.read_limit(LimitKnob::V1MemswLimit).expect("memsw"), Limit::Max);
+    assert_eq!(
+        cg.memory_pressure()
+            .expect("psi")
+            .expect("has psi")
+            .some
+            .avg10,
+        1.25
+    );
+    assert_eq!(
+        cg.read_limit(LimitKnob::V1Limit).expect("limit"),
+        Limit::Bytes(1 << 30)
+    );
+    assert_eq!(
+        cg.read_limit(LimitKnob::V1MemswLimit).expect("memsw"),
+        Limit::Max
+    );
     assert_eq!(cg.swappiness().expect("swappiness"), Some(60));
 }
 
 #[test]
 fn v1_parent_without_psi_has_none() {
     let h = Hierarchy::probe(&fixture("v1")).expect("v1 tree");
-    assert!(h.open(&p("/docker")).expect("open").memory_pressure().expect("psi").is_none());
+    assert!(h
+        .open(&p("/docker"))
+        .expect("open")
+        .memory_pressure()
+        .expect("psi")
+        .is_none());
 }
 
 #[test]
 fn v1_procs_recursive_includes_children() {
     let h = Hierarchy::probe(&fixture("v1")).expect("v1 tree");
     let podman = "/machine.slice/libpod-d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4.scope";
-    assert_eq!(h.open(&p(podman)).expect("open").procs_recursive().expect("procs"), vec![4501, 4502]);
+    assert_eq!(
+        h.open(&p(podman))
+            .expect("open")
+            .procs_recursive()
+            .expect("procs"),
+        vec![4501, 4502]
+    );
 }
 
 #[test]
@@ -100,7 +129,10 @@ fn v1_malformed_stat_names_the_file_and_field() {
     match h.open(&p("/broken")).expect("open").memory() {
         Err(e @ CgroupError::MissingField { .. }) => {
             let msg = e.to_string();
-            assert!(msg.contains("memory.stat") && msg.contains("/broken") && msg.contains("total_rss"), "{msg}");
+            assert!(
+                msg.contains("memory.stat") && msg.contains("/broken") && msg.contains("total_rss"),
+                "{msg}"
+            );
         }
         other => panic!("expected MissingField, got {other:?}"),
     }
@@ -111,26 +143,53 @@ fn v1_writes_use_the_kernel_format() {
     let t = copy_fixture("v1");
     let h = Hierarchy::probe(t.path()).expect("v1 tree");
     let cg = h.open(&p(DOCKER)).expect("open");
-    let file = |name: &str| std::fs::read_to_string(p(DOCKER).under(&t.path().join("memory")).join(name)).expect("read");
-    cg.write_limit(LimitKnob::V1Limit, Limit::Bytes(256 << 20)).expect("write");
+    let file = |name: &str| {
+        std::fs::read_to_string(p(DOCKER).under(&t.path().join("memory")).join(name)).expect("read")
+    };
+    cg.write_limit(LimitKnob::V1Limit, Limit::Bytes(256 << 20))
+        .expect("write");
     assert_eq!(file("memory.limit_in_bytes"), "268435456");
-    cg.write_limit(LimitKnob::V1Limit, Limit::Max).expect("write max");
+    cg.write_limit(LimitKnob::V1Limit, Limit::Max)
+        .expect("write max");
     assert_eq!(file("memory.limit_in_bytes"), "-1");
-    cg.write_limit(LimitKnob::V1MemswLimit, Limit::Bytes(1 << 30)).expect("write memsw");
+    cg.write_limit(LimitKnob::V1MemswLimit, Limit::Bytes(1 << 30))
+        .expect("write memsw");
     assert_eq!(file("memory.memsw.limit_in_bytes"), "1073741824");
     cg.set_swappiness(100).expect("swappiness");
     assert_eq!(file("memory.swappiness"), "100");
-    assert!(matches!(cg.set_swappiness(201), Err(CgroupError::BadSwappiness { .. })));
+    assert!(matches!(
+        cg.set_swappiness(201),
+        Err(CgroupError::BadSwappiness { .. })
+    ));
 }
 
 #[test]
 fn v1_refuses_v2_knobs() {
     let h = Hierarchy::probe(&fixture("v1")).expect("v1 tree");
     let cg = h.open(&p(DOCKER)).expect("open");
-    for knob in [LimitKnob::High, LimitKnob::Max, LimitKnob::Low, LimitKnob::Min, LimitKnob::SwapMax, LimitKnob::ZswapMax] {
-        assert!(matches!(cg.write_limit(knob, Limit::Max), Err(CgroupError::Unsupported { needs: Version::V2, .. })), "{knob}");
+    for knob in [
+        LimitKnob::High,
+        LimitKnob::Max,
+        LimitKnob::Low,
+        LimitKnob::Min,
+        LimitKnob::SwapMax,
+        LimitKnob::ZswapMax,
+    ] {
+        assert!(
+            matches!(
+                cg.write_limit(knob, Limit::Max),
+                Err(CgroupError::Unsupported {
+                    needs: Version::V2,
+                    ..
+                })
+            ),
+            "{knob}"
+        );
     }
-    assert!(matches!(cg.reclaim(4096), Err(CgroupError::Unsupported { .. })));
+    assert!(matches!(
+        cg.reclaim(4096),
+        Err(CgroupError::Unsupported { .. })
+    ));
 }
 
 #[test]
@@ -160,7 +219,9 @@ fn v2_writes_use_the_kernel_format() {
     let t = copy_fixture("v2");
     let h = Hierarchy::probe(t.path()).expect("v2 tree");
     let cg = h.open(&p(V2_DOCKER)).expect("open");
-    let file = |name: &str| std::fs::read_to_string(p(V2_DOCKER).under(t.path()).join(name)).expect("read");
+    let file = |name: &str| {
+        std::fs::read_to_string(p(V2_DOCKER).under(t.path()).join(name)).expect("read")
+    };
     for (knob, name) in [
         (LimitKnob::High, "memory.high"),
         (LimitKnob::Max, "memory.max"),
@@ -169,15 +230,25 @@ fn v2_writes_use_the_kernel_format() {
         (LimitKnob::SwapMax, "memory.swap.max"),
         (LimitKnob::ZswapMax, "memory.zswap.max"),
     ] {
-        cg.write_limit(knob, Limit::Bytes(123 << 20)).expect("write");
+        cg.write_limit(knob, Limit::Bytes(123 << 20))
+            .expect("write");
         assert_eq!(file(name), (123u64 << 20).to_string());
-        assert_eq!(cg.read_limit(knob).expect("read back"), Limit::Bytes(123 << 20));
+        assert_eq!(
+            cg.read_limit(knob).expect("read back"),
+            Limit::Bytes(123 << 20)
+        );
         cg.write_limit(knob, Limit::Max).expect("write max");
         assert_eq!(file(name), "max");
     }
     assert_eq!(cg.reclaim(64 << 20).expect("reclaim"), Reclaimed::All);
     assert_eq!(file("memory.reclaim"), "67108864");
-    assert!(matches!(cg.write_limit(LimitKnob::V1Limit, Limit::Max), Err(CgroupError::Unsupported { needs: Version::V1, .. })));
+    assert!(matches!(
+        cg.write_limit(LimitKnob::V1Limit, Limit::Max),
+        Err(CgroupError::Unsupported {
+            needs: Version::V1,
+            ..
+        })
+    ));
     assert!(cg.set_swappiness(10).is_err());
 }
 
@@ -188,7 +259,10 @@ fn vanished_cgroup_is_reported_as_such() {
     let cg = h.open(&p("/system.slice/nginx.service")).expect("open");
     std::fs::remove_dir_all(t.path().join("system.slice/nginx.service")).expect("rm");
     assert!(matches!(cg.memory(), Err(CgroupError::Vanished { .. })));
-    assert!(matches!(h.open(&p("/system.slice/nginx.service")), Err(CgroupError::Vanished { .. })));
+    assert!(matches!(
+        h.open(&p("/system.slice/nginx.service")),
+        Err(CgroupError::Vanished { .. })
+    ));
 }
 
 #[test]
@@ -201,7 +275,9 @@ fn symlinked_control_file_is_not_followed() {
     let cg = h.open(&p("/system.slice/nginx.service")).expect("open");
     assert!(cg.read_limit(LimitKnob::Max).is_err());
     assert!(cg.write_limit(LimitKnob::Max, Limit::Max).is_err());
-    assert!(std::fs::read_to_string("/etc/passwd").expect("passwd").contains("root"));
+    assert!(std::fs::read_to_string("/etc/passwd")
+        .expect("passwd")
+        .contains("root"));
 }
 
 #[test]
@@ -210,7 +286,11 @@ fn walk_lists_parents_before_children_and_skips_symlinks() {
     std::os::unix::fs::symlink("/", t.path().join("system.slice/evil")).expect("symlink");
     let h = Hierarchy::probe(t.path()).expect("v2 tree");
     let all = h.walk().expect("walk");
-    let pos = |s: &str| all.iter().position(|c| c.as_str() == s).unwrap_or_else(|| panic!("{s} missing"));
+    let pos = |s: &str| {
+        all.iter()
+            .position(|c| c.as_str() == s)
+            .unwrap_or_else(|| panic!("{s} missing"))
+    };
     assert!(pos("/system.slice") < pos(V2_DOCKER));
     assert!(pos("/kubepods.slice") < pos("/kubepods.slice/kubepods-burstable.slice"));
     assert!(!all.iter().any(|c| c.as_str().contains("evil")));
@@ -223,11 +303,15 @@ fn create_and_remove_on_a_fake_v2_tree_enable_controllers() {
     let path = p("/memext-test/ctx");
     h.create(&path).err(); // the fake kernel creates no control files, so open may fail
     assert!(t.path().join("memext-test/ctx").is_dir());
-    let sub = std::fs::read_to_string(t.path().join("memext-test/cgroup.subtree_control")).unwrap_or_default();
+    let sub = std::fs::read_to_string(t.path().join("memext-test/cgroup.subtree_control"))
+        .unwrap_or_default();
     // The fake has no cgroup.controllers in new dirs, so nothing is enabled there;
     // the root already had memory enabled and must not have been rewritten.
     assert!(sub.is_empty());
-    assert_eq!(std::fs::read_to_string(t.path().join("cgroup.subtree_control")).expect("root"), "cpu memory pids\n");
+    assert_eq!(
+        std::fs::read_to_string(t.path().join("cgroup.subtree_control")).expect("root"),
+        "cpu memory pids\n"
+    );
     h.remove(&path).expect("remove");
     assert!(!t.path().join("memext-test/ctx").exists());
     h.remove(&path).expect("removing twice is fine");

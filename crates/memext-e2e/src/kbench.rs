@@ -8,8 +8,8 @@
 use std::time::{Duration, Instant};
 
 use anyhow::{ensure, Context};
-use memext_sys::madvise::{advise, Advice};
 use memext_cgroup::MemoryCgroup;
+use memext_sys::madvise::{advise, Advice};
 use memext_sys::pagemap::{PageState, Pagemap, Residency, ScanBackend};
 use memext_sys::pidfd::ProcessHandle;
 use memext_sys::swap::active_swaps;
@@ -37,10 +37,19 @@ fn rate(pages: u64, d: Duration) -> String {
 }
 
 pub fn run(size: Option<&str>) -> anyhow::Result<()> {
-    let mib: usize = size.unwrap_or("1024").parse().context("SIZE_MIB must be a number")?;
+    let mib: usize = size
+        .unwrap_or("1024")
+        .parse()
+        .context("SIZE_MIB must be a number")?;
     let swaps = active_swaps()?;
-    ensure!(!swaps.is_empty(), "no active swap: set up a tier first (scripts/kbench does)");
-    let tier: Vec<String> = swaps.iter().map(|s| format!("{} (prio {})", s.path.display(), s.priority)).collect();
+    ensure!(
+        !swaps.is_empty(),
+        "no active swap: set up a tier first (scripts/kbench does)"
+    );
+    let tier: Vec<String> = swaps
+        .iter()
+        .map(|s| format!("{} (prio {})", s.path.display(), s.priority))
+        .collect();
     let me = std::env::current_exe()?;
     let h = host_hierarchy()?;
     let cg = ScratchCgroup::new(&h, "kbench")?;
@@ -52,8 +61,14 @@ pub fn run(size: Option<&str>) -> anyhow::Result<()> {
     let range = AddrRange::new(t.addr.div_ceil(page) * page, (t.addr + t.len) / page * page);
     let pages = range.len() / page;
     let target = ProcessHandle::open(t.pid())?;
-    println!("memext kernel-interface micro-benchmark: {mib} MiB ({pages} pages), swap: {}", tier.join(", "));
-    println!("{:<44} {:>38}   reference (shared/MACHINE.md)", "operation", "measured");
+    println!(
+        "memext kernel-interface micro-benchmark: {mib} MiB ({pages} pages), swap: {}",
+        tier.join(", ")
+    );
+    println!(
+        "{:<44} {:>38}   reference (shared/MACHINE.md)",
+        "operation", "measured"
+    );
 
     for backend in [ScanBackend::Ioctl, ScanBackend::Pread] {
         let mut pm = Pagemap::open_with(t.pid(), backend)?;
@@ -68,26 +83,51 @@ pub fn run(size: Option<&str>) -> anyhow::Result<()> {
     }
 
     let mut pm = Pagemap::open(t.pid())?;
-    let ws: Vec<AddrRange> = pm.scan(range)?.into_iter().filter(|r| r.state == PageState::Resident).map(|r| r.range).collect();
+    let ws: Vec<AddrRange> = pm
+        .scan(range)?
+        .into_iter()
+        .filter(|r| r.state == PageState::Resident)
+        .map(|r| r.range)
+        .collect();
     let t0 = Instant::now();
     let out = advise(&target, &ws, Advice::PageOut)?;
     let d = t0.elapsed();
-    println!("{:<44} {}   1 GiB in 150-400 ms", format!("MADV_PAGEOUT ({} calls)", out.calls), rate(out.bytes / page, d));
+    println!(
+        "{:<44} {}   1 GiB in 150-400 ms",
+        format!("MADV_PAGEOUT ({} calls)", out.calls),
+        rate(out.bytes / page, d)
+    );
 
     // A disk swap file leaves written pages in the swap cache until the next
     // reclaim; squeeze them out so that what follows reads from the tier.
     let t0 = Instant::now();
     release_swap_cache(&c, range.len())?;
     let d = t0.elapsed();
-    println!("{:<44} {}   (cgroup {} after: {} MiB)", "release swap cache via cgroup", rate(out.bytes / page, d), c.version(), c.memory()?.usage_bytes >> 20);
+    println!(
+        "{:<44} {}   (cgroup {} after: {} MiB)",
+        "release swap cache via cgroup",
+        rate(out.bytes / page, d),
+        c.version(),
+        c.memory()?.usage_bytes >> 20
+    );
 
     let t0 = Instant::now();
     let scanned = pm.scan(range)?;
     let d = t0.elapsed();
     let res = Residency::of(&scanned);
-    println!("{:<44} {}   ({} of {} pages swapped)", "pagemap scan, swapped", rate(pages, d), res.swapped_pages, pages);
+    println!(
+        "{:<44} {}   ({} of {} pages swapped)",
+        "pagemap scan, swapped",
+        rate(pages, d),
+        res.swapped_pages,
+        pages
+    );
 
-    let swapped: Vec<AddrRange> = scanned.iter().filter(|r| r.state == PageState::Swapped).map(|r| r.range).collect();
+    let swapped: Vec<AddrRange> = scanned
+        .iter()
+        .filter(|r| r.state == PageState::Swapped)
+        .map(|r| r.range)
+        .collect();
     let t0 = Instant::now();
     let back = advise(&target, &swapped, Advice::WillNeed)?;
     let call = t0.elapsed();
@@ -98,8 +138,16 @@ pub fn run(size: Option<&str>) -> anyhow::Result<()> {
         std::thread::sleep(Duration::from_micros(500));
     }
     let filled = t0.elapsed();
-    println!("{:<44} {}", "MADV_WILLNEED call returns", rate(back.bytes / page, call));
-    println!("{:<44} {}   215k/s swap file, 350k/s zram", "MADV_WILLNEED until swap cache holds 95%", rate(res.swapped_pages, filled));
+    println!(
+        "{:<44} {}",
+        "MADV_WILLNEED call returns",
+        rate(back.bytes / page, call)
+    );
+    println!(
+        "{:<44} {}   215k/s swap file, 350k/s zram",
+        "MADV_WILLNEED until swap cache holds 95%",
+        rate(res.swapped_pages, filled)
+    );
 
     let after = t.touch()?;
     println!(
@@ -108,7 +156,12 @@ pub fn run(size: Option<&str>) -> anyhow::Result<()> {
         after.micros as f64 / pages as f64,
         after.major_faults
     );
-    let ws: Vec<AddrRange> = pm.scan(range)?.into_iter().filter(|r| r.state == PageState::Resident).map(|r| r.range).collect();
+    let ws: Vec<AddrRange> = pm
+        .scan(range)?
+        .into_iter()
+        .filter(|r| r.state == PageState::Resident)
+        .map(|r| r.range)
+        .collect();
     advise(&target, &ws, Advice::PageOut)?;
     release_swap_cache(&c, range.len())?;
     let cold = t.touch()?;

@@ -3,6 +3,7 @@
 //! scratch cgroup that is removed however the test ends, and the page-out /
 //! bring-back scenario that runs both on this host (v1) and inside the
 //! cgroup-v2 VM. Everything here cleans up after itself in `Drop`.
+#![forbid(unsafe_code)]
 
 pub mod kbench;
 pub mod scenario;
@@ -29,8 +30,14 @@ impl ScratchCgroup {
         let n = SEQ.fetch_add(1, Ordering::Relaxed);
         let parent = CgroupPath::parse(&format!("/memext-e2e-{}-{n}", std::process::id()))?;
         let path = parent.child(label)?;
-        let s = Self { hierarchy: hierarchy.clone(), parent, path };
-        s.hierarchy.create(&s.path).with_context(|| format!("creating cgroup {}", s.path))?;
+        let s = Self {
+            hierarchy: hierarchy.clone(),
+            parent,
+            path,
+        };
+        s.hierarchy
+            .create(&s.path)
+            .with_context(|| format!("creating cgroup {}", s.path))?;
         Ok(s)
     }
 
@@ -65,6 +72,5 @@ pub fn host_hierarchy() -> anyhow::Result<Hierarchy> {
 }
 
 pub fn is_root() -> bool {
-    // SAFETY: geteuid has no preconditions and cannot fail.
-    unsafe { libc::geteuid() == 0 }
+    rustix::process::geteuid().is_root()
 }

@@ -3,6 +3,7 @@
 //!   memext-e2e v2-suite           the checks run as PID 1 inside the cgroup-v2 VM
 //!   memext-e2e kbench [SIZE_MIB]  the kernel-interface micro-benchmark
 //!   memext-e2e workload MIB busy|idle  a demo process holding memory
+#![forbid(unsafe_code)]
 use std::process::ExitCode;
 
 fn main() -> ExitCode {

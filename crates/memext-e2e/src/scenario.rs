@@ -40,19 +40,33 @@ fn scan(pm: &mut Pagemap, range: AddrRange) -> anyhow::Result<Residency> {
 
 /// Every swapped range of the process's private anonymous memory.
 fn swapped_anonymous(pid: u32, pm: &mut Pagemap) -> anyhow::Result<Vec<AddrRange>> {
-    let maps: Vec<_> = memext_sys::maps::read_maps(pid)?.into_iter().filter(|m| m.is_private_anonymous()).collect();
-    Ok(pm.scan_mappings(&maps)?.into_iter().filter(|r| r.state == PageState::Swapped).map(|r| r.range).collect())
+    let maps: Vec<_> = memext_sys::maps::read_maps(pid)?
+        .into_iter()
+        .filter(|m| m.is_private_anonymous())
+        .collect();
+    Ok(pm
+        .scan_mappings(&maps)?
+        .into_iter()
+        .filter(|r| r.state == PageState::Swapped)
+        .map(|r| r.range)
+        .collect())
 }
 
 fn resident_ranges(pm: &mut Pagemap, range: AddrRange) -> anyhow::Result<Vec<AddrRange>> {
-    Ok(pm.scan(range)?.into_iter().filter(|r| r.state == PageState::Resident).map(|r| r.range).collect())
+    Ok(pm
+        .scan(range)?
+        .into_iter()
+        .filter(|r| r.state == PageState::Resident)
+        .map(|r| r.range)
+        .collect())
 }
 
 /// Runs the round trip with `bytes` of memory in a scratch cgroup of `h`.
 pub fn pageout_roundtrip(h: &Hierarchy, helper: &Path, bytes: usize) -> anyhow::Result<RoundTrip> {
     let cg = ScratchCgroup::new(h, "roundtrip")?;
     let mut t = Toucher::spawn(helper, bytes)?;
-    cg.attach(t.pid()).context("moving the toucher into its cgroup")?;
+    cg.attach(t.pid())
+        .context("moving the toucher into its cgroup")?;
     t.alloc()?;
     let range = AddrRange::new(t.addr, t.addr + t.len);
     let page = memext_sys::page_size();
@@ -123,12 +137,15 @@ pub fn release_swap_cache(c: &AnyCgroup, bytes: u64) -> anyhow::Result<()> {
             let target = usage.saturating_sub(bytes * 95 / 100).max(8 << 20);
             // EBUSY: writeback not finished yet; the limit stays where the kernel got.
             for _ in 0..5 {
-                if c.write_limit(LimitKnob::V1Limit, Limit::Bytes(target)).is_ok() {
+                if c.write_limit(LimitKnob::V1Limit, Limit::Bytes(target))
+                    .is_ok()
+                {
                     break;
                 }
                 std::thread::sleep(std::time::Duration::from_millis(100));
             }
-            c.write_limit(LimitKnob::V1Limit, old).context("restoring the limit")?;
+            c.write_limit(LimitKnob::V1Limit, old)
+                .context("restoring the limit")?;
         }
     }
     Ok(())
@@ -138,7 +155,10 @@ pub fn release_swap_cache(c: &AnyCgroup, bytes: u64) -> anyhow::Result<()> {
 pub fn check_roundtrip(r: &RoundTrip) -> Vec<String> {
     let mut bad = Vec::new();
     if r.resident_before < r.pages * 95 / 100 {
-        bad.push(format!("only {} of {} pages resident after alloc", r.resident_before, r.pages));
+        bad.push(format!(
+            "only {} of {} pages resident after alloc",
+            r.resident_before, r.pages
+        ));
     }
     if r.resident_after_pageout > r.resident_before / 5 {
         bad.push(format!(
@@ -147,7 +167,10 @@ pub fn check_roundtrip(r: &RoundTrip) -> Vec<String> {
         ));
     }
     if r.swapped_after_pageout < r.pages * 8 / 10 {
-        bad.push(format!("only {} of {} pages in swap after MADV_PAGEOUT", r.swapped_after_pageout, r.pages));
+        bad.push(format!(
+            "only {} of {} pages in swap after MADV_PAGEOUT",
+            r.swapped_after_pageout, r.pages
+        ));
     }
     let bytes = r.pages * memext_sys::page_size();
     if r.cgroup_usage_after_release + bytes * 8 / 10 > r.cgroup_usage_before {
@@ -157,7 +180,10 @@ pub fn check_roundtrip(r: &RoundTrip) -> Vec<String> {
         ));
     }
     if r.cgroup_swap_after_release < bytes * 8 / 10 {
-        bad.push(format!("the cgroup accounts {} bytes of swap for {bytes} paged out", r.cgroup_swap_after_release));
+        bad.push(format!(
+            "the cgroup accounts {} bytes of swap for {bytes} paged out",
+            r.cgroup_swap_after_release
+        ));
     }
     if r.touch_after_willneed.major_faults != 0 {
         bad.push(format!(

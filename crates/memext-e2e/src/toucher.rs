@@ -13,7 +13,7 @@ use anyhow::{bail, Context};
 
 /// Runs the toucher protocol in this process (the child side).
 pub fn serve(bytes: usize) -> anyhow::Result<()> {
-    let page = memext_sys::page_size() as usize;
+    let page = memext_sys::page_bytes();
     let mut buf: Vec<u8> = Vec::new();
     let stdin = std::io::stdin();
     let mut out = std::io::stdout().lock();
@@ -24,7 +24,7 @@ pub fn serve(bytes: usize) -> anyhow::Result<()> {
                 for (i, p) in buf.chunks_mut(page).enumerate() {
                     // Distinct, non-zero content: no page is a same-filled page.
                     p[..8].copy_from_slice(&(i as u64 | 1 << 40).to_le_bytes());
-                    p[page / 2] = (i % 251) as u8 | 1;
+                    p[page / 2] = u8::try_from(i % 251).expect("below 251") | 1;
                 }
                 writeln!(out, "ready {} {}", buf.as_ptr() as usize, buf.len())?;
             }
@@ -37,7 +37,13 @@ pub fn serve(bytes: usize) -> anyhow::Result<()> {
                 }
                 std::hint::black_box(sum);
                 let after = rusage();
-                writeln!(out, "touched {} {} {}", after.0 - before.0, after.1 - before.1, t.elapsed().as_micros())?;
+                writeln!(
+                    out,
+                    "touched {} {} {}",
+                    after.0 - before.0,
+                    after.1 - before.1,
+                    t.elapsed().as_micros()
+                )?;
             }
             "exit" => return Ok(()),
             other => bail!("toucher: unknown command {other:?}"),
@@ -47,14 +53,19 @@ pub fn serve(bytes: usize) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// (major faults, minor faults) of this process so far.
-fn rusage() -> (i64, i64) {
-    // SAFETY: all-zero is a valid rusage; getrusage fills it and only fails
-    // for an invalid `who`, which RUSAGE_SELF is not.
-    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
-    // SAFETY: `ru` is a valid, writable rusage for the duration of the call.
-    unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut ru) };
-    (ru.ru_majflt, ru.ru_minflt)
+/// (major faults, minor faults) of this process so far, from /proc/self/stat.
+fn rusage() -> (u64, u64) {
+    let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
+    // Fields after the parenthesised command name: state is field 3, minflt 10, majflt 12.
+    let rest = stat.rsplit_once(')').map_or("", |(_, r)| r);
+    let f: Vec<u64> = rest
+        .split_whitespace()
+        .map(|w| w.parse().unwrap_or(0))
+        .collect();
+    (
+        f.get(9).copied().unwrap_or(0),
+        f.get(7).copied().unwrap_or(0),
+    )
 }
 
 /// What one `touch` reported.
@@ -85,7 +96,13 @@ impl Toucher {
             .with_context(|| format!("starting {} toucher", exe.display()))?;
         let stdin = child.stdin.take().context("toucher stdin")?;
         let stdout = BufReader::new(child.stdout.take().context("toucher stdout")?);
-        Ok(Self { child, stdin, stdout, addr: 0, len: 0 })
+        Ok(Self {
+            child,
+            stdin,
+            stdout,
+            addr: 0,
+            len: 0,
+        })
     }
 
     pub fn pid(&self) -> u32 {
@@ -117,7 +134,11 @@ impl Toucher {
         if r.len() != 4 || r[0] != "touched" {
             bail!("toucher: unexpected reply {r:?}");
         }
-        Ok(TouchReport { major_faults: r[1].parse()?, minor_faults: r[2].parse()?, micros: r[3].parse()? })
+        Ok(TouchReport {
+            major_faults: r[1].parse()?,
+            minor_faults: r[2].parse()?,
+            micros: r[3].parse()?,
+        })
     }
 }
 
@@ -140,7 +161,7 @@ impl Drop for Toucher {
 /// A demo workload: holds `mib` MiB; when `busy`, touches a quarter of it every
 /// 50 ms (an active service); otherwise sleeps (an idle container). Runs until killed.
 pub fn workload(mib: usize, busy: bool) -> anyhow::Result<()> {
-    let page = memext_sys::page_size() as usize;
+    let page = memext_sys::page_bytes();
     let mut buf = vec![0u8; mib << 20];
     for (i, p) in buf.chunks_mut(page).enumerate() {
         p[..8].copy_from_slice(&(i as u64 | 1 << 40).to_le_bytes());

@@ -21,7 +21,10 @@ pub fn run() -> anyhow::Result<()> {
         ("probe finds cgroup v2 with memory", probe),
         ("v2 limit knobs read back what was written", knobs),
         ("memory.reclaim moves a cgroup's memory to swap", reclaim),
-        ("PAGEOUT moves 512 MiB to swap, WILLNEED brings it back", roundtrip),
+        (
+            "PAGEOUT moves 512 MiB to swap, WILLNEED brings it back",
+            roundtrip,
+        ),
         ("memext status lists a selected v2 cgroup", status),
     ];
     let (mut passed, mut failed) = (0, 0);
@@ -54,23 +57,54 @@ fn knobs(me: &Path) -> anyhow::Result<()> {
     let h = host_hierarchy()?;
     let cg = ScratchCgroup::new(&h, "knobs")?;
     let c = cg.open()?;
-    for knob in [LimitKnob::High, LimitKnob::Max, LimitKnob::Low, LimitKnob::Min, LimitKnob::SwapMax, LimitKnob::ZswapMax] {
-        c.write_limit(knob, Limit::Bytes(96 << 20)).with_context(|| format!("writing {knob}"))?;
+    for knob in [
+        LimitKnob::High,
+        LimitKnob::Max,
+        LimitKnob::Low,
+        LimitKnob::Min,
+        LimitKnob::SwapMax,
+        LimitKnob::ZswapMax,
+    ] {
+        c.write_limit(knob, Limit::Bytes(96 << 20))
+            .with_context(|| format!("writing {knob}"))?;
         let got = c.read_limit(knob)?;
-        ensure!(got == Limit::Bytes(96 << 20), "{knob}: wrote 96MiB, read {got}");
+        ensure!(
+            got == Limit::Bytes(96 << 20),
+            "{knob}: wrote 96MiB, read {got}"
+        );
         // Reset protections to 0 and limits to max.
-        let reset = if matches!(knob, LimitKnob::Low | LimitKnob::Min) { Limit::Bytes(0) } else { Limit::Max };
+        let reset = if matches!(knob, LimitKnob::Low | LimitKnob::Min) {
+            Limit::Bytes(0)
+        } else {
+            Limit::Max
+        };
         c.write_limit(knob, reset)?;
-        ensure!(c.read_limit(knob)? == reset, "{knob}: reset to {reset} did not read back");
+        ensure!(
+            c.read_limit(knob)? == reset,
+            "{knob}: reset to {reset} did not read back"
+        );
     }
-    ensure!(c.write_limit(LimitKnob::V1Limit, Limit::Max).is_err(), "a v1 knob was accepted on v2");
+    ensure!(
+        c.write_limit(LimitKnob::V1Limit, Limit::Max).is_err(),
+        "a v1 knob was accepted on v2"
+    );
     let mut t = Toucher::spawn(me, 16 << 20)?;
     cg.attach(t.pid())?;
     t.alloc()?;
-    ensure!(c.procs()? == vec![t.pid()], "cgroup.procs does not list the toucher");
+    ensure!(
+        c.procs()? == vec![t.pid()],
+        "cgroup.procs does not list the toucher"
+    );
     let m = c.memory()?;
-    ensure!(m.anon_bytes >= 15 << 20, "anon {} after touching 16 MiB", m.anon_bytes);
-    ensure!(c.cpu_usage()?.is_some_and(|d| !d.is_zero()), "no CPU time accounted");
+    ensure!(
+        m.anon_bytes >= 15 << 20,
+        "anon {} after touching 16 MiB",
+        m.anon_bytes
+    );
+    ensure!(
+        c.cpu_usage()?.is_some_and(|d| !d.is_zero()),
+        "no CPU time accounted"
+    );
     ensure!(c.memory_pressure()?.is_some(), "no memory.pressure on v2");
     Ok(())
 }
@@ -91,7 +125,11 @@ fn reclaim(me: &Path) -> anyhow::Result<()> {
         before.anon_bytes,
         after.anon_bytes
     );
-    ensure!(after.swap_bytes >= 16 << 20, "memory.swap.current {} after reclaim", after.swap_bytes);
+    ensure!(
+        after.swap_bytes >= 16 << 20,
+        "memory.swap.current {} after reclaim",
+        after.swap_bytes
+    );
     ensure!(matches!(r, Reclaimed::All | Reclaimed::Partial));
     Ok(())
 }
@@ -107,26 +145,50 @@ fn roundtrip(me: &Path) -> anyhow::Result<()> {
 
 fn status(me: &Path) -> anyhow::Result<()> {
     let memext = Path::new("/bin/memext");
-    ensure!(memext.is_file(), "/bin/memext is not in the VM (the runner adds it with --add)");
+    ensure!(
+        memext.is_file(),
+        "/bin/memext is not in the VM (the runner adds it with --add)"
+    );
     let h = host_hierarchy()?;
     let cg = ScratchCgroup::new(&h, "status")?;
     let mut t = Toucher::spawn(me, 32 << 20)?;
     cg.attach(t.pid())?;
     t.alloc()?;
     let cfg = "/tmp/memext-v2.toml";
-    std::fs::write(cfg, format!("[[select]]\ncgroup = \"{}/*\"\nclass = \"critical\"\n", cg.parent))?;
-    let out = Command::new(memext).args(["--config", cfg, "status", "--json", "--interval", "300ms"]).output()?;
-    ensure!(out.status.success(), "memext status failed: {}", String::from_utf8_lossy(&out.stderr));
+    std::fs::write(
+        cfg,
+        format!(
+            "[[select]]\ncgroup = \"{}/*\"\nclass = \"critical\"\n",
+            cg.parent
+        ),
+    )?;
+    let out = Command::new(memext)
+        .args(["--config", cfg, "status", "--json", "--interval", "300ms"])
+        .output()?;
+    ensure!(
+        out.status.success(),
+        "memext status failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let json = String::from_utf8_lossy(&out.stdout);
     let obj = json
         .split('{')
         .find(|o| o.contains(&format!("\"cgroup\": \"{}\"", cg.path)))
         .with_context(|| format!("{} not in status output: {json}", cg.path))?;
-    for want in ["\"class\": \"critical\"", "\"pids\": 1,", "\"memory_pressure_some_avg10\": 0"] {
+    for want in [
+        "\"class\": \"critical\"",
+        "\"pids\": 1,",
+        "\"memory_pressure_some_avg10\": 0",
+    ] {
         ensure!(obj.contains(want), "missing {want} in {obj}");
     }
     // And the table form renders.
-    let out = Command::new(memext).args(["--config", cfg, "status", "--interval", "100ms"]).output()?;
-    ensure!(String::from_utf8_lossy(&out.stdout).contains(cg.path.as_str()), "table lacks the context");
+    let out = Command::new(memext)
+        .args(["--config", cfg, "status", "--interval", "100ms"])
+        .output()?;
+    ensure!(
+        String::from_utf8_lossy(&out.stdout).contains(cg.path.as_str()),
+        "table lacks the context"
+    );
     Ok(())
 }

@@ -15,7 +15,10 @@ use memext_e2e::{host_hierarchy, is_root, ScratchCgroup};
 static MACHINE: Mutex<()> = Mutex::new(());
 
 fn serial() -> std::sync::MutexGuard<'static, ()> {
-    assert!(is_root(), "the end-to-end suite needs root (it makes cgroups and swap devices)");
+    assert!(
+        is_root(),
+        "the end-to-end suite needs root (it makes cgroups and swap devices)"
+    );
     MACHINE.lock().unwrap_or_else(|p| p.into_inner())
 }
 
@@ -26,14 +29,24 @@ fn helper() -> &'static Path {
 /// The `memext` binary of this workspace build (target/<profile>/memext).
 fn memext_bin() -> PathBuf {
     let exe = std::env::current_exe().expect("test exe");
-    let dir = exe.parent().and_then(Path::parent).expect("target/<profile>");
+    let dir = exe
+        .parent()
+        .and_then(Path::parent)
+        .expect("target/<profile>");
     let bin = dir.join("memext");
-    assert!(bin.is_file(), "{} not built; run `cargo build --workspace` first", bin.display());
+    assert!(
+        bin.is_file(),
+        "{} not built; run `cargo build --workspace` first",
+        bin.display()
+    );
     bin
 }
 
 fn memext(args: &[&str]) -> Output {
-    Command::new(memext_bin()).args(args).output().expect("run memext")
+    Command::new(memext_bin())
+        .args(args)
+        .output()
+        .expect("run memext")
 }
 
 /// A scratch directory with a config; `memext tiers down` and removal on drop.
@@ -44,10 +57,17 @@ struct TierSandbox {
 
 impl TierSandbox {
     fn new(label: &str, tiers_toml: &str) -> Self {
-        let dir = PathBuf::from(format!("/var/tmp/memext-e2e-{}-{label}", std::process::id()));
+        let dir = PathBuf::from(format!(
+            "/var/tmp/memext-e2e-{}-{label}",
+            std::process::id()
+        ));
         std::fs::create_dir_all(&dir).expect("sandbox dir");
         let config = dir.join("memext.toml");
-        let text = format!("[host]\nstate_dir = \"{}/state\"\n\n{}", dir.display(), tiers_toml.replace("@DIR@", &dir.to_string_lossy()));
+        let text = format!(
+            "[host]\nstate_dir = \"{}/state\"\n\n{}",
+            dir.display(),
+            tiers_toml.replace("@DIR@", &dir.to_string_lossy())
+        );
         std::fs::write(&config, text).expect("write config");
         Self { dir, config }
     }
@@ -60,7 +80,11 @@ impl TierSandbox {
 
     fn up(&self) {
         let out = self.run(&["tiers", "up"]);
-        assert!(out.status.success(), "tiers up failed: {}", String::from_utf8_lossy(&out.stderr));
+        assert!(
+            out.status.success(),
+            "tiers up failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
     }
 }
 
@@ -68,7 +92,10 @@ impl Drop for TierSandbox {
     fn drop(&mut self) {
         let out = self.run(&["tiers", "down"]);
         if !out.status.success() {
-            eprintln!("tiers down failed: {}", String::from_utf8_lossy(&out.stderr));
+            eprintln!(
+                "tiers down failed: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
         }
         std::fs::remove_dir_all(&self.dir).ok();
     }
@@ -81,30 +108,48 @@ fn swaps() -> String {
 #[test]
 fn pageout_moves_512mib_to_swap_and_willneed_brings_it_back() {
     let _g = serial();
-    let tiers = TierSandbox::new("roundtrip", "[[tiers.swapfile]]\npath = \"@DIR@/swap0\"\nsize = \"1GiB\"\npriority = 10\n");
+    let tiers = TierSandbox::new(
+        "roundtrip",
+        "[[tiers.swapfile]]\npath = \"@DIR@/swap0\"\nsize = \"1GiB\"\npriority = 10\n",
+    );
     tiers.up();
     assert!(swaps().contains(&format!("{}/swap0", tiers.dir.display())));
     let h = host_hierarchy().expect("cgroup hierarchy");
     let r = pageout_roundtrip(&h, helper(), 512 << 20).expect("round trip");
     eprintln!("{r:#?}");
     let bad = check_roundtrip(&r);
-    assert!(bad.is_empty(), "round trip on cgroup {}: {bad:#?}", h.version);
+    assert!(
+        bad.is_empty(),
+        "round trip on cgroup {}: {bad:#?}",
+        h.version
+    );
 }
 
 #[test]
 fn swap_file_tier_up_is_idempotent_and_down_removes_it() {
     let _g = serial();
-    let tiers = TierSandbox::new("swapfile", "[[tiers.swapfile]]\npath = \"@DIR@/swap0\"\nsize = \"64MiB\"\npriority = 7\n");
+    let tiers = TierSandbox::new(
+        "swapfile",
+        "[[tiers.swapfile]]\npath = \"@DIR@/swap0\"\nsize = \"64MiB\"\npriority = 7\n",
+    );
     let file = tiers.dir.join("swap0");
     tiers.up();
     tiers.up(); // second time: nothing to do, no error
     let listed = swaps();
-    assert_eq!(listed.matches(file.to_str().expect("utf-8")).count(), 1, "{listed}");
+    assert_eq!(
+        listed.matches(file.to_str().expect("utf-8")).count(),
+        1,
+        "{listed}"
+    );
     let out = tiers.run(&["tiers", "status", "--json"]);
     let status = String::from_utf8_lossy(&out.stdout);
     assert!(status.contains("\"made_by_memext\": true"), "{status}");
     let out = tiers.run(&["tiers", "down"]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     assert!(!swaps().contains(file.to_str().expect("utf-8")));
     assert!(!file.exists());
     assert!(!tiers.dir.join("state/tiers.json").exists());
@@ -118,19 +163,34 @@ fn zram_tier_is_made_and_removed() {
         .flatten()
         .map(|e| e.file_name().to_string_lossy().into_owned())
         .collect();
-    let tiers = TierSandbox::new("zram", "[tiers.zram]\nsize = \"256MiB\"\nalgorithm = \"lz4\"\npriority = 90\n");
+    let tiers = TierSandbox::new(
+        "zram",
+        "[tiers.zram]\nsize = \"256MiB\"\nalgorithm = \"lz4\"\npriority = 90\n",
+    );
     tiers.up();
     let state = std::fs::read_to_string(tiers.dir.join("state/tiers.json")).expect("state");
     let v: serde_json::Value = serde_json::from_str(&state).expect("state is JSON");
     let index = v["zram"]["index"].as_u64().expect("zram recorded");
     let dev = format!("/dev/zram{index}");
-    assert!(!before.contains(&format!("zram{index}")), "memext reused an existing zram device");
-    let line = swaps().lines().find(|l| l.starts_with(&dev)).map(str::to_owned).expect("zram swap active");
+    assert!(
+        !before.contains(&format!("zram{index}")),
+        "memext reused an existing zram device"
+    );
+    let line = swaps()
+        .lines()
+        .find(|l| l.starts_with(&dev))
+        .map(str::to_owned)
+        .expect("zram swap active");
     assert!(line.trim_end().ends_with("90"), "{line}");
-    let algo = std::fs::read_to_string(format!("/sys/block/zram{index}/comp_algorithm")).expect("algo");
+    let algo =
+        std::fs::read_to_string(format!("/sys/block/zram{index}/comp_algorithm")).expect("algo");
     assert!(algo.contains("[lz4]"), "{algo}");
     let out = tiers.run(&["tiers", "down"]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     assert!(!swaps().contains(&dev));
     assert!(!Path::new(&format!("/sys/block/zram{index}")).exists());
 }
@@ -138,40 +198,80 @@ fn zram_tier_is_made_and_removed() {
 #[test]
 fn zram_with_an_unknown_algorithm_is_refused_and_leaves_nothing() {
     let _g = serial();
-    let tiers = TierSandbox::new("zram-bad", "[tiers.zram]\nsize = \"64MiB\"\nalgorithm = \"nosuchzip\"\n");
+    let tiers = TierSandbox::new(
+        "zram-bad",
+        "[tiers.zram]\nsize = \"64MiB\"\nalgorithm = \"nosuchzip\"\n",
+    );
     let before = std::fs::read_dir("/sys/block").expect("/sys/block").count();
     let out = tiers.run(&["tiers", "up"]);
     assert!(!out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("nosuchzip") && err.contains("lz4"), "{err}");
-    assert_eq!(std::fs::read_dir("/sys/block").expect("/sys/block").count(), before, "a zram device was left behind");
+    assert_eq!(
+        std::fs::read_dir("/sys/block").expect("/sys/block").count(),
+        before,
+        "a zram device was left behind"
+    );
 }
 
 #[test]
 fn zswap_settings_are_restored_by_down() {
     let _g = serial();
     let p = Path::new("/sys/module/zswap/parameters");
-    let read = |f: &str| std::fs::read_to_string(p.join(f)).expect("zswap param").trim().to_owned();
-    let (enabled, compressor, pool) = (read("enabled"), read("compressor"), read("max_pool_percent"));
+    let read = |f: &str| {
+        std::fs::read_to_string(p.join(f))
+            .expect("zswap param")
+            .trim()
+            .to_owned()
+    };
+    let (enabled, compressor, pool) = (
+        read("enabled"),
+        read("compressor"),
+        read("max_pool_percent"),
+    );
     let tiers = TierSandbox::new(
         "zswap",
         "[tiers.zswap]\ncompressor = \"lzo-rle\"\nmax_pool_percent = 13\n\n[[tiers.swapfile]]\npath = \"@DIR@/swap0\"\nsize = \"64MiB\"\n",
     );
     tiers.up();
-    assert_eq!((read("enabled").as_str(), read("compressor").as_str(), read("max_pool_percent").as_str()), ("Y", "lzo-rle", "13"));
+    assert_eq!(
+        (
+            read("enabled").as_str(),
+            read("compressor").as_str(),
+            read("max_pool_percent").as_str()
+        ),
+        ("Y", "lzo-rle", "13")
+    );
     let out = tiers.run(&["tiers", "down"]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    assert_eq!((read("enabled"), read("compressor"), read("max_pool_percent")), (enabled, compressor, pool));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        (
+            read("enabled"),
+            read("compressor"),
+            read("max_pool_percent")
+        ),
+        (enabled, compressor, pool)
+    );
 }
 
 #[test]
 fn swap_file_on_tmpfs_is_refused_with_one_line() {
     let _g = serial();
-    let tiers = TierSandbox::new("tmpfs", "[[tiers.swapfile]]\npath = \"/dev/shm/memext-e2e-never/swap\"\nsize = \"16MiB\"\n");
+    let tiers = TierSandbox::new(
+        "tmpfs",
+        "[[tiers.swapfile]]\npath = \"/dev/shm/memext-e2e-never/swap\"\nsize = \"16MiB\"\n",
+    );
     let out = tiers.run(&["tiers", "up"]);
     assert_eq!(out.status.code(), Some(1));
     let err = String::from_utf8_lossy(&out.stderr);
-    let lines: Vec<&str> = err.lines().filter(|l| l.starts_with("memext: error")).collect();
+    let lines: Vec<&str> = err
+        .lines()
+        .filter(|l| l.starts_with("memext: error"))
+        .collect();
     assert_eq!(lines.len(), 1, "{err}");
     assert!(lines[0].contains("tmpfs"), "{err}");
     assert!(!Path::new("/dev/shm/memext-e2e-never").exists());
@@ -193,12 +293,22 @@ fn real_cgroup_knobs_and_counters() {
     match h.version {
         Version::V1 => {
             assert_eq!(c.read_limit(LimitKnob::V1Limit).expect("limit"), Limit::Max);
-            c.write_limit(LimitKnob::V1Limit, Limit::Bytes(1 << 30)).expect("write limit");
-            assert_eq!(c.read_limit(LimitKnob::V1Limit).expect("limit"), Limit::Bytes(1 << 30));
-            c.write_limit(LimitKnob::V1MemswLimit, Limit::Bytes(2 << 30)).expect("write memsw");
-            assert_eq!(c.read_limit(LimitKnob::V1MemswLimit).expect("memsw"), Limit::Bytes(2 << 30));
-            c.write_limit(LimitKnob::V1MemswLimit, Limit::Max).expect("memsw max");
-            c.write_limit(LimitKnob::V1Limit, Limit::Max).expect("limit max");
+            c.write_limit(LimitKnob::V1Limit, Limit::Bytes(1 << 30))
+                .expect("write limit");
+            assert_eq!(
+                c.read_limit(LimitKnob::V1Limit).expect("limit"),
+                Limit::Bytes(1 << 30)
+            );
+            c.write_limit(LimitKnob::V1MemswLimit, Limit::Bytes(2 << 30))
+                .expect("write memsw");
+            assert_eq!(
+                c.read_limit(LimitKnob::V1MemswLimit).expect("memsw"),
+                Limit::Bytes(2 << 30)
+            );
+            c.write_limit(LimitKnob::V1MemswLimit, Limit::Max)
+                .expect("memsw max");
+            c.write_limit(LimitKnob::V1Limit, Limit::Max)
+                .expect("limit max");
             assert_eq!(c.read_limit(LimitKnob::V1Limit).expect("limit"), Limit::Max);
             c.set_swappiness(100).expect("swappiness");
             assert_eq!(c.swappiness().expect("swappiness"), Some(100));
@@ -206,9 +316,12 @@ fn real_cgroup_knobs_and_counters() {
             // refused by the kernel, and the error says which file of which cgroup.
             if swaps().lines().count() <= 1 {
                 c.set_swappiness(0).expect("swappiness 0");
-                let e = c.write_limit(LimitKnob::V1Limit, Limit::Bytes(4 << 20)).expect_err("below usage");
+                let e = c
+                    .write_limit(LimitKnob::V1Limit, Limit::Bytes(4 << 20))
+                    .expect_err("below usage");
                 assert!(e.to_string().contains("memory.limit_in_bytes"), "{e}");
-                c.write_limit(LimitKnob::V1Limit, Limit::Max).expect("limit max");
+                c.write_limit(LimitKnob::V1Limit, Limit::Max)
+                    .expect("limit max");
             }
         }
         Version::V2 => unreachable!("this host's memory controller is v1; v2 runs in the VM suite"),
@@ -220,7 +333,10 @@ fn real_cgroup_knobs_and_counters() {
     let cpu1 = c.cpu_usage().expect("cpu").expect("cpuacct present");
     assert!(cpu1 > cpu0, "cpu time did not grow: {cpu0:?} -> {cpu1:?}");
     let psi = c.memory_pressure().expect("psi");
-    assert!(psi.is_some(), "the hybrid host has PSI under /sys/fs/cgroup/unified");
+    assert!(
+        psi.is_some(),
+        "the hybrid host has PSI under /sys/fs/cgroup/unified"
+    );
     drop(t);
 }
 
@@ -234,12 +350,33 @@ fn status_shows_a_selected_context_with_its_memory() {
     t.alloc().expect("alloc");
     let dir = tempfile_dir("status");
     let cfg = dir.join("memext.toml");
-    std::fs::write(&cfg, format!("[[select]]\ncgroup = \"{}/*\"\nclass = \"extend\"\n", cg.parent)).expect("config");
-    let out = memext(&["--config", cfg.to_str().expect("utf-8"), "status", "--json", "--interval", "200ms"]);
+    std::fs::write(
+        &cfg,
+        format!(
+            "[[select]]\ncgroup = \"{}/*\"\nclass = \"extend\"\n",
+            cg.parent
+        ),
+    )
+    .expect("config");
+    let out = memext(&[
+        "--config",
+        cfg.to_str().expect("utf-8"),
+        "status",
+        "--json",
+        "--interval",
+        "200ms",
+    ]);
     std::fs::remove_dir_all(&dir).ok();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let json = String::from_utf8_lossy(&out.stdout);
-    let obj = json.split('{').find(|o| o.contains(&format!("\"cgroup\": \"{}\"", cg.path))).expect("context listed");
+    let obj = json
+        .split('{')
+        .find(|o| o.contains(&format!("\"cgroup\": \"{}\"", cg.path)))
+        .expect("context listed");
     assert!(obj.contains("\"class\": \"extend\""), "{obj}");
     assert!(obj.contains("\"runtime\": \"plain\""), "{obj}");
     assert!(obj.contains("\"pids\": 1,"), "{obj}");
@@ -249,12 +386,20 @@ fn status_shows_a_selected_context_with_its_memory() {
 }
 
 fn tempfile_dir(label: &str) -> PathBuf {
-    let d = PathBuf::from(format!("/var/tmp/memext-e2e-{}-{label}", std::process::id()));
+    let d = PathBuf::from(format!(
+        "/var/tmp/memext-e2e-{}-{label}",
+        std::process::id()
+    ));
     std::fs::create_dir_all(&d).expect("dir");
     d
 }
 
 fn field(obj: &str, name: &str) -> u64 {
     let at = obj.find(&format!("\"{name}\": ")).expect("field") + name.len() + 4;
-    obj[at..].chars().take_while(char::is_ascii_digit).collect::<String>().parse().expect("number")
+    obj[at..]
+        .chars()
+        .take_while(char::is_ascii_digit)
+        .collect::<String>()
+        .parse()
+        .expect("number")
 }

@@ -7,7 +7,10 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 fn workspace() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..").canonicalize().expect("workspace root")
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../..")
+        .canonicalize()
+        .expect("workspace root")
 }
 
 /// Builds the static binaries into target/static (a target dir of its own, so
@@ -18,7 +21,16 @@ fn static_bins(ws: &Path) -> (PathBuf, PathBuf) {
         .current_dir(ws)
         .env("RUSTFLAGS", "-C target-feature=+crt-static")
         .env("CARGO_TARGET_DIR", &target)
-        .args(["build", "--locked", "--target", "x86_64-unknown-linux-gnu", "-p", "memext", "-p", "memext-e2e"])
+        .args([
+            "build",
+            "--locked",
+            "--target",
+            "x86_64-unknown-linux-gnu",
+            "-p",
+            "memext",
+            "-p",
+            "memext-e2e",
+        ])
         .status()
         .expect("run cargo");
     assert!(status.success(), "static build failed");
@@ -28,7 +40,10 @@ fn static_bins(ws: &Path) -> (PathBuf, PathBuf) {
 
 #[test]
 fn v2_suite_passes_in_a_real_cgroup_v2_kernel() {
-    assert!(memext_e2e::is_root(), "the v2 VM suite needs root (apt-get for qemu, /dev/kvm)");
+    assert!(
+        memext_e2e::is_root(),
+        "the v2 VM suite needs root (apt-get for qemu, /dev/kvm)"
+    );
     let ws = workspace();
     let (memext, payload) = static_bins(&ws);
     let out = Command::new(ws.join("scripts/cgroup2-vm"))
@@ -41,7 +56,12 @@ fn v2_suite_passes_in_a_real_cgroup_v2_kernel() {
     let console = String::from_utf8_lossy(&out.stdout);
     let results: Vec<&str> = console
         .lines()
-        .filter(|l| l.starts_with("ok - ") || l.starts_with("FAIL - ") || l.starts_with("v2-suite:") || l.starts_with("vm:"))
+        .filter(|l| {
+            l.starts_with("ok - ")
+                || l.starts_with("FAIL - ")
+                || l.starts_with("v2-suite:")
+                || l.starts_with("vm:")
+        })
         .collect();
     eprintln!("{}", results.join("\n"));
     assert!(
@@ -51,6 +71,12 @@ fn v2_suite_passes_in_a_real_cgroup_v2_kernel() {
         console,
         String::from_utf8_lossy(&out.stderr)
     );
-    let closing = results.iter().find(|l| l.starts_with("v2-suite:")).expect("closing line");
-    assert!(closing.ends_with(" 0 failed") && !closing.contains(": 0 passed"), "{closing}");
+    let closing = results
+        .iter()
+        .find(|l| l.starts_with("v2-suite:"))
+        .expect("closing line");
+    assert!(
+        closing.ends_with(" 0 failed") && !closing.contains(": 0 passed"),
+        "{closing}"
+    );
 }

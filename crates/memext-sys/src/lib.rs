@@ -7,6 +7,11 @@
 //! can meet it reports [`Vanished`](pidfd::PidfdError::Vanished)-style variants
 //! that callers treat as "nothing to do", never as failures to log loudly.
 
+// Addresses and lengths of another process are u64 here and usize in the
+// kernel's structs; the two are the same width on every target memext builds for.
+#[cfg(not(target_pointer_width = "64"))]
+compile_error!("memext supports 64-bit Linux only");
+
 pub mod madvise;
 pub mod maps;
 pub mod pagemap;
@@ -19,6 +24,11 @@ pub type Pid = u32;
 /// The size of one base page on this machine, in bytes.
 pub fn page_size() -> u64 {
     rustix::param::page_size() as u64
+}
+
+/// The page size as a `usize`, for buffers of this process.
+pub fn page_bytes() -> usize {
+    rustix::param::page_size()
 }
 
 /// A half-open range of virtual addresses `[start, end)` in some process.

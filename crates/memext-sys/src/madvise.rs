@@ -102,10 +102,16 @@ pub fn advise(
                 out.calls += 1;
                 match e.raw_os_error() {
                     Some(libc::ESRCH) => {
-                        return Err(MadviseError::Vanished { pid: target.pid(), advice })
+                        return Err(MadviseError::Vanished {
+                            pid: target.pid(),
+                            advice,
+                        })
                     }
                     Some(libc::EPERM) => {
-                        return Err(MadviseError::NotPermitted { pid: target.pid(), advice })
+                        return Err(MadviseError::NotPermitted {
+                            pid: target.pid(),
+                            advice,
+                        })
                     }
                     // The first range of the batch is unmapped or unsuitable.
                     Some(libc::ENOMEM) | Some(libc::EINVAL) | Some(libc::EFAULT) => {
@@ -149,6 +155,7 @@ fn advise_batch(
         .map(|r| libc::iovec {
             // The address is in the target's address space; it is never
             // dereferenced here, only handed to the kernel.
+            #[allow(clippy::cast_possible_truncation)] // 64-bit only (lib.rs)
             iov_base: r.start as usize as *mut libc::c_void,
             iov_len: usize::try_from(r.len()).unwrap_or(usize::MAX),
         })

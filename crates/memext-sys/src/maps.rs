@@ -49,7 +49,10 @@ impl Mapping {
     pub fn is_private_anonymous(&self) -> bool {
         !self.shared
             && self.readable
-            && matches!(self.backing, Backing::Anonymous | Backing::Heap | Backing::Stack)
+            && matches!(
+                self.backing,
+                Backing::Anonymous | Backing::Heap | Backing::Stack
+            )
     }
 }
 
@@ -59,7 +62,10 @@ pub fn parse_maps(text: &str) -> Result<Vec<Mapping>, MapsError> {
         .enumerate()
         .filter(|(_, l)| !l.trim().is_empty())
         .map(|(i, l)| {
-            parse_line(l).ok_or_else(|| MapsError::Malformed { line: i + 1, text: l.to_owned() })
+            parse_line(l).ok_or_else(|| MapsError::Malformed {
+                line: i + 1,
+                text: l.to_owned(),
+            })
         })
         .collect()
 }
@@ -136,10 +142,19 @@ ffffffffff600000-ffffffffff601000 --xp 00000000 00:00 0                  [vsysca
     fn parses_every_kind_of_line() {
         let maps = parse_maps(SAMPLE).expect("valid sample");
         assert_eq!(maps.len(), 9);
-        assert_eq!(maps[0].backing, Backing::File("/usr/bin/redis-server".into()));
+        assert_eq!(
+            maps[0].backing,
+            Backing::File("/usr/bin/redis-server".into())
+        );
         assert_eq!(maps[0].inode, 1311243);
         assert_eq!(maps[1].backing, Backing::Heap);
-        assert_eq!(maps[2].range, AddrRange { start: 0x7f1c8a000000, end: 0x7f1c8e000000 });
+        assert_eq!(
+            maps[2].range,
+            AddrRange {
+                start: 0x7f1c8a000000,
+                end: 0x7f1c8e000000
+            }
+        );
         assert_eq!(maps[2].backing, Backing::Anonymous);
         assert!(maps[4].shared);
         assert_eq!(maps[5].backing, Backing::Anonymous);

@@ -129,7 +129,12 @@ impl Pagemap {
                 PagemapError::Open { pid, source: e }
             }
         })?;
-        Ok(Self { pid, file, backend, page: page_size() })
+        Ok(Self {
+            pid,
+            file,
+            backend,
+            page: page_size(),
+        })
     }
 
     /// The backend in use (after a fallback, `Pread`).
@@ -153,7 +158,11 @@ impl Pagemap {
         Ok(out)
     }
 
-    fn scan_into(&mut self, range: AddrRange, out: &mut Vec<PageRange>) -> Result<(), PagemapError> {
+    fn scan_into(
+        &mut self,
+        range: AddrRange,
+        out: &mut Vec<PageRange>,
+    ) -> Result<(), PagemapError> {
         if range.is_empty() {
             return Ok(());
         }
@@ -173,6 +182,7 @@ impl Pagemap {
         let mut entries = Vec::with_capacity(CHUNK);
         let mut addr = range.start;
         while addr < range.end {
+            #[allow(clippy::cast_possible_truncation)] // at most CHUNK
             let pages = ((range.end - addr) / self.page).min(CHUNK as u64) as usize;
             let want = &mut buf[..pages * 8];
             let mut got = 0;
@@ -183,13 +193,20 @@ impl Pagemap {
                     Ok(n) => got += n,
                     Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
                     Err(e) if vanished(&e) => return Err(PagemapError::Vanished { pid: self.pid }),
-                    Err(e) => return Err(PagemapError::Read { pid: self.pid, addr, source: e }),
+                    Err(e) => {
+                        return Err(PagemapError::Read {
+                            pid: self.pid,
+                            addr,
+                            source: e,
+                        })
+                    }
                 }
             }
             entries.clear();
             entries.extend(
-                want.chunks_exact(8)
-                    .map(|c| u64::from_ne_bytes(c.try_into().expect("chunks_exact(8) gives 8 bytes"))),
+                want.chunks_exact(8).map(|c| {
+                    u64::from_ne_bytes(c.try_into().expect("chunks_exact(8) gives 8 bytes"))
+                }),
             );
             coalesce_entries(addr, self.page, &entries, out);
             addr += pages as u64 * self.page;
@@ -231,7 +248,9 @@ impl Pagemap {
                         return Err(ScanIoctlError::Unsupported)
                     }
                     Some(libc::ESRCH) | Some(libc::ENOENT) => {
-                        return Err(ScanIoctlError::Other(PagemapError::Vanished { pid: self.pid }))
+                        return Err(ScanIoctlError::Other(PagemapError::Vanished {
+                            pid: self.pid,
+                        }))
                     }
                     _ => {
                         return Err(ScanIoctlError::Other(PagemapError::Read {
@@ -322,15 +341,26 @@ mod tests {
     #[test]
     fn coalesces_runs_and_breaks_on_holes_and_state_changes() {
         let p = 4096;
-        let e = [PM_PRESENT, PM_PRESENT, 0, PM_SWAPPED, PM_SWAPPED, PM_PRESENT];
+        let e = [
+            PM_PRESENT, PM_PRESENT, 0, PM_SWAPPED, PM_SWAPPED, PM_PRESENT,
+        ];
         let mut out = Vec::new();
         coalesce_entries(0x10000, p, &e, &mut out);
         assert_eq!(
             out,
             vec![
-                PageRange { range: AddrRange::new(0x10000, 0x12000), state: PageState::Resident },
-                PageRange { range: AddrRange::new(0x13000, 0x15000), state: PageState::Swapped },
-                PageRange { range: AddrRange::new(0x15000, 0x16000), state: PageState::Resident },
+                PageRange {
+                    range: AddrRange::new(0x10000, 0x12000),
+                    state: PageState::Resident
+                },
+                PageRange {
+                    range: AddrRange::new(0x13000, 0x15000),
+                    state: PageState::Swapped
+                },
+                PageRange {
+                    range: AddrRange::new(0x15000, 0x16000),
+                    state: PageState::Resident
+                },
             ]
         );
         // A second call continuing at the next page extends the last range.
@@ -343,7 +373,7 @@ mod tests {
     /// every other 4-page block touched.
     #[test]
     fn ioctl_and_pread_agree_on_own_memory() {
-        let page = page_size() as usize;
+        let page = crate::page_bytes();
         let len = 256 * page;
         let mut v = vec![0u8; len + page]; // calloc: untouched pages are absent
         let base = (v.as_ptr() as usize).div_ceil(page) * page;
@@ -375,6 +405,8 @@ mod tests {
         let mut pm = Pagemap::open(std::process::id()).expect("open");
         let ranges = pm.scan_mappings(&maps).expect("scan");
         assert!(Residency::of(&ranges).resident_pages > 0);
-        assert!(ranges.windows(2).all(|w| w[0].range.end <= w[1].range.start));
+        assert!(ranges
+            .windows(2)
+            .all(|w| w[0].range.end <= w[1].range.start));
     }
 }

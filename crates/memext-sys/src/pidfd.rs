@@ -37,7 +37,10 @@ impl ProcessHandle {
         match pidfd_open(rpid, PidfdFlags::empty()) {
             Ok(fd) => Ok(Self { pid, fd }),
             Err(rustix::io::Errno::SRCH) => Err(PidfdError::Vanished { pid }),
-            Err(e) => Err(PidfdError::Open { pid, source: e.into() }),
+            Err(e) => Err(PidfdError::Open {
+                pid,
+                source: e.into(),
+            }),
         }
     }
 
@@ -64,7 +67,9 @@ mod tests {
 
     #[test]
     fn exited_child_is_vanished() {
-        let mut child = std::process::Command::new("true").spawn().expect("spawn true");
+        let mut child = std::process::Command::new("true")
+            .spawn()
+            .expect("spawn true");
         let pid = child.id();
         child.wait().expect("wait for true");
         // The child is reaped, so its pid is free (and almost surely unused again).
@@ -77,6 +82,9 @@ mod tests {
 
     #[test]
     fn zero_pid_is_invalid() {
-        assert!(matches!(ProcessHandle::open(0), Err(PidfdError::InvalidPid { .. })));
+        assert!(matches!(
+            ProcessHandle::open(0),
+            Err(PidfdError::InvalidPid { .. })
+        ));
     }
 }

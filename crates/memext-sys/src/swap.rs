@@ -49,7 +49,10 @@ pub fn parse_swaps(text: &str) -> Result<Vec<SwapArea>, SwapError> {
         .skip(1)
         .filter(|(_, l)| !l.trim().is_empty())
         .map(|(i, l)| {
-            let bad = || SwapError::Malformed { line: i + 1, text: l.to_owned() };
+            let bad = || SwapError::Malformed {
+                line: i + 1,
+                text: l.to_owned(),
+            };
             let f: Vec<&str> = l.split_whitespace().collect();
             if f.len() != 5 {
                 return Err(bad());
@@ -71,7 +74,10 @@ fn unescape_octal(s: &str) -> String {
     let mut out = Vec::with_capacity(b.len());
     let mut i = 0;
     while i < b.len() {
-        if b[i] == b'\\' && i + 3 < b.len() && b[i + 1..i + 4].iter().all(|c| (b'0'..=b'7').contains(c)) {
+        if b[i] == b'\\'
+            && i + 3 < b.len()
+            && b[i + 1..i + 4].iter().all(|c| (b'0'..=b'7').contains(c))
+        {
             let v = (b[i + 1] - b'0') * 64 + (b[i + 2] - b'0') * 8 + (b[i + 3] - b'0');
             out.push(v);
             i += 4;
@@ -104,7 +110,10 @@ pub fn swap_on(path: &Path, priority: i32) -> Result<(), SwapError> {
     // SAFETY: `c` is a valid NUL-terminated path that outlives the call.
     let ret = unsafe { libc::swapon(c.as_ptr(), flags) };
     if ret != 0 {
-        return Err(SwapError::On { path: path.into(), source: std::io::Error::last_os_error() });
+        return Err(SwapError::On {
+            path: path.into(),
+            source: std::io::Error::last_os_error(),
+        });
     }
     Ok(())
 }
@@ -115,7 +124,10 @@ pub fn swap_off(path: &Path) -> Result<(), SwapError> {
     // SAFETY: `c` is a valid NUL-terminated path that outlives the call.
     let ret = unsafe { libc::swapoff(c.as_ptr()) };
     if ret != 0 {
-        return Err(SwapError::Off { path: path.into(), source: std::io::Error::last_os_error() });
+        return Err(SwapError::Off {
+            path: path.into(),
+            source: std::io::Error::last_os_error(),
+        });
     }
     Ok(())
 }
@@ -140,11 +152,16 @@ mod tests {
 
     #[test]
     fn empty_proc_swaps_has_no_areas() {
-        assert!(parse_swaps("Filename Type Size Used Priority\n").expect("valid").is_empty());
+        assert!(parse_swaps("Filename Type Size Used Priority\n")
+            .expect("valid")
+            .is_empty());
     }
 
     #[test]
     fn rejects_bad_priority_without_a_syscall() {
-        assert!(matches!(swap_on(Path::new("/nonexistent"), 40000), Err(SwapError::BadPriority { .. })));
+        assert!(matches!(
+            swap_on(Path::new("/nonexistent"), 40000),
+            Err(SwapError::BadPriority { .. })
+        ));
     }
 }

@@ -26,9 +26,18 @@ pub enum ConfigError {
         source: std::io::Error,
     },
     #[error("{path}:{line}:{column}: {message}")]
-    Syntax { path: PathBuf, line: usize, column: usize, message: String },
+    Syntax {
+        path: PathBuf,
+        line: usize,
+        column: usize,
+        message: String,
+    },
     #[error("{path}:{line}: {message}")]
-    Invalid { path: PathBuf, line: usize, message: String },
+    Invalid {
+        path: PathBuf,
+        line: usize,
+        message: String,
+    },
 }
 
 /// How memext treats a memory context.
@@ -65,16 +74,23 @@ impl TryFrom<String> for CgroupGlob {
     type Error = String;
     fn try_from(text: String) -> Result<Self, String> {
         if !text.starts_with('/') {
-            return Err(format!("cgroup pattern {text:?} can never match: cgroup paths start with /"));
+            return Err(format!(
+                "cgroup pattern {text:?} can never match: cgroup paths start with /"
+            ));
         }
         if text.split('/').any(|c| c == "..") {
-            return Err(format!("cgroup pattern {text:?} can never match: cgroup paths have no `..`"));
+            return Err(format!(
+                "cgroup pattern {text:?} can never match: cgroup paths have no `..`"
+            ));
         }
         let glob = GlobBuilder::new(&text)
             .literal_separator(true)
             .build()
             .map_err(|e| format!("cgroup pattern {text:?} is not a valid glob: {}", e.kind()))?;
-        Ok(Self { matcher: glob.compile_matcher(), text })
+        Ok(Self {
+            matcher: glob.compile_matcher(),
+            text,
+        })
     }
 }
 
@@ -90,12 +106,17 @@ impl TryFrom<String> for NameGlob {
     type Error = String;
     fn try_from(text: String) -> Result<Self, String> {
         if text.is_empty() || text.contains('/') {
-            return Err(format!("name pattern {text:?} can never match: names are non-empty and have no /"));
+            return Err(format!(
+                "name pattern {text:?} can never match: names are non-empty and have no /"
+            ));
         }
         let glob = GlobBuilder::new(&text)
             .build()
             .map_err(|e| format!("name pattern {text:?} is not a valid glob: {}", e.kind()))?;
-        Ok(Self { matcher: glob.compile_matcher(), text })
+        Ok(Self {
+            matcher: glob.compile_matcher(),
+            text,
+        })
     }
 }
 
@@ -107,8 +128,15 @@ pub struct IdPrefix(pub String);
 impl TryFrom<String> for IdPrefix {
     type Error = String;
     fn try_from(s: String) -> Result<Self, String> {
-        if s.is_empty() || s.len() > 64 || !s.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b)) {
-            return Err(format!("id {s:?} can never match: container ids are 1 to 64 lowercase hex digits"));
+        if s.is_empty()
+            || s.len() > 64
+            || !s
+                .bytes()
+                .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+        {
+            return Err(format!(
+                "id {s:?} can never match: container ids are 1 to 64 lowercase hex digits"
+            ));
         }
         Ok(IdPrefix(s))
     }
@@ -149,10 +177,17 @@ pub struct ContextFacts<'a> {
 
 impl Selector {
     pub fn matches(&self, c: &ContextFacts<'_>) -> bool {
-        self.cgroup.as_ref().is_none_or(|g| g.matcher.is_match(c.path.as_str()))
+        self.cgroup
+            .as_ref()
+            .is_none_or(|g| g.matcher.is_match(c.path.as_str()))
             && self.runtime.is_none_or(|r| r == c.identity.runtime)
-            && self.name.as_ref().is_none_or(|g| c.name.is_some_and(|n| g.matcher.is_match(n)))
-            && self.id.as_ref().is_none_or(|p| c.identity.runtime.is_container() && c.identity.id.starts_with(&p.0))
+            && self
+                .name
+                .as_ref()
+                .is_none_or(|g| c.name.is_some_and(|n| g.matcher.is_match(n)))
+            && self.id.as_ref().is_none_or(|p| {
+                c.identity.runtime.is_container() && c.identity.id.starts_with(&p.0)
+            })
     }
 
     /// The selector as one line, e.g. `cgroup=/docker/* name=redis* → critical`.
@@ -175,16 +210,21 @@ impl Selector {
 
     /// Why this selector can never match anything, if so.
     fn never_matches(&self) -> Option<String> {
-        if self.cgroup.is_none() && self.runtime.is_none() && self.name.is_none() && self.id.is_none() {
+        if self.cgroup.is_none()
+            && self.runtime.is_none()
+            && self.name.is_none()
+            && self.id.is_none()
+        {
             return Some("a selector needs at least one of cgroup, runtime, name, id (cgroup = \"/**\" selects every cgroup)".into());
         }
         match self.runtime {
-            Some(r) if !r.is_container() && self.id.is_some() => {
-                Some(format!("selector can never match: {r} cgroups have no container id"))
-            }
-            Some(Runtime::Plain) if self.name.is_some() => {
-                Some("selector can never match: plain cgroups have no name; select them by cgroup".into())
-            }
+            Some(r) if !r.is_container() && self.id.is_some() => Some(format!(
+                "selector can never match: {r} cgroups have no container id"
+            )),
+            Some(Runtime::Plain) if self.name.is_some() => Some(
+                "selector can never match: plain cgroups have no name; select them by cgroup"
+                    .into(),
+            ),
             _ => None,
         }
     }
@@ -255,7 +295,10 @@ fn default_state_dir() -> PathBuf {
 
 impl Default for HostConfig {
     fn default() -> Self {
-        Self { cgroup_root: default_cgroup_root(), state_dir: default_state_dir() }
+        Self {
+            cgroup_root: default_cgroup_root(),
+            state_dir: default_state_dir(),
+        }
     }
 }
 
@@ -278,7 +321,10 @@ fn default_podman_roots() -> Vec<PathBuf> {
 
 impl Default for RuntimePaths {
     fn default() -> Self {
-        Self { docker_roots: default_docker_roots(), podman_roots: default_podman_roots() }
+        Self {
+            docker_roots: default_docker_roots(),
+            podman_roots: default_podman_roots(),
+        }
     }
 }
 
@@ -400,7 +446,10 @@ impl Config {
     }
 
     pub fn load(path: &Path) -> Result<Self, ConfigError> {
-        let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read { path: path.into(), source })?;
+        let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
+            path: path.into(),
+            source,
+        })?;
         Self::parse(&text, path)
     }
 
@@ -408,7 +457,12 @@ impl Config {
     pub fn parse(text: &str, path: &Path) -> Result<Self, ConfigError> {
         let file: ConfigFile = toml::from_str(text).map_err(|e| {
             let (line, column) = e.span().map_or((1, 1), |s| line_col(text, s.start));
-            ConfigError::Syntax { path: path.into(), line, column, message: e.message().trim().to_owned() }
+            ConfigError::Syntax {
+                path: path.into(),
+                line,
+                column,
+                message: e.message().trim().to_owned(),
+            }
         })?;
         let invalid = |span: Range<usize>, message: String| ConfigError::Invalid {
             path: path.into(),
@@ -423,7 +477,10 @@ impl Config {
         if let Some(why) = validate_tiers(&file.tiers) {
             // toml cannot span a table built from dotted headers; point at the
             // first [tiers…] header instead.
-            let at = text.find("[tiers").or_else(|| text.find("tiers")).unwrap_or(0);
+            let at = text
+                .find("[tiers")
+                .or_else(|| text.find("tiers"))
+                .unwrap_or(0);
             return Err(invalid(at..at, why));
         }
         Ok(Self {
@@ -442,7 +499,9 @@ impl Config {
         self.selectors
             .iter()
             .position(|s| s.matches(c))
-            .map_or((Class::Ignore, None), |i| (self.selectors[i].class, Some(i)))
+            .map_or((Class::Ignore, None), |i| {
+                (self.selectors[i].class, Some(i))
+            })
     }
 
     pub fn params(&self, class: Class) -> Option<&ClassParams> {
@@ -461,7 +520,10 @@ fn validate_tiers(t: &TiersConfig) -> Option<String> {
             return Some("tiers.zram.size must be more than 0".into());
         }
         if !prio_ok(z.priority) {
-            return Some(format!("tiers.zram.priority {} is outside 0..=32767", z.priority));
+            return Some(format!(
+                "tiers.zram.priority {} is outside 0..=32767",
+                z.priority
+            ));
         }
         if t.zswap.is_some() {
             return Some("tiers.zswap in front of tiers.zram compresses every page twice; configure one of them".into());
@@ -469,18 +531,32 @@ fn validate_tiers(t: &TiersConfig) -> Option<String> {
     }
     if let Some(z) = &t.zswap {
         if z.max_pool_percent == 0 || z.max_pool_percent > 100 {
-            return Some(format!("tiers.zswap.max_pool_percent {} is outside 1..=100", z.max_pool_percent));
+            return Some(format!(
+                "tiers.zswap.max_pool_percent {} is outside 1..=100",
+                z.max_pool_percent
+            ));
         }
     }
     for f in &t.swapfile {
         if !f.path.is_absolute() {
-            return Some(format!("tiers.swapfile path {} must be absolute", f.path.display()));
+            return Some(format!(
+                "tiers.swapfile path {} must be absolute",
+                f.path.display()
+            ));
         }
         if f.size.0 < 1 << 20 {
-            return Some(format!("tiers.swapfile {} size {} is below the 1MiB minimum", f.path.display(), f.size));
+            return Some(format!(
+                "tiers.swapfile {} size {} is below the 1MiB minimum",
+                f.path.display(),
+                f.size
+            ));
         }
         if !prio_ok(f.priority) {
-            return Some(format!("tiers.swapfile {} priority {} is outside 0..=32767", f.path.display(), f.priority));
+            return Some(format!(
+                "tiers.swapfile {} priority {} is outside 0..=32767",
+                f.path.display(),
+                f.priority
+            ));
         }
     }
     let mut paths: Vec<&Path> = t.swapfile.iter().map(|f| f.path.as_path()).collect();
@@ -511,9 +587,8 @@ mod tests {
 
     fn err_line(text: &str) -> (usize, String) {
         match parse(text) {
-            Err(ConfigError::Syntax { line, message, .. }) | Err(ConfigError::Invalid { line, message, .. }) => {
-                (line, message)
-            }
+            Err(ConfigError::Syntax { line, message, .. })
+            | Err(ConfigError::Invalid { line, message, .. }) => (line, message),
             other => panic!("expected an error, got {other:?}"),
         }
     }
@@ -557,9 +632,15 @@ priority = 50
         assert_eq!(c.selectors.len(), 3);
         assert_eq!(c.extend.idle_after, Duration::from_secs(10));
         assert_eq!(c.extend.floor, ByteSize(64 << 20));
-        assert_eq!(c.extend.prefetch_bandwidth, Config::extend_defaults().prefetch_bandwidth);
+        assert_eq!(
+            c.extend.prefetch_bandwidth,
+            Config::extend_defaults().prefetch_bandwidth
+        );
         assert_eq!(c.critical, Config::critical_defaults());
-        assert_eq!(c.tiers.zram.as_ref().map(|z| z.size), Some(ByteSize(4 << 30)));
+        assert_eq!(
+            c.tiers.zram.as_ref().map(|z| z.size),
+            Some(ByteSize(4 << 30))
+        );
         assert_eq!(c.tiers.swapfile[0].priority, 50);
         assert_eq!(c.runtimes.docker_roots.len(), 2);
     }
@@ -567,25 +648,66 @@ priority = 50
     #[test]
     fn first_matching_selector_wins() {
         let c = parse(FULL).expect("valid");
-        let docker = Identity { runtime: Runtime::Docker, id: H.into(), pod: None };
+        let docker = Identity {
+            runtime: Runtime::Docker,
+            id: H.into(),
+            pod: None,
+        };
         let path = CgroupPath::parse(&format!("/docker/{H}")).expect("path");
-        let redis = ContextFacts { path: &path, identity: &docker, name: Some("redis-1") };
+        let redis = ContextFacts {
+            path: &path,
+            identity: &docker,
+            name: Some("redis-1"),
+        };
         assert_eq!(c.classify(&redis), (Class::Critical, Some(0)));
-        let noise = ContextFacts { name: Some("noise-3"), ..redis };
+        let noise = ContextFacts {
+            name: Some("noise-3"),
+            ..redis
+        };
         assert_eq!(c.classify(&noise), (Class::Extend, Some(2)));
-        let plain = Identity { runtime: Runtime::Plain, id: "/memext-demo/busy".into(), pod: None };
+        let plain = Identity {
+            runtime: Runtime::Plain,
+            id: "/memext-demo/busy".into(),
+            pod: None,
+        };
         let p2 = CgroupPath::parse("/memext-demo/busy").expect("path");
-        assert_eq!(c.classify(&ContextFacts { path: &p2, identity: &plain, name: None }), (Class::Extend, Some(1)));
+        assert_eq!(
+            c.classify(&ContextFacts {
+                path: &p2,
+                identity: &plain,
+                name: None
+            }),
+            (Class::Extend, Some(1))
+        );
         let p3 = CgroupPath::parse("/memext-demo/a/b").expect("path");
-        assert_eq!(c.classify(&ContextFacts { path: &p3, identity: &plain, name: None }), (Class::Ignore, None));
+        assert_eq!(
+            c.classify(&ContextFacts {
+                path: &p3,
+                identity: &plain,
+                name: None
+            }),
+            (Class::Ignore, None)
+        );
     }
 
     #[test]
     fn id_prefix_matches_containers_only() {
         let c = parse("[[select]]\nid = \"3f2a3f\"\nclass = \"critical\"\n").expect("valid");
         let path = CgroupPath::parse(&format!("/docker/{H}")).expect("path");
-        let docker = Identity { runtime: Runtime::Docker, id: H.into(), pod: None };
-        assert_eq!(c.classify(&ContextFacts { path: &path, identity: &docker, name: None }).0, Class::Critical);
+        let docker = Identity {
+            runtime: Runtime::Docker,
+            id: H.into(),
+            pod: None,
+        };
+        assert_eq!(
+            c.classify(&ContextFacts {
+                path: &path,
+                identity: &docker,
+                name: None
+            })
+            .0,
+            Class::Critical
+        );
     }
 
     #[test]
@@ -607,15 +729,39 @@ priority = 50
     #[test]
     fn selectors_that_can_never_match() {
         for (text, want) in [
-            ("[[select]]\ncgroup = \"docker/*\"\nclass = \"extend\"\n", "start with /"),
-            ("[[select]]\ncgroup = \"/a/../b\"\nclass = \"extend\"\n", ".."),
-            ("[[select]]\nid = \"XYZ\"\nclass = \"extend\"\n", "lowercase hex"),
-            ("[[select]]\nruntime = \"dokcer\"\nclass = \"extend\"\n", "unknown variant"),
-            ("[[select]]\nname = \"a/b\"\nclass = \"extend\"\n", "never match"),
-            ("[[select]]\nruntime = \"systemd\"\nid = \"ab\"\nclass = \"extend\"\n", "no container id"),
-            ("[[select]]\nruntime = \"plain\"\nname = \"x\"\nclass = \"extend\"\n", "no name"),
+            (
+                "[[select]]\ncgroup = \"docker/*\"\nclass = \"extend\"\n",
+                "start with /",
+            ),
+            (
+                "[[select]]\ncgroup = \"/a/../b\"\nclass = \"extend\"\n",
+                "..",
+            ),
+            (
+                "[[select]]\nid = \"XYZ\"\nclass = \"extend\"\n",
+                "lowercase hex",
+            ),
+            (
+                "[[select]]\nruntime = \"dokcer\"\nclass = \"extend\"\n",
+                "unknown variant",
+            ),
+            (
+                "[[select]]\nname = \"a/b\"\nclass = \"extend\"\n",
+                "never match",
+            ),
+            (
+                "[[select]]\nruntime = \"systemd\"\nid = \"ab\"\nclass = \"extend\"\n",
+                "no container id",
+            ),
+            (
+                "[[select]]\nruntime = \"plain\"\nname = \"x\"\nclass = \"extend\"\n",
+                "no name",
+            ),
             ("[[select]]\nclass = \"extend\"\n", "at least one"),
-            ("[[select]]\ncgroup = \"/a/[\"\nclass = \"extend\"\n", "not a valid glob"),
+            (
+                "[[select]]\ncgroup = \"/a/[\"\nclass = \"extend\"\n",
+                "not a valid glob",
+            ),
         ] {
             let (line, msg) = err_line(text);
             assert!(msg.contains(want), "{text}: {msg}");
@@ -637,7 +783,8 @@ priority = 50
 
     #[test]
     fn error_message_has_file_and_line() {
-        let e = parse("[[select]]\nclass = \"sometimes\"\ncgroup = \"/a\"\n").expect_err("bad class");
+        let e =
+            parse("[[select]]\nclass = \"sometimes\"\ncgroup = \"/a\"\n").expect_err("bad class");
         let s = e.to_string();
         assert!(s.starts_with("memext.toml:2:"), "{s}");
     }

@@ -41,18 +41,30 @@ pub fn discover(
     let mut out: Vec<MemoryContext> = Vec::new();
     let mut containers: Vec<CgroupPath> = Vec::new();
     for path in hierarchy.walk()? {
-        if path.components().next().is_some_and(|top| RESERVED.contains(&top)) {
+        if path
+            .components()
+            .next()
+            .is_some_and(|top| RESERVED.contains(&top))
+        {
             continue;
         }
         // A container's own sub-cgroups are part of it, not contexts of their own.
         if containers.iter().any(|c| path.starts_with(c)) {
             continue;
         }
-        let Some(identity) = identify(&path) else { continue };
+        let Some(identity) = identify(&path) else {
+            continue;
+        };
         let name = names.name(&identity);
-        let facts = ContextFacts { path: &path, identity: &identity, name: name.as_deref() };
+        let facts = ContextFacts {
+            path: &path,
+            identity: &identity,
+            name: name.as_deref(),
+        };
         let (class, selector) = config.classify(&facts);
-        let wanted = identity.runtime.is_container() || selector.is_some() || (opts.all && is_leafish(hierarchy, &path));
+        let wanted = identity.runtime.is_container()
+            || selector.is_some()
+            || (opts.all && is_leafish(hierarchy, &path));
         if identity.runtime.is_container() {
             containers.push(path.clone());
         }
@@ -61,7 +73,13 @@ pub fn discover(
             if !identity.runtime.is_container() {
                 containers.push(path.clone());
             }
-            out.push(MemoryContext { path, identity, name, class, selector });
+            out.push(MemoryContext {
+                path,
+                identity,
+                name,
+                class,
+                selector,
+            });
         }
     }
     Ok(out)
@@ -107,7 +125,11 @@ struct PodmanContainer {
 
 impl<'a> NameResolver<'a> {
     pub fn new(docker_roots: &'a [PathBuf], podman_roots: &'a [PathBuf]) -> Self {
-        Self { docker_roots, podman_roots, podman: None }
+        Self {
+            docker_roots,
+            podman_roots,
+            podman: None,
+        }
     }
 
     pub fn name(&mut self, identity: &Identity) -> Option<String> {
@@ -132,8 +154,14 @@ impl<'a> NameResolver<'a> {
         let map = self.podman.get_or_insert_with(|| {
             let mut m = HashMap::new();
             for root in roots {
-                let Some(text) = read_capped(&root.join("overlay-containers").join("containers.json")) else { continue };
-                let Ok(list) = serde_json::from_str::<Vec<PodmanContainer>>(&text) else { continue };
+                let Some(text) =
+                    read_capped(&root.join("overlay-containers").join("containers.json"))
+                else {
+                    continue;
+                };
+                let Ok(list) = serde_json::from_str::<Vec<PodmanContainer>>(&text) else {
+                    continue;
+                };
                 for c in list {
                     if let Some(n) = c.names.into_iter().next() {
                         m.insert(c.id, n);
@@ -151,17 +179,26 @@ mod tests {
     use super::*;
 
     fn fixture(v: &str) -> PathBuf {
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("../memext-cgroup/fixtures").join(v)
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../memext-cgroup/fixtures")
+            .join(v)
     }
 
     fn runtimes_of(ctxs: &[MemoryContext]) -> Vec<(String, Runtime)> {
-        ctxs.iter().map(|c| (c.path.to_string(), c.identity.runtime)).collect()
+        ctxs.iter()
+            .map(|c| (c.path.to_string(), c.identity.runtime))
+            .collect()
     }
 
     #[test]
     fn discovers_v1_containers_and_skips_reserved_and_structure() {
         let h = Hierarchy::probe(&fixture("v1")).expect("v1");
-        let ctxs = discover(&h, &Config::empty(Path::new("-")), DiscoverOptions::default()).expect("discover");
+        let ctxs = discover(
+            &h,
+            &Config::empty(Path::new("-")),
+            DiscoverOptions::default(),
+        )
+        .expect("discover");
         let got = runtimes_of(&ctxs);
         assert_eq!(got.len(), 5, "{got:?}");
         assert!(got.iter().all(|(p, _)| !p.starts_with("/process_api")));
@@ -176,30 +213,71 @@ mod tests {
     #[test]
     fn all_adds_units_and_plain_cgroups_with_processes() {
         let h = Hierarchy::probe(&fixture("v1")).expect("v1");
-        let ctxs = discover(&h, &Config::empty(Path::new("-")), DiscoverOptions { all: true }).expect("discover");
+        let ctxs = discover(
+            &h,
+            &Config::empty(Path::new("-")),
+            DiscoverOptions { all: true },
+        )
+        .expect("discover");
         let got = runtimes_of(&ctxs);
-        assert!(got.contains(&("/system.slice/redis-server.service".into(), Runtime::Systemd)), "{got:?}");
-        assert!(got.contains(&("/batch/job1".into(), Runtime::Plain)), "{got:?}");
-        assert!(!got.iter().any(|(p, _)| p == "/batch" || p == "/docker"), "{got:?}");
+        assert!(
+            got.contains(&(
+                "/system.slice/redis-server.service".into(),
+                Runtime::Systemd
+            )),
+            "{got:?}"
+        );
+        assert!(
+            got.contains(&("/batch/job1".into(), Runtime::Plain)),
+            "{got:?}"
+        );
+        assert!(
+            !got.iter().any(|(p, _)| p == "/batch" || p == "/docker"),
+            "{got:?}"
+        );
     }
 
     #[test]
     fn selected_plain_cgroup_becomes_a_context_with_its_class() {
         let h = Hierarchy::probe(&fixture("v1")).expect("v1");
-        let cfg = Config::parse("[[select]]\ncgroup = \"/batch/*\"\nclass = \"extend\"\n", Path::new("t")).expect("cfg");
+        let cfg = Config::parse(
+            "[[select]]\ncgroup = \"/batch/*\"\nclass = \"extend\"\n",
+            Path::new("t"),
+        )
+        .expect("cfg");
         let ctxs = discover(&h, &cfg, DiscoverOptions::default()).expect("discover");
-        let job = ctxs.iter().find(|c| c.path.as_str() == "/batch/job1").expect("job1 selected");
+        let job = ctxs
+            .iter()
+            .find(|c| c.path.as_str() == "/batch/job1")
+            .expect("job1 selected");
         assert_eq!((job.class, job.selector), (Class::Extend, Some(0)));
     }
 
     #[test]
     fn discovers_v2_layouts() {
         let h = Hierarchy::probe(&fixture("v2")).expect("v2");
-        let ctxs = discover(&h, &Config::empty(Path::new("-")), DiscoverOptions::default()).expect("discover");
+        let ctxs = discover(
+            &h,
+            &Config::empty(Path::new("-")),
+            DiscoverOptions::default(),
+        )
+        .expect("discover");
         let rt: Vec<Runtime> = ctxs.iter().map(|c| c.identity.runtime).collect();
-        assert_eq!(rt, vec![Runtime::Containerd, Runtime::CriO, Runtime::Podman, Runtime::Docker], "{ctxs:?}");
+        assert_eq!(
+            rt,
+            vec![
+                Runtime::Containerd,
+                Runtime::CriO,
+                Runtime::Podman,
+                Runtime::Docker
+            ],
+            "{ctxs:?}"
+        );
         let crio = &ctxs[1];
-        assert_eq!(crio.identity.pod.as_deref(), Some("5f0c9f7e-3b1d-4c55-9d5e-0123456789ab"));
+        assert_eq!(
+            crio.identity.pod.as_deref(),
+            Some("5f0c9f7e-3b1d-4c55-9d5e-0123456789ab")
+        );
     }
 
     #[test]
@@ -208,17 +286,35 @@ mod tests {
         let id = "a1".repeat(32);
         let cdir = d.path().join("docker/containers").join(&id);
         std::fs::create_dir_all(&cdir).expect("mkdir");
-        std::fs::write(cdir.join("config.v2.json"), r#"{"ID":"x","Name":"/redis-critical","State":{}}"#).expect("write");
+        std::fs::write(
+            cdir.join("config.v2.json"),
+            r#"{"ID":"x","Name":"/redis-critical","State":{}}"#,
+        )
+        .expect("write");
         let pdir = d.path().join("podman/overlay-containers");
         std::fs::create_dir_all(&pdir).expect("mkdir");
         let pid = "d4".repeat(32);
-        std::fs::write(pdir.join("containers.json"), format!(r#"[{{"id":"{pid}","names":["web"]}}]"#)).expect("write");
+        std::fs::write(
+            pdir.join("containers.json"),
+            format!(r#"[{{"id":"{pid}","names":["web"]}}]"#),
+        )
+        .expect("write");
         let droots = vec![d.path().join("docker")];
         let proots = vec![d.path().join("podman")];
         let mut r = NameResolver::new(&droots, &proots);
-        let ident = |runtime, id: &str| Identity { runtime, id: id.into(), pod: None };
-        assert_eq!(r.name(&ident(Runtime::Docker, &id)).as_deref(), Some("redis-critical"));
-        assert_eq!(r.name(&ident(Runtime::Podman, &pid)).as_deref(), Some("web"));
+        let ident = |runtime, id: &str| Identity {
+            runtime,
+            id: id.into(),
+            pod: None,
+        };
+        assert_eq!(
+            r.name(&ident(Runtime::Docker, &id)).as_deref(),
+            Some("redis-critical")
+        );
+        assert_eq!(
+            r.name(&ident(Runtime::Podman, &pid)).as_deref(),
+            Some("web")
+        );
         assert_eq!(r.name(&ident(Runtime::Docker, &"b2".repeat(32))), None);
         // An id that is not 64 hex is never turned into a path.
         assert_eq!(r.name(&ident(Runtime::Docker, "../../etc")), None);

@@ -6,7 +6,9 @@
 use memext_cgroup::CgroupPath;
 
 /// Who made a cgroup.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum Runtime {
     Docker,
@@ -56,12 +58,16 @@ pub struct Identity {
 }
 
 pub fn is_container_id(s: &str) -> bool {
-    s.len() == 64 && s.bytes().all(|b| b.is_ascii_hexdigit() && !b.is_ascii_uppercase())
+    s.len() == 64
+        && s.bytes()
+            .all(|b| b.is_ascii_hexdigit() && !b.is_ascii_uppercase())
 }
 
 /// `prefix<64hex>suffix` → the id.
 fn wrapped_id<'a>(name: &'a str, prefix: &str, suffix: &str) -> Option<&'a str> {
-    name.strip_prefix(prefix)?.strip_suffix(suffix).filter(|id| is_container_id(id))
+    name.strip_prefix(prefix)?
+        .strip_suffix(suffix)
+        .filter(|id| is_container_id(id))
 }
 
 /// The pod uid of a `pod<uid>` (cgroupfs) or `kubepods-<qos>-pod<uid>.slice`
@@ -91,7 +97,11 @@ pub fn identify(path: &CgroupPath) -> Option<Identity> {
     }
     let name = path.name();
     let container = |runtime, id: &str| {
-        Some(Identity { runtime, id: id.to_owned(), pod: pod_of(path) })
+        Some(Identity {
+            runtime,
+            id: id.to_owned(),
+            pod: pod_of(path),
+        })
     };
     if let Some(id) = wrapped_id(name, "docker-", ".scope") {
         return container(Runtime::Docker, id);
@@ -99,7 +109,9 @@ pub fn identify(path: &CgroupPath) -> Option<Identity> {
     if name.starts_with("libpod-conmon-") || name.starts_with("crio-conmon-") {
         return None;
     }
-    if let Some(id) = wrapped_id(name, "libpod-", ".scope").or_else(|| wrapped_id(name, "libpod-", "")) {
+    if let Some(id) =
+        wrapped_id(name, "libpod-", ".scope").or_else(|| wrapped_id(name, "libpod-", ""))
+    {
         return container(Runtime::Podman, id);
     }
     if let Some(id) = wrapped_id(name, "cri-containerd-", ".scope") {
@@ -110,20 +122,34 @@ pub fn identify(path: &CgroupPath) -> Option<Identity> {
     }
     if is_container_id(name) {
         // cgroupfs layouts: /docker/<id>, --cgroup-parent=/x/<id>, kubepods/…/pod<uid>/<id>
-        let runtime = if pod_of(path).is_some() { Runtime::Kubernetes } else { Runtime::Docker };
+        let runtime = if pod_of(path).is_some() {
+            Runtime::Kubernetes
+        } else {
+            Runtime::Docker
+        };
         return container(runtime, name);
     }
     if name.ends_with(".slice") {
         return None;
     }
     let comps: Vec<&str> = path.components().collect();
-    if comps.first().is_some_and(|c| c.starts_with("kubepods")) && (comps.len() <= 2 || pod_uid(name).is_some()) {
+    if comps.first().is_some_and(|c| c.starts_with("kubepods"))
+        && (comps.len() <= 2 || pod_uid(name).is_some())
+    {
         return None; // kubepods, kubepods/burstable, kubepods/burstable/pod<uid>
     }
     if name.ends_with(".service") || name.ends_with(".scope") {
-        return Some(Identity { runtime: Runtime::Systemd, id: name.to_owned(), pod: None });
+        return Some(Identity {
+            runtime: Runtime::Systemd,
+            id: name.to_owned(),
+            pod: None,
+        });
     }
-    Some(Identity { runtime: Runtime::Plain, id: path.as_str().to_owned(), pod: None })
+    Some(Identity {
+        runtime: Runtime::Plain,
+        id: path.as_str().to_owned(),
+        pod: None,
+    })
 }
 
 #[cfg(test)]
@@ -137,23 +163,38 @@ mod tests {
 
     #[test]
     fn docker_layouts() {
-        for p in [format!("/docker/{H}"), format!("/memext-demo/{H}"), format!("/system.slice/docker-{H}.scope")] {
+        for p in [
+            format!("/docker/{H}"),
+            format!("/memext-demo/{H}"),
+            format!("/system.slice/docker-{H}.scope"),
+        ] {
             let i = id(&p).unwrap_or_else(|| panic!("{p} not recognised"));
-            assert_eq!((i.runtime, i.id.as_str(), i.pod), (Runtime::Docker, H, None), "{p}");
+            assert_eq!(
+                (i.runtime, i.id.as_str(), i.pod),
+                (Runtime::Docker, H, None),
+                "{p}"
+            );
         }
     }
 
     #[test]
     fn podman_layouts_and_conmon() {
-        assert_eq!(id(&format!("/machine.slice/libpod-{H}.scope")).map(|i| i.runtime), Some(Runtime::Podman));
-        assert_eq!(id(&format!("/libpod_parent/libpod-{H}")).map(|i| i.runtime), Some(Runtime::Podman));
+        assert_eq!(
+            id(&format!("/machine.slice/libpod-{H}.scope")).map(|i| i.runtime),
+            Some(Runtime::Podman)
+        );
+        assert_eq!(
+            id(&format!("/libpod_parent/libpod-{H}")).map(|i| i.runtime),
+            Some(Runtime::Podman)
+        );
         assert_eq!(id(&format!("/machine.slice/libpod-conmon-{H}.scope")), None);
     }
 
     #[test]
     fn kubernetes_layouts() {
         let uid = "5f0c9f7e-3b1d-4c55-9d5e-0123456789ab";
-        let cgroupfs = id(&format!("/kubepods/burstable/pod{uid}/{H}")).expect("cgroupfs pod container");
+        let cgroupfs =
+            id(&format!("/kubepods/burstable/pod{uid}/{H}")).expect("cgroupfs pod container");
         assert_eq!(cgroupfs.runtime, Runtime::Kubernetes);
         assert_eq!(cgroupfs.pod.as_deref(), Some(uid));
         let sd = format!(
@@ -163,7 +204,10 @@ mod tests {
         let containerd = id(&format!("{sd}/cri-containerd-{H}.scope")).expect("containerd");
         assert_eq!(containerd.runtime, Runtime::Containerd);
         assert_eq!(containerd.pod.as_deref(), Some(uid));
-        assert_eq!(id(&format!("{sd}/crio-{H}.scope")).map(|i| i.runtime), Some(Runtime::CriO));
+        assert_eq!(
+            id(&format!("{sd}/crio-{H}.scope")).map(|i| i.runtime),
+            Some(Runtime::CriO)
+        );
         assert_eq!(id(&format!("{sd}/crio-conmon-{H}.scope")), None);
         assert_eq!(id(&sd), None);
         assert_eq!(id(&format!("/kubepods/burstable/pod{uid}")), None);
@@ -173,8 +217,14 @@ mod tests {
     #[test]
     fn systemd_and_plain() {
         let s = id("/system.slice/redis-server.service").expect("service");
-        assert_eq!((s.runtime, s.id.as_str()), (Runtime::Systemd, "redis-server.service"));
-        assert_eq!(id("/user.slice/user-1000.slice/session-2.scope").map(|i| i.runtime), Some(Runtime::Systemd));
+        assert_eq!(
+            (s.runtime, s.id.as_str()),
+            (Runtime::Systemd, "redis-server.service")
+        );
+        assert_eq!(
+            id("/user.slice/user-1000.slice/session-2.scope").map(|i| i.runtime),
+            Some(Runtime::Systemd)
+        );
         assert_eq!(id("/system.slice"), None);
         let p = id("/batch/job1").expect("plain");
         assert_eq!((p.runtime, p.id.as_str()), (Runtime::Plain, "/batch/job1"));
@@ -183,8 +233,17 @@ mod tests {
     #[test]
     fn near_misses_are_not_containers() {
         // 63 hex, uppercase hex, a non-hex char: not container ids.
-        assert_eq!(id(&format!("/docker/{}", &H[1..])).map(|i| i.runtime), Some(Runtime::Plain));
-        assert_eq!(id(&format!("/docker/{}", H.to_uppercase())).map(|i| i.runtime), Some(Runtime::Plain));
-        assert_eq!(id(&format!("/system.slice/docker-{}x.scope", &H[1..])).map(|i| i.runtime), Some(Runtime::Systemd));
+        assert_eq!(
+            id(&format!("/docker/{}", &H[1..])).map(|i| i.runtime),
+            Some(Runtime::Plain)
+        );
+        assert_eq!(
+            id(&format!("/docker/{}", H.to_uppercase())).map(|i| i.runtime),
+            Some(Runtime::Plain)
+        );
+        assert_eq!(
+            id(&format!("/system.slice/docker-{}x.scope", &H[1..])).map(|i| i.runtime),
+            Some(Runtime::Systemd)
+        );
     }
 }

@@ -101,7 +101,9 @@ fn require_root(what: &str) -> anyhow::Result<()> {
 fn run(cli: Cli) -> anyhow::Result<()> {
     match cli.command {
         Command::CheckConfig { file } => {
-            let path = file.or(cli.config).unwrap_or_else(|| PathBuf::from(config::DEFAULT_PATH));
+            let path = file
+                .or(cli.config)
+                .unwrap_or_else(|| PathBuf::from(config::DEFAULT_PATH));
             let c = Config::load(&path)?;
             println!("{}: ok", path.display());
             for (i, s) in c.selectors.iter().enumerate() {
@@ -122,9 +124,15 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             println!("  tiers: {}", describe_tiers(&c.tiers));
             Ok(())
         }
-        Command::Status { json, all, interval } => {
+        Command::Status {
+            json,
+            all,
+            interval,
+        } => {
             let cfg = load_config(cli.config.as_deref())?;
-            let root = cli.cgroup_root.unwrap_or_else(|| cfg.host.cgroup_root.clone());
+            let root = cli
+                .cgroup_root
+                .unwrap_or_else(|| cfg.host.cgroup_root.clone());
             if !root.is_dir() {
                 bail!("cgroup root {} does not exist", root.display());
             }
@@ -148,7 +156,10 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                 TiersAction::Up => {
                     require_root("memext tiers up")?;
                     if cfg.tiers == config::TiersConfig::default() {
-                        bail!("{} has no [tiers] section: nothing to set up", cfg.source.display());
+                        bail!(
+                            "{} has no [tiers] section: nothing to set up",
+                            cfg.source.display()
+                        );
                     }
                     tiers::up(&cfg.tiers, &store, &mut say).context("setting up tiers")?;
                     print_tiers(&tiers::status(&store)?, false)
@@ -172,7 +183,11 @@ fn describe_tiers(t: &config::TiersConfig) -> String {
     if let Some(z) = &t.zswap {
         parts.push(format!("zswap {}", z.compressor));
     }
-    parts.extend(t.swapfile.iter().map(|f| format!("swap file {} {}", f.path.display(), f.size)));
+    parts.extend(
+        t.swapfile
+            .iter()
+            .map(|f| format!("swap file {} {}", f.path.display(), f.size)),
+    );
     if parts.is_empty() {
         "none".into()
     } else {
@@ -185,7 +200,10 @@ fn print_tiers(reports: &[tiers::TierReport], json: bool) -> anyhow::Result<()> 
         println!("{}", serde_json::to_string_pretty(reports)?);
         return Ok(());
     }
-    println!("{:<6} {:<32} {:>9} {:>9} {:>10} {:>5}  MEMEXT", "KIND", "DEVICE", "SIZE", "USED", "COMPRESSED", "PRIO");
+    println!(
+        "{:<6} {:<32} {:>9} {:>9} {:>10} {:>5}  MEMEXT",
+        "KIND", "DEVICE", "SIZE", "USED", "COMPRESSED", "PRIO"
+    );
     for r in reports {
         println!(
             "{:<6} {:<32} {:>9} {:>9} {:>10} {:>5}  {}",

@@ -58,8 +58,16 @@ pub struct StatusRow {
 
 /// Builds a row from two samples of the same context.
 pub fn row(ctx: &MemoryContext, before: &Sample, after: &Sample) -> StatusRow {
-    let secs = after.at.saturating_duration_since(before.at).as_secs_f64().max(1e-3);
-    let majflt = after.memory.pgmajfault.saturating_sub(before.memory.pgmajfault) as f64 / secs;
+    let secs = after
+        .at
+        .saturating_duration_since(before.at)
+        .as_secs_f64()
+        .max(1e-3);
+    let majflt = after
+        .memory
+        .pgmajfault
+        .saturating_sub(before.memory.pgmajfault) as f64
+        / secs;
     let cpu = match (before.cpu, after.cpu) {
         (Some(a), Some(b)) => Some(b.saturating_sub(a).as_secs_f64() / secs * 100.0),
         _ => None,
@@ -81,12 +89,21 @@ pub fn row(ctx: &MemoryContext, before: &Sample, after: &Sample) -> StatusRow {
 }
 
 /// Samples every context twice, `interval` apart.
-pub fn collect(h: &Hierarchy, ctxs: &[MemoryContext], interval: Duration) -> Result<Vec<StatusRow>, CgroupError> {
-    let first: Vec<Option<Sample>> = ctxs.iter().map(|c| sample(h, c)).collect::<Result<_, _>>()?;
+pub fn collect(
+    h: &Hierarchy,
+    ctxs: &[MemoryContext],
+    interval: Duration,
+) -> Result<Vec<StatusRow>, CgroupError> {
+    let first: Vec<Option<Sample>> = ctxs
+        .iter()
+        .map(|c| sample(h, c))
+        .collect::<Result<_, _>>()?;
     std::thread::sleep(interval);
     let mut rows = Vec::new();
     for (ctx, before) in ctxs.iter().zip(first) {
-        let (Some(before), Some(after)) = (before, sample(h, ctx)?) else { continue };
+        let (Some(before), Some(after)) = (before, sample(h, ctx)?) else {
+            continue;
+        };
         rows.push(row(ctx, &before, &after));
     }
     Ok(rows)
@@ -94,7 +111,10 @@ pub fn collect(h: &Hierarchy, ctxs: &[MemoryContext], interval: Duration) -> Res
 
 /// Renders rows as an aligned table.
 pub fn render_table(rows: &[StatusRow]) -> String {
-    let header = ["ID", "RUNTIME", "NAME", "CLASS", "PIDS", "RESIDENT", "SWAPPED", "MAJFLT/s", "CPU%", "PSI-MEM"];
+    let header = [
+        "ID", "RUNTIME", "NAME", "CLASS", "PIDS", "RESIDENT", "SWAPPED", "MAJFLT/s", "CPU%",
+        "PSI-MEM",
+    ];
     let cells: Vec<[String; 10]> = rows
         .iter()
         .map(|r| {
@@ -113,7 +133,8 @@ pub fn render_table(rows: &[StatusRow]) -> String {
                 human_bytes(r.swapped_bytes),
                 format!("{:.1}", r.major_faults_per_s),
                 r.cpu_percent.map_or("-".into(), |c| format!("{c:.1}")),
-                r.memory_pressure_some_avg10.map_or("-".into(), |p| format!("{p:.2}")),
+                r.memory_pressure_some_avg10
+                    .map_or("-".into(), |p| format!("{p:.2}")),
             ]
         })
         .collect();
@@ -154,7 +175,11 @@ mod tests {
     fn ctx() -> MemoryContext {
         MemoryContext {
             path: CgroupPath::parse(&format!("/docker/{}", "ab".repeat(32))).expect("path"),
-            identity: Identity { runtime: Runtime::Docker, id: "ab".repeat(32), pod: None },
+            identity: Identity {
+                runtime: Runtime::Docker,
+                id: "ab".repeat(32),
+                pod: None,
+            },
             name: Some("redis".into()),
             class: Class::Critical,
             selector: Some(0),
@@ -165,7 +190,13 @@ mod tests {
         Sample {
             at,
             pids: 3,
-            memory: MemoryStats { anon_bytes: 100 << 20, file_bytes: 28 << 20, swap_bytes: 1 << 30, pgmajfault: majflt, ..Default::default() },
+            memory: MemoryStats {
+                anon_bytes: 100 << 20,
+                file_bytes: 28 << 20,
+                swap_bytes: 1 << 30,
+                pgmajfault: majflt,
+                ..Default::default()
+            },
             cpu: Some(Duration::from_millis(cpu_ms)),
             pressure: None,
         }
@@ -174,7 +205,11 @@ mod tests {
     #[test]
     fn rates_over_the_interval() {
         let t0 = Instant::now();
-        let r = row(&ctx(), &sample_at(t0, 100, 1000), &sample_at(t0 + Duration::from_secs(2), 300, 2000));
+        let r = row(
+            &ctx(),
+            &sample_at(t0, 100, 1000),
+            &sample_at(t0 + Duration::from_secs(2), 300, 2000),
+        );
         assert!((r.major_faults_per_s - 100.0).abs() < 1e-9);
         assert!((r.cpu_percent.expect("cpu") - 50.0).abs() < 1e-9);
         assert_eq!(r.resident_bytes, 128 << 20);
@@ -185,7 +220,11 @@ mod tests {
     #[test]
     fn counter_reset_does_not_underflow() {
         let t0 = Instant::now();
-        let r = row(&ctx(), &sample_at(t0, 300, 2000), &sample_at(t0 + Duration::from_secs(1), 10, 10));
+        let r = row(
+            &ctx(),
+            &sample_at(t0, 300, 2000),
+            &sample_at(t0 + Duration::from_secs(1), 10, 10),
+        );
         assert_eq!(r.major_faults_per_s, 0.0);
         assert_eq!(r.cpu_percent, Some(0.0));
     }
@@ -193,8 +232,19 @@ mod tests {
     #[test]
     fn table_is_aligned() {
         let t0 = Instant::now();
-        let r = row(&ctx(), &sample_at(t0, 0, 0), &sample_at(t0 + Duration::from_secs(1), 5, 250));
-        let t = render_table(&[r.clone(), StatusRow { name: None, pids: 12345, ..r }]);
+        let r = row(
+            &ctx(),
+            &sample_at(t0, 0, 0),
+            &sample_at(t0 + Duration::from_secs(1), 5, 250),
+        );
+        let t = render_table(&[
+            r.clone(),
+            StatusRow {
+                name: None,
+                pids: 12345,
+                ..r
+            },
+        ]);
         let lines: Vec<&str> = t.lines().collect();
         assert_eq!(lines.len(), 3);
         assert!(lines[0].starts_with("ID "));

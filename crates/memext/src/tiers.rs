@@ -12,16 +12,24 @@ use crate::config::{SwapFileConfig, TiersConfig, ZramConfig, ZswapConfig};
 
 #[derive(Debug, thiserror::Error)]
 pub enum TierError {
-    #[error("swap file {path} would be on {fs}, which cannot hold swap; put it on a disk file system")]
+    #[error(
+        "swap file {path} would be on {fs}, which cannot hold swap; put it on a disk file system"
+    )]
     BadFilesystem { path: PathBuf, fs: &'static str },
     #[error("swap file {path} needs {need} bytes but only {free} are free on its file system")]
     NoSpace { path: PathBuf, need: u64, free: u64 },
     #[error("{path} already exists and memext did not make it; remove it or choose another path")]
     Exists { path: PathBuf },
     #[error("the kernel's zram lacks compression algorithm {algorithm:?} (it has: {available})")]
-    ZramAlgorithm { algorithm: String, available: String },
+    ZramAlgorithm {
+        algorithm: String,
+        available: String,
+    },
     #[error("the kernel lacks zswap compressor {compressor:?} (known compressors: {available})")]
-    ZswapCompressor { compressor: String, available: String },
+    ZswapCompressor {
+        compressor: String,
+        available: String,
+    },
     #[error("this kernel has no {what}")]
     Missing { what: &'static str },
     #[error("{op} {path} failed")]
@@ -44,7 +52,11 @@ pub enum TierError {
 }
 
 fn io<'a>(op: &'static str, path: &'a Path) -> impl FnOnce(std::io::Error) -> TierError + 'a {
-    move |source| TierError::Io { op, path: path.into(), source }
+    move |source| TierError::Io {
+        op,
+        path: path.into(),
+        source,
+    }
 }
 
 /// What memext made, kept in `STATE_DIR/tiers.json`.
@@ -108,7 +120,9 @@ pub fn plan_up(cfg: &TiersConfig, state: &TierState, active: &[SwapArea]) -> Vec
 
 /// Pure: the algorithms a zram `comp_algorithm` file lists (`[lzo-rle] lzo lz4`).
 pub fn parse_algorithms(text: &str) -> Vec<String> {
-    text.split_whitespace().map(|w| w.trim_matches(|c| c == '[' || c == ']').to_owned()).collect()
+    text.split_whitespace()
+        .map(|w| w.trim_matches(|c| c == '[' || c == ']').to_owned())
+        .collect()
 }
 
 /// Pure: the names of compression algorithms in /proc/crypto.
@@ -116,7 +130,9 @@ pub fn crypto_compressors(proc_crypto: &str) -> Vec<String> {
     let mut out = Vec::new();
     let mut name = None;
     for line in proc_crypto.lines() {
-        let Some((k, v)) = line.split_once(':') else { continue };
+        let Some((k, v)) = line.split_once(':') else {
+            continue;
+        };
         match k.trim() {
             "name" => name = Some(v.trim().to_owned()),
             "type" if matches!(v.trim(), "compression" | "scomp" | "acomp") => {
@@ -153,12 +169,17 @@ pub struct StateFile {
 
 impl StateFile {
     pub fn new(state_dir: &Path) -> Self {
-        Self { path: state_dir.join("tiers.json") }
+        Self {
+            path: state_dir.join("tiers.json"),
+        }
     }
 
     pub fn load(&self) -> Result<TierState, TierError> {
         match std::fs::read_to_string(&self.path) {
-            Ok(t) => serde_json::from_str(&t).map_err(|source| TierError::State { path: self.path.clone(), source }),
+            Ok(t) => serde_json::from_str(&t).map_err(|source| TierError::State {
+                path: self.path.clone(),
+                source,
+            }),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(TierState::default()),
             Err(e) => Err(io("read", &self.path)(e)),
         }
@@ -192,7 +213,9 @@ fn write_sys(path: &Path, value: &str) -> Result<(), TierError> {
 }
 
 fn read_sys(path: &Path) -> Result<String, TierError> {
-    std::fs::read_to_string(path).map(|s| s.trim().to_owned()).map_err(io("read", path))
+    std::fs::read_to_string(path)
+        .map(|s| s.trim().to_owned())
+        .map_err(io("read", path))
 }
 
 fn mkswap(path: &Path) -> Result<(), TierError> {
@@ -201,26 +224,44 @@ fn mkswap(path: &Path) -> Result<(), TierError> {
         .output()
         .map_err(io("run mkswap on", path))?;
     if !out.status.success() {
-        return Err(TierError::Mkswap { path: path.into(), stderr: String::from_utf8_lossy(&out.stderr).trim().into() });
+        return Err(TierError::Mkswap {
+            path: path.into(),
+            stderr: String::from_utf8_lossy(&out.stderr).trim().into(),
+        });
     }
     Ok(())
 }
 
 /// Brings every configured tier up; what is already up is left as it is.
-pub fn up(cfg: &TiersConfig, store: &StateFile, progress: &mut dyn FnMut(&str)) -> Result<TierState, TierError> {
+pub fn up(
+    cfg: &TiersConfig,
+    store: &StateFile,
+    progress: &mut dyn FnMut(&str),
+) -> Result<TierState, TierError> {
     let mut state = store.load()?;
     for action in plan_up(cfg, &state, &active_swaps()?) {
         match action {
             TierAction::MakeZram(z) => {
-                progress(&format!("zram: {} {} at priority {}", z.size, z.algorithm, z.priority));
+                progress(&format!(
+                    "zram: {} {} at priority {}",
+                    z.size, z.algorithm, z.priority
+                ));
                 make_zram(&z, &mut state, store)?;
             }
             TierAction::ConfigureZswap(z) => {
-                progress(&format!("zswap: {} up to {}% of RAM", z.compressor, z.max_pool_percent));
+                progress(&format!(
+                    "zswap: {} up to {}% of RAM",
+                    z.compressor, z.max_pool_percent
+                ));
                 configure_zswap(&z, &mut state, store)?;
             }
             TierAction::MakeSwapFile(f) => {
-                progress(&format!("swap file: {} {} at priority {}", f.path.display(), f.size, f.priority));
+                progress(&format!(
+                    "swap file: {} {} at priority {}",
+                    f.path.display(),
+                    f.size,
+                    f.priority
+                ));
                 make_swapfile(&f, &mut state, store)?;
             }
         }
@@ -231,7 +272,9 @@ pub fn up(cfg: &TiersConfig, store: &StateFile, progress: &mut dyn FnMut(&str)) 
 fn make_zram(z: &ZramConfig, state: &mut TierState, store: &StateFile) -> Result<(), TierError> {
     let control = Path::new(ZRAM_CONTROL);
     if !control.exists() {
-        return Err(TierError::Missing { what: "zram (no /sys/class/zram-control)" });
+        return Err(TierError::Missing {
+            what: "zram (no /sys/class/zram-control)",
+        });
     }
     // A device of ours from an earlier run that is no longer active: start over.
     if let Some(old) = state.zram.take() {
@@ -242,13 +285,19 @@ fn make_zram(z: &ZramConfig, state: &mut TierState, store: &StateFile) -> Result
     let index: u32 = read_sys(&hot_add)?
         .parse()
         .map_err(|_| io("parse", &hot_add)(std::io::Error::other("not a device number")))?;
-    state.zram = Some(ZramMade { index, priority: z.priority });
+    state.zram = Some(ZramMade {
+        index,
+        priority: z.priority,
+    });
     store.save(state)?;
     let result = (|| {
         let block = PathBuf::from(format!("/sys/block/zram{index}"));
         let available = parse_algorithms(&read_sys(&block.join("comp_algorithm"))?);
         if !available.contains(&z.algorithm) {
-            return Err(TierError::ZramAlgorithm { algorithm: z.algorithm.clone(), available: available.join(" ") });
+            return Err(TierError::ZramAlgorithm {
+                algorithm: z.algorithm.clone(),
+                available: available.join(" "),
+            });
         }
         write_sys(&block.join("comp_algorithm"), &z.algorithm)?;
         write_sys(&block.join("disksize"), &z.size.0.to_string())?;
@@ -275,19 +324,29 @@ fn remove_zram(z: &ZramMade) -> Result<(), TierError> {
     let block = PathBuf::from(format!("/sys/block/zram{}", z.index));
     if block.exists() {
         write_sys(&block.join("reset"), "1")?;
-        write_sys(&Path::new(ZRAM_CONTROL).join("hot_remove"), &z.index.to_string())?;
+        write_sys(
+            &Path::new(ZRAM_CONTROL).join("hot_remove"),
+            &z.index.to_string(),
+        )?;
     }
     Ok(())
 }
 
-fn configure_zswap(z: &ZswapConfig, state: &mut TierState, store: &StateFile) -> Result<(), TierError> {
+fn configure_zswap(
+    z: &ZswapConfig,
+    state: &mut TierState,
+    store: &StateFile,
+) -> Result<(), TierError> {
     let dir = Path::new(ZSWAP);
     if !dir.exists() {
         return Err(TierError::Missing { what: "zswap" });
     }
     let known = crypto_compressors(&std::fs::read_to_string("/proc/crypto").unwrap_or_default());
     if !known.contains(&z.compressor) {
-        return Err(TierError::ZswapCompressor { compressor: z.compressor.clone(), available: known.join(" ") });
+        return Err(TierError::ZswapCompressor {
+            compressor: z.compressor.clone(),
+            available: known.join(" "),
+        });
     }
     if state.zswap.is_none() {
         state.zswap = Some(ZswapSaved {
@@ -298,28 +357,53 @@ fn configure_zswap(z: &ZswapConfig, state: &mut TierState, store: &StateFile) ->
         store.save(state)?;
     }
     write_sys(&dir.join("compressor"), &z.compressor)?;
-    write_sys(&dir.join("max_pool_percent"), &z.max_pool_percent.to_string())?;
+    write_sys(
+        &dir.join("max_pool_percent"),
+        &z.max_pool_percent.to_string(),
+    )?;
     write_sys(&dir.join("enabled"), "Y")
 }
 
-fn make_swapfile(f: &SwapFileConfig, state: &mut TierState, store: &StateFile) -> Result<(), TierError> {
-    let dir = f.path.parent().ok_or_else(|| TierError::Exists { path: f.path.clone() })?;
+fn make_swapfile(
+    f: &SwapFileConfig,
+    state: &mut TierState,
+    store: &StateFile,
+) -> Result<(), TierError> {
+    let dir = f.path.parent().ok_or_else(|| TierError::Exists {
+        path: f.path.clone(),
+    })?;
     // Check the file system the file would land on before creating anything.
-    let probe = dir.ancestors().find(|a| a.exists()).unwrap_or(Path::new("/"));
+    let probe = dir
+        .ancestors()
+        .find(|a| a.exists())
+        .unwrap_or(Path::new("/"));
     let fs = rustix::fs::statfs(probe).map_err(|e| io("statfs", probe)(e.into()))?;
     #[allow(clippy::unnecessary_cast)] // f_type's width differs between libcs
     if let Some(name) = unsuitable_fs(fs.f_type as i64) {
-        return Err(TierError::BadFilesystem { path: f.path.clone(), fs: name });
+        return Err(TierError::BadFilesystem {
+            path: f.path.clone(),
+            fs: name,
+        });
     }
     let ours = state.swapfiles.contains(&f.path);
     if f.path.exists() && !ours {
-        return Err(TierError::Exists { path: f.path.clone() });
+        return Err(TierError::Exists {
+            path: f.path.clone(),
+        });
     }
     let vfs = rustix::fs::statvfs(probe).map_err(|e| io("statvfs", probe)(e.into()))?;
-    let held = if ours { std::fs::metadata(&f.path).map(|m| m.len()).unwrap_or(0) } else { 0 };
+    let held = if ours {
+        std::fs::metadata(&f.path).map(|m| m.len()).unwrap_or(0)
+    } else {
+        0
+    };
     let free = vfs.f_bavail.saturating_mul(vfs.f_frsize) + held;
     if f.size.0 > free {
-        return Err(TierError::NoSpace { path: f.path.clone(), need: f.size.0, free });
+        return Err(TierError::NoSpace {
+            path: f.path.clone(),
+            need: f.size.0,
+            free,
+        });
     }
     std::fs::create_dir_all(dir).map_err(io("create", dir))?;
     if !ours {
@@ -366,7 +450,9 @@ pub fn down(store: &StateFile, progress: &mut dyn FnMut(&str)) -> Result<(), Tie
             swap_off(&path)?;
         }
         match std::fs::remove_file(&path) {
-            Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(io("remove", &path)(e)),
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                return Err(io("remove", &path)(e))
+            }
             _ => {}
         }
         store.save(&state)?;
@@ -377,7 +463,10 @@ pub fn down(store: &StateFile, progress: &mut dyn FnMut(&str)) -> Result<(), Tie
         store.save(&state)?;
     }
     if let Some(saved) = state.zswap.take() {
-        progress(&format!("zswap: restored enabled={} compressor={}", saved.enabled, saved.compressor));
+        progress(&format!(
+            "zswap: restored enabled={} compressor={}",
+            saved.enabled, saved.compressor
+        ));
         let dir = Path::new(ZSWAP);
         write_sys(&dir.join("compressor"), &saved.compressor)?;
         write_sys(&dir.join("max_pool_percent"), &saved.max_pool_percent)?;
@@ -406,13 +495,19 @@ pub fn status(store: &StateFile) -> Result<Vec<TierReport>, TierError> {
     let mut out = Vec::new();
     for a in active_swaps()? {
         let name = a.path.to_string_lossy().into_owned();
-        let zram_index = name.strip_prefix("/dev/zram").and_then(|i| i.parse::<u32>().ok());
+        let zram_index = name
+            .strip_prefix("/dev/zram")
+            .and_then(|i| i.parse::<u32>().ok());
         let compressed = zram_index.and_then(|i| {
             let mm = std::fs::read_to_string(format!("/sys/block/zram{i}/mm_stat")).ok()?;
             mm.split_whitespace().nth(1)?.parse().ok()
         });
         out.push(TierReport {
-            kind: if zram_index.is_some() { "zram".into() } else { a.kind.clone() },
+            kind: if zram_index.is_some() {
+                "zram".into()
+            } else {
+                a.kind.clone()
+            },
             made_by_memext: state.swapfiles.contains(&a.path)
                 || state.zram.as_ref().is_some_and(|z| z.device() == a.path),
             path: name,
@@ -446,14 +541,28 @@ mod tests {
     use crate::units::ByteSize;
 
     fn area(p: &str) -> SwapArea {
-        SwapArea { path: p.into(), kind: "file".into(), size_bytes: 1, used_bytes: 0, priority: 1 }
+        SwapArea {
+            path: p.into(),
+            kind: "file".into(),
+            size_bytes: 1,
+            used_bytes: 0,
+            priority: 1,
+        }
     }
 
     fn cfg() -> TiersConfig {
         TiersConfig {
-            zram: Some(ZramConfig { size: ByteSize(1 << 30), algorithm: "lz4".into(), priority: 100 }),
+            zram: Some(ZramConfig {
+                size: ByteSize(1 << 30),
+                algorithm: "lz4".into(),
+                priority: 100,
+            }),
             zswap: None,
-            swapfile: vec![SwapFileConfig { path: "/var/lib/memext/swap0".into(), size: ByteSize(1 << 30), priority: 50 }],
+            swapfile: vec![SwapFileConfig {
+                path: "/var/lib/memext/swap0".into(),
+                size: ByteSize(1 << 30),
+                priority: 50,
+            }],
         }
     }
 
@@ -468,20 +577,37 @@ mod tests {
     #[test]
     fn plan_is_idempotent_once_up() {
         let state = TierState {
-            zram: Some(ZramMade { index: 3, priority: 100 }),
+            zram: Some(ZramMade {
+                index: 3,
+                priority: 100,
+            }),
             zswap: None,
             swapfiles: vec!["/var/lib/memext/swap0".into()],
         };
         let active = [area("/dev/zram3"), area("/var/lib/memext/swap0")];
         assert!(plan_up(&cfg(), &state, &active).is_empty());
         // Someone else's zram0 does not count as ours.
-        let state2 = TierState { zram: None, ..state };
-        assert_eq!(plan_up(&cfg(), &state2, &[area("/dev/zram0"), area("/var/lib/memext/swap0")]).len(), 1);
+        let state2 = TierState {
+            zram: None,
+            ..state
+        };
+        assert_eq!(
+            plan_up(
+                &cfg(),
+                &state2,
+                &[area("/dev/zram0"), area("/var/lib/memext/swap0")]
+            )
+            .len(),
+            1
+        );
     }
 
     #[test]
     fn parses_zram_algorithms() {
-        assert_eq!(parse_algorithms("[lzo-rle] lzo lz4 zstd\n"), vec!["lzo-rle", "lzo", "lz4", "zstd"]);
+        assert_eq!(
+            parse_algorithms("[lzo-rle] lzo lz4 zstd\n"),
+            vec!["lzo-rle", "lzo", "lz4", "zstd"]
+        );
     }
 
     #[test]
@@ -500,15 +626,30 @@ mod tests {
     }
 
     fn swapfile_cfg(path: &Path, size: u64) -> TiersConfig {
-        TiersConfig { swapfile: vec![SwapFileConfig { path: path.into(), size: ByteSize(size), priority: 5 }], ..Default::default() }
+        TiersConfig {
+            swapfile: vec![SwapFileConfig {
+                path: path.into(),
+                size: ByteSize(size),
+                priority: 5,
+            }],
+            ..Default::default()
+        }
     }
 
     #[test]
     fn refuses_a_swap_file_on_tmpfs_before_making_anything() {
         let state = tempfile::tempdir().expect("tempdir");
         let target = Path::new("/dev/shm/memext-unit-never-made/swap");
-        let err = up(&swapfile_cfg(target, 1 << 20), &StateFile::new(state.path()), &mut |_| {}).expect_err("tmpfs");
-        assert!(matches!(err, TierError::BadFilesystem { fs: "tmpfs", .. }), "{err}");
+        let err = up(
+            &swapfile_cfg(target, 1 << 20),
+            &StateFile::new(state.path()),
+            &mut |_| {},
+        )
+        .expect_err("tmpfs");
+        assert!(
+            matches!(err, TierError::BadFilesystem { fs: "tmpfs", .. }),
+            "{err}"
+        );
         assert!(!target.parent().expect("parent").exists());
         assert!(!state.path().join("tiers.json").exists());
     }
@@ -517,7 +658,12 @@ mod tests {
     fn refuses_a_swap_file_larger_than_free_space() {
         let state = tempfile::tempdir().expect("tempdir");
         let target = state.path().join("swap");
-        let err = up(&swapfile_cfg(&target, 1 << 60), &StateFile::new(state.path()), &mut |_| {}).expect_err("too big");
+        let err = up(
+            &swapfile_cfg(&target, 1 << 60),
+            &StateFile::new(state.path()),
+            &mut |_| {},
+        )
+        .expect_err("too big");
         assert!(matches!(err, TierError::NoSpace { .. }), "{err}");
         assert!(!target.exists());
     }
@@ -527,7 +673,12 @@ mod tests {
         let state = tempfile::tempdir().expect("tempdir");
         let target = state.path().join("precious");
         std::fs::write(&target, "data").expect("write");
-        let err = up(&swapfile_cfg(&target, 1 << 20), &StateFile::new(state.path()), &mut |_| {}).expect_err("exists");
+        let err = up(
+            &swapfile_cfg(&target, 1 << 20),
+            &StateFile::new(state.path()),
+            &mut |_| {},
+        )
+        .expect_err("exists");
         assert!(matches!(err, TierError::Exists { .. }), "{err}");
         assert_eq!(std::fs::read_to_string(&target).expect("read"), "data");
     }
@@ -538,8 +689,15 @@ mod tests {
         let store = StateFile::new(d.path());
         assert_eq!(store.load().expect("empty"), TierState::default());
         let s = TierState {
-            zram: Some(ZramMade { index: 2, priority: 100 }),
-            zswap: Some(ZswapSaved { enabled: "N".into(), compressor: "lzo".into(), max_pool_percent: "20".into() }),
+            zram: Some(ZramMade {
+                index: 2,
+                priority: 100,
+            }),
+            zswap: Some(ZswapSaved {
+                enabled: "N".into(),
+                compressor: "lzo".into(),
+                max_pool_percent: "20".into(),
+            }),
             swapfiles: vec!["/x".into()],
         };
         store.save(&s).expect("save");

@@ -14,7 +14,9 @@ pub enum UnitError {
 }
 
 /// A number of bytes, written in config files as `512MiB`, `4G` or `1048576`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize,
+)]
 #[serde(try_from = "SizeRepr", into = "String")]
 pub struct ByteSize(pub u64);
 
@@ -45,7 +47,9 @@ impl std::str::FromStr for ByteSize {
     type Err = UnitError;
     fn from_str(s: &str) -> Result<Self, UnitError> {
         let t = s.trim();
-        let split = t.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(t.len());
+        let split = t
+            .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+            .unwrap_or(t.len());
         let (num, unit) = t.split_at(split);
         let bad = || UnitError::Size { text: s.to_owned() };
         if num.is_empty() || num.starts_with('.') || num.ends_with('.') {
@@ -64,7 +68,8 @@ impl std::str::FromStr for ByteSize {
         if !bytes.is_finite() || bytes >= u64::MAX as f64 {
             return Err(UnitError::SizeOverflow { text: s.to_owned() });
         }
-        #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)] // checked finite, ≥ 0, < 2^64
+        #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+        // checked finite, ≥ 0, < 2^64
         Ok(ByteSize(bytes.round() as u64))
     }
 }
@@ -73,7 +78,7 @@ impl fmt::Display for ByteSize {
     /// Shortest exact binary unit: `512MiB`, `1536KiB`, `1000`.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         for (shift, unit) in [(40, "TiB"), (30, "GiB"), (20, "MiB"), (10, "KiB")] {
-            if self.0 != 0 && self.0 % (1u64 << shift) == 0 {
+            if self.0 != 0 && self.0.is_multiple_of(1u64 << shift) {
                 return write!(f, "{}{unit}", self.0 >> shift);
             }
         }
@@ -108,7 +113,13 @@ impl TryFrom<String> for Percent {
     type Error = UnitError;
     fn try_from(s: String) -> Result<Self, UnitError> {
         let bad = || UnitError::Percent { text: s.clone() };
-        let n: u8 = s.trim().strip_suffix('%').ok_or_else(bad)?.trim().parse().map_err(|_| bad())?;
+        let n: u8 = s
+            .trim()
+            .strip_suffix('%')
+            .ok_or_else(bad)?
+            .trim()
+            .parse()
+            .map_err(|_| bad())?;
         if n > 100 {
             return Err(bad());
         }
@@ -137,7 +148,10 @@ mod tests {
         for bad in ["", "M", "12X", "-1G", ".5G", "1.G", "1e3", "ten"] {
             assert!(s(bad).is_err(), "{bad} should be rejected");
         }
-        assert!(matches!(s("99999999T"), Err(UnitError::SizeOverflow { .. })));
+        assert!(matches!(
+            s("99999999T"),
+            Err(UnitError::SizeOverflow { .. })
+        ));
     }
 
     #[test]
