@@ -46,24 +46,39 @@ impl CgroupDir {
         rustix::fs::statat(&self.fd, file, rustix::fs::AtFlags::SYMLINK_NOFOLLOW).is_ok()
     }
 
+    /// Opens `file` of this cgroup without following symlinks; `err` wraps
+    /// any failure other than the cgroup having gone.
+    fn open_file(
+        &self,
+        file: &str,
+        flags: OFlags,
+        err: impl FnOnce(std::io::Error) -> CgroupError,
+    ) -> Result<File, CgroupError> {
+        match openat(
+            &self.fd,
+            file,
+            flags | OFlags::CLOEXEC | OFlags::NOFOLLOW,
+            Mode::empty(),
+        ) {
+            Ok(fd) => Ok(File::from(fd)),
+            Err(e) if gone(e) => Err(CgroupError::Vanished {
+                path: self.path.clone(),
+            }),
+            Err(e) => Err(err(e.into())),
+        }
+    }
+
     pub(crate) fn read(&self, file: &str) -> Result<String, CgroupError> {
-        let flags = OFlags::RDONLY | OFlags::CLOEXEC | OFlags::NOFOLLOW;
         let err = |e: std::io::Error| CgroupError::Read {
             path: self.path.clone(),
             file: file.into(),
             source: e,
         };
-        let fd = match openat(&self.fd, file, flags, Mode::empty()) {
-            Ok(fd) => fd,
-            Err(e) if gone(e) => {
-                return Err(CgroupError::Vanished {
-                    path: self.path.clone(),
-                })
-            }
-            Err(e) => return Err(err(e.into())),
-        };
         let mut s = String::new();
-        match File::from(fd).read_to_string(&mut s) {
+        match self
+            .open_file(file, OFlags::RDONLY, err)?
+            .read_to_string(&mut s)
+        {
             Ok(_) => Ok(s),
             Err(e) if matches!(e.raw_os_error(), Some(2) | Some(19)) => {
                 Err(CgroupError::Vanished {
@@ -89,27 +104,15 @@ impl CgroupDir {
     }
 
     pub(crate) fn write(&self, file: &str, value: &str) -> Result<(), CgroupError> {
-        // O_TRUNC is what a shell redirection uses on cgroupfs; it also keeps fake trees faithful.
-        let flags = OFlags::WRONLY | OFlags::TRUNC | OFlags::CLOEXEC | OFlags::NOFOLLOW;
         let err = |e: std::io::Error| CgroupError::Write {
             path: self.path.clone(),
             file: file.into(),
             value: value.into(),
             source: e,
         };
-        let fd = match openat(&self.fd, file, flags, Mode::empty()) {
-            Ok(fd) => fd,
-            Err(e) if gone(e) => {
-                return Err(CgroupError::Vanished {
-                    path: self.path.clone(),
-                })
-            }
-            Err(e) => return Err(err(e.into())),
-        };
+        // O_TRUNC is what a shell redirection uses on cgroupfs; it also keeps fake trees faithful.
+        let mut f = self.open_file(file, OFlags::WRONLY | OFlags::TRUNC, err)?;
         // One write(2): the kernel parses each write of a control file separately.
-        File::from(fd)
-            .write(value.as_bytes())
-            .map(|_| ())
-            .map_err(err)
+        f.write(value.as_bytes()).map(|_| ()).map_err(err)
     }
 }

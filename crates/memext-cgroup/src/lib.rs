@@ -75,6 +75,23 @@ impl LimitKnob {
     }
 }
 
+/// The control file of `knob`, or `Unsupported` if cgroup `path` (on `have`) lacks it.
+pub(crate) fn knob_file(
+    knob: LimitKnob,
+    path: &CgroupPath,
+    have: Version,
+) -> Result<&'static str, CgroupError> {
+    match knob.file() {
+        (file, needs) if needs == have => Ok(file),
+        (file, needs) => Err(CgroupError::Unsupported {
+            path: path.clone(),
+            knob: file.into(),
+            needs,
+            have,
+        }),
+    }
+}
+
 impl std::fmt::Display for LimitKnob {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.file().0)

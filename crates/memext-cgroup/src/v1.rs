@@ -153,14 +153,6 @@ impl MemoryCgroup for V1Cgroup {
 
 impl V1Cgroup {
     fn v1_file(&self, knob: LimitKnob) -> Result<&'static str, CgroupError> {
-        match knob.file() {
-            (file, Version::V1) => Ok(file),
-            (file, needs) => Err(CgroupError::Unsupported {
-                path: self.memory.path.clone(),
-                knob: file.into(),
-                needs,
-                have: Version::V1,
-            }),
-        }
+        crate::knob_file(knob, &self.memory.path, Version::V1)
     }
 }

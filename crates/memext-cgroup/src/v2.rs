@@ -26,15 +26,7 @@ impl V2Cgroup {
     }
 
     fn v2_file(&self, knob: LimitKnob) -> Result<&'static str, CgroupError> {
-        match knob.file() {
-            (file, Version::V2) => Ok(file),
-            (file, needs) => Err(CgroupError::Unsupported {
-                path: self.dir.path.clone(),
-                knob: file.into(),
-                needs,
-                have: Version::V2,
-            }),
-        }
+        crate::knob_file(knob, &self.dir.path, Version::V2)
     }
 }
 

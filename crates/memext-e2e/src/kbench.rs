@@ -15,7 +15,7 @@ use memext_sys::pidfd::ProcessHandle;
 use memext_sys::swap::active_swaps;
 use memext_sys::AddrRange;
 
-use crate::scenario::release_swap_cache;
+use crate::scenario::{release_swap_cache, resident_ranges};
 use crate::toucher::Toucher;
 use crate::{host_hierarchy, ScratchCgroup};
 
@@ -83,12 +83,7 @@ pub fn run(size: Option<&str>) -> anyhow::Result<()> {
     }
 
     let mut pm = Pagemap::open(t.pid())?;
-    let ws: Vec<AddrRange> = pm
-        .scan(range)?
-        .into_iter()
-        .filter(|r| r.state == PageState::Resident)
-        .map(|r| r.range)
-        .collect();
+    let ws = resident_ranges(&mut pm, range)?;
     let t0 = Instant::now();
     let out = advise(&target, &ws, Advice::PageOut)?;
     let d = t0.elapsed();
@@ -156,12 +151,7 @@ pub fn run(size: Option<&str>) -> anyhow::Result<()> {
         after.micros as f64 / pages as f64,
         after.major_faults
     );
-    let ws: Vec<AddrRange> = pm
-        .scan(range)?
-        .into_iter()
-        .filter(|r| r.state == PageState::Resident)
-        .map(|r| r.range)
-        .collect();
+    let ws = resident_ranges(&mut pm, range)?;
     advise(&target, &ws, Advice::PageOut)?;
     release_swap_cache(&c, range.len())?;
     let cold = t.touch()?;

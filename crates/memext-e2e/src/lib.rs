@@ -71,6 +71,15 @@ pub fn host_hierarchy() -> anyhow::Result<Hierarchy> {
     Ok(Hierarchy::probe(std::path::Path::new(&root))?)
 }
 
+/// The object for cgroup `cgroup` in the output of `memext status --json`.
+pub fn status_row(json: &str, cgroup: &str) -> anyhow::Result<serde_json::Value> {
+    let rows: Vec<serde_json::Value> =
+        serde_json::from_str(json).context("memext status --json is not a JSON array")?;
+    rows.into_iter()
+        .find(|r| r["cgroup"] == cgroup)
+        .with_context(|| format!("{cgroup} is not in the status output: {json}"))
+}
+
 pub fn is_root() -> bool {
     rustix::process::geteuid().is_root()
 }

@@ -52,7 +52,7 @@ fn swapped_anonymous(pid: u32, pm: &mut Pagemap) -> anyhow::Result<Vec<AddrRange
         .collect())
 }
 
-fn resident_ranges(pm: &mut Pagemap, range: AddrRange) -> anyhow::Result<Vec<AddrRange>> {
+pub fn resident_ranges(pm: &mut Pagemap, range: AddrRange) -> anyhow::Result<Vec<AddrRange>> {
     Ok(pm
         .scan(range)?
         .into_iter()

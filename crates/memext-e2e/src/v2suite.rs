@@ -170,18 +170,18 @@ fn status(me: &Path) -> anyhow::Result<()> {
         "memext status failed: {}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let json = String::from_utf8_lossy(&out.stdout);
-    let obj = json
-        .split('{')
-        .find(|o| o.contains(&format!("\"cgroup\": \"{}\"", cg.path)))
-        .with_context(|| format!("{} not in status output: {json}", cg.path))?;
-    for want in [
-        "\"class\": \"critical\"",
-        "\"pids\": 1,",
-        "\"memory_pressure_some_avg10\": 0",
-    ] {
-        ensure!(obj.contains(want), "missing {want} in {obj}");
-    }
+    let row = crate::status_row(&String::from_utf8_lossy(&out.stdout), cg.path.as_str())?;
+    ensure!(row["class"] == "critical", "class: {row}");
+    ensure!(row["pids"] == 1, "pids: {row}");
+    ensure!(
+        row["resident_bytes"].as_u64().unwrap_or(0) >= 30 << 20,
+        "resident: {row}"
+    );
+    ensure!(
+        row["memory_pressure_some_avg10"].is_number(),
+        "no PSI: {row}"
+    );
+    ensure!(row["cpu_percent"].is_number(), "no CPU: {row}");
     // And the table form renders.
     let out = Command::new(memext)
         .args(["--config", cfg, "status", "--interval", "100ms"])

@@ -10,7 +10,7 @@ use std::sync::Mutex;
 use memext_cgroup::{Limit, LimitKnob, MemoryCgroup, Version};
 use memext_e2e::scenario::{check_roundtrip, pageout_roundtrip};
 use memext_e2e::toucher::Toucher;
-use memext_e2e::{host_hierarchy, is_root, ScratchCgroup};
+use memext_e2e::{host_hierarchy, is_root, status_row, ScratchCgroup};
 
 static MACHINE: Mutex<()> = Mutex::new(());
 
@@ -372,16 +372,19 @@ fn status_shows_a_selected_context_with_its_memory() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let json = String::from_utf8_lossy(&out.stdout);
-    let obj = json
-        .split('{')
-        .find(|o| o.contains(&format!("\"cgroup\": \"{}\"", cg.path)))
+    let row = status_row(&String::from_utf8_lossy(&out.stdout), cg.path.as_str())
         .expect("context listed");
-    assert!(obj.contains("\"class\": \"extend\""), "{obj}");
-    assert!(obj.contains("\"runtime\": \"plain\""), "{obj}");
-    assert!(obj.contains("\"pids\": 1,"), "{obj}");
-    let resident: u64 = field(obj, "resident_bytes");
-    assert!(resident >= 90 << 20, "{obj}");
+    assert_eq!(row["class"], "extend", "{row}");
+    assert_eq!(row["runtime"], "plain", "{row}");
+    assert_eq!(row["pids"], 1, "{row}");
+    assert!(
+        row["resident_bytes"].as_u64().expect("resident") >= 90 << 20,
+        "{row}"
+    );
+    assert!(
+        row["memory_pressure_some_avg10"].is_number(),
+        "the hybrid host has PSI: {row}"
+    );
     drop(t);
 }
 
@@ -392,14 +395,4 @@ fn tempfile_dir(label: &str) -> PathBuf {
     ));
     std::fs::create_dir_all(&d).expect("dir");
     d
-}
-
-fn field(obj: &str, name: &str) -> u64 {
-    let at = obj.find(&format!("\"{name}\": ")).expect("field") + name.len() + 4;
-    obj[at..]
-        .chars()
-        .take_while(char::is_ascii_digit)
-        .collect::<String>()
-        .parse()
-        .expect("number")
 }
