@@ -259,6 +259,78 @@ fn zswap_settings_are_restored_by_down() {
 }
 
 #[test]
+fn a_failing_tier_undoes_the_tiers_made_before_it() {
+    let _g = serial();
+    let tiers = TierSandbox::new(
+        "undo",
+        "[[tiers.swapfile]]\npath = \"@DIR@/good\"\nsize = \"32MiB\"\n\n[[tiers.swapfile]]\npath = \"/dev/shm/memext-e2e-never/bad\"\nsize = \"32MiB\"\n",
+    );
+    let good = tiers.dir.join("good");
+    let out = tiers.run(&["tiers", "up"]);
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        !swaps().contains(good.to_str().expect("utf-8")),
+        "the first swap file was left on"
+    );
+    assert!(!good.exists(), "the first swap file was left on disk");
+    let state = std::fs::read_to_string(tiers.dir.join("state/tiers.json")).unwrap_or_default();
+    assert!(!state.contains("good"), "state still lists it: {state}");
+}
+
+#[test]
+fn commands_that_need_root_refuse_with_one_line() {
+    let _g = serial();
+    let tiers = TierSandbox::new(
+        "nonroot",
+        "[[tiers.swapfile]]\npath = \"@DIR@/swap0\"\nsize = \"32MiB\"\n",
+    );
+    for action in ["up", "down"] {
+        let out = Command::new("runuser")
+            .args(["-u", "nobody", "--"])
+            .arg(memext_bin())
+            .args([
+                "--config",
+                tiers.config.to_str().expect("utf-8"),
+                "tiers",
+                action,
+            ])
+            .output()
+            .expect("runuser");
+        assert_eq!(out.status.code(), Some(1));
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(err.contains("needs root"), "{err}");
+    }
+    assert!(!tiers.dir.join("swap0").exists());
+}
+
+#[test]
+fn status_of_a_cgroup_that_does_not_exist_is_one_line() {
+    let out = memext(&[
+        "status",
+        "--cgroup",
+        "/memext-e2e-no-such-cgroup",
+        "--interval",
+        "1ms",
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.contains("/memext-e2e-no-such-cgroup") && err.contains("does not exist"),
+        "{err}"
+    );
+    let out = memext(&["status", "--cgroup", "relative/path"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("must be absolute"));
+}
+
+#[test]
 fn swap_file_on_tmpfs_is_refused_with_one_line() {
     let _g = serial();
     let tiers = TierSandbox::new(

@@ -202,6 +202,24 @@ mod tests {
     }
 
     #[test]
+    fn many_ranges_go_in_batches_of_iov_max() {
+        let page = crate::page_size();
+        let n = 2 * IOV_MAX + 952;
+        let buf = vec![1u8; (n + 1) * 2 * crate::page_bytes()];
+        let base = (buf.as_ptr() as u64).div_ceil(page) * page;
+        // Every other page, so that no two ranges could be merged.
+        let ranges: Vec<AddrRange> = (0..n as u64)
+            .map(|i| r(base + 2 * i * page, base + (2 * i + 1) * page))
+            .collect();
+        let me = ProcessHandle::open(std::process::id()).expect("own pidfd");
+        let out = advise(&me, &ranges, Advice::Cold).expect("advise");
+        assert_eq!(out.calls, 3);
+        assert_eq!(out.bytes, n as u64 * page);
+        assert_eq!(out.skipped_ranges, 0);
+        drop(buf);
+    }
+
+    #[test]
     fn cold_on_own_heap_and_unmapped_range_is_skipped() {
         let page = crate::page_size();
         let len = usize::try_from(64 * page).expect("small");

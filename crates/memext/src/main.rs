@@ -14,7 +14,7 @@ use std::time::Duration;
 
 use anyhow::{bail, Context as _};
 use clap::{Parser, Subcommand};
-use memext_cgroup::Hierarchy;
+use memext_cgroup::{CgroupPath, Hierarchy};
 
 use crate::config::Config;
 
@@ -48,6 +48,9 @@ enum Command {
         /// Also list systemd units and plain cgroups that no selector names.
         #[arg(long)]
         all: bool,
+        /// Only contexts at or below this cgroup path (e.g. /docker).
+        #[arg(long, value_name = "PATH")]
+        cgroup: Option<String>,
         /// How long to measure rates over, e.g. 500ms, 2s.
         #[arg(long, default_value = "1s", value_parser = humantime::parse_duration)]
         interval: Duration,
@@ -127,6 +130,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Status {
             json,
             all,
+            cgroup,
             interval,
         } => {
             let cfg = load_config(cli.config.as_deref())?;
@@ -137,7 +141,21 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                 bail!("cgroup root {} does not exist", root.display());
             }
             let h = Hierarchy::probe(&root)?;
-            let ctxs = contexts::discover(&h, &cfg, contexts::DiscoverOptions { all })?;
+            let below = match cgroup {
+                Some(p) => {
+                    let p = CgroupPath::parse(&p)?;
+                    if !p.under(&h.memory_root).is_dir() {
+                        bail!(
+                            "cgroup {p} does not exist under {}",
+                            h.memory_root.display()
+                        );
+                    }
+                    Some(p)
+                }
+                None => None,
+            };
+            let mut ctxs = contexts::discover(&h, &cfg, contexts::DiscoverOptions { all })?;
+            ctxs.retain(|c| below.as_ref().is_none_or(|b| c.path.starts_with(b)));
             let rows = status::collect(&h, &ctxs, interval)?;
             if json {
                 println!("{}", serde_json::to_string_pretty(&rows)?);

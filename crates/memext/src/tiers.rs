@@ -238,22 +238,45 @@ pub fn up(
     store: &StateFile,
     progress: &mut dyn FnMut(&str),
 ) -> Result<TierState, TierError> {
-    let mut state = store.load()?;
-    for action in plan_up(cfg, &state, &active_swaps()?) {
+    let before = store.load()?;
+    let mut state = before.clone();
+    match bring_up(cfg, &mut state, store, progress) {
+        Ok(()) => Ok(state),
+        Err(e) => {
+            // Never leave half of the config applied: undo what this call made.
+            let mut new = made_since(&before, &state);
+            progress("undoing what this run made");
+            if let Err(undo) = teardown(&mut new, &mut |_| Ok(()), progress) {
+                progress(&format!("could not undo everything: {undo}"));
+                return Err(e);
+            }
+            store.save(&before)?;
+            Err(e)
+        }
+    }
+}
+
+fn bring_up(
+    cfg: &TiersConfig,
+    state: &mut TierState,
+    store: &StateFile,
+    progress: &mut dyn FnMut(&str),
+) -> Result<(), TierError> {
+    for action in plan_up(cfg, state, &active_swaps()?) {
         match action {
             TierAction::MakeZram(z) => {
                 progress(&format!(
                     "zram: {} {} at priority {}",
                     z.size, z.algorithm, z.priority
                 ));
-                make_zram(&z, &mut state, store)?;
+                make_zram(&z, state, store)?;
             }
             TierAction::ConfigureZswap(z) => {
                 progress(&format!(
                     "zswap: {} up to {}% of RAM",
                     z.compressor, z.max_pool_percent
                 ));
-                configure_zswap(&z, &mut state, store)?;
+                configure_zswap(&z, state, store)?;
             }
             TierAction::MakeSwapFile(f) => {
                 progress(&format!(
@@ -262,11 +285,11 @@ pub fn up(
                     f.size,
                     f.priority
                 ));
-                make_swapfile(&f, &mut state, store)?;
+                make_swapfile(&f, state, store)?;
             }
         }
     }
-    Ok(state)
+    Ok(())
 }
 
 fn make_zram(z: &ZramConfig, state: &mut TierState, store: &StateFile) -> Result<(), TierError> {
@@ -443,6 +466,17 @@ fn libc_o_nofollow() -> i32 {
 /// Removes everything memext made and restores zswap; idempotent.
 pub fn down(store: &StateFile, progress: &mut dyn FnMut(&str)) -> Result<(), TierError> {
     let mut state = store.load()?;
+    teardown(&mut state, &mut |s| store.save(s), progress)?;
+    store.remove()
+}
+
+/// Removes every tier in `state`, newest first, calling `save` after each step
+/// so that an interruption never loses track of what is still up.
+fn teardown(
+    state: &mut TierState,
+    save: &mut dyn FnMut(&TierState) -> Result<(), TierError>,
+    progress: &mut dyn FnMut(&str),
+) -> Result<(), TierError> {
     let active = active_swaps()?;
     while let Some(path) = state.swapfiles.pop() {
         progress(&format!("swap file: off and removed {}", path.display()));
@@ -455,12 +489,12 @@ pub fn down(store: &StateFile, progress: &mut dyn FnMut(&str)) -> Result<(), Tie
             }
             _ => {}
         }
-        store.save(&state)?;
+        save(state)?;
     }
     if let Some(z) = state.zram.take() {
         progress(&format!("zram: off and removed {}", z.device().display()));
         remove_zram(&z)?;
-        store.save(&state)?;
+        save(state)?;
     }
     if let Some(saved) = state.zswap.take() {
         progress(&format!(
@@ -471,9 +505,26 @@ pub fn down(store: &StateFile, progress: &mut dyn FnMut(&str)) -> Result<(), Tie
         write_sys(&dir.join("compressor"), &saved.compressor)?;
         write_sys(&dir.join("max_pool_percent"), &saved.max_pool_percent)?;
         write_sys(&dir.join("enabled"), &saved.enabled)?;
-        store.save(&state)?;
+        save(state)?;
     }
-    store.remove()
+    Ok(())
+}
+
+/// Pure: what `after` holds that `before` did not.
+pub fn made_since(before: &TierState, after: &TierState) -> TierState {
+    TierState {
+        zram: after
+            .zram
+            .clone()
+            .filter(|z| before.zram.as_ref() != Some(z)),
+        zswap: after.zswap.clone().filter(|_| before.zswap.is_none()),
+        swapfiles: after
+            .swapfiles
+            .iter()
+            .filter(|p| !before.swapfiles.contains(p))
+            .cloned()
+            .collect(),
+    }
 }
 
 /// One line of `tiers status`.
@@ -600,6 +651,32 @@ mod tests {
             .len(),
             1
         );
+    }
+
+    #[test]
+    fn made_since_is_what_is_new() {
+        let before = TierState {
+            zram: None,
+            zswap: None,
+            swapfiles: vec!["/a".into()],
+        };
+        let after = TierState {
+            zram: Some(ZramMade {
+                index: 4,
+                priority: 1,
+            }),
+            zswap: Some(ZswapSaved {
+                enabled: "N".into(),
+                compressor: "lzo".into(),
+                max_pool_percent: "20".into(),
+            }),
+            swapfiles: vec!["/a".into(), "/b".into()],
+        };
+        let new = made_since(&before, &after);
+        assert_eq!(new.swapfiles, vec![PathBuf::from("/b")]);
+        assert_eq!(new.zram, after.zram);
+        assert!(new.zswap.is_some());
+        assert_eq!(made_since(&after, &after), TierState::default());
     }
 
     #[test]
