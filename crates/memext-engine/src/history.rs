@@ -1,0 +1,150 @@
+//! Activation history of a context, and the two predictions made from it:
+//! a context that wakes periodically will wake again one period after its last
+//! wake; a context that usually wakes right after another one will wake when
+//! that one does.
+
+use std::collections::VecDeque;
+use std::time::Duration;
+
+use crate::Instant;
+
+/// How many wakes are remembered.
+const KEEP: usize = 32;
+/// Intervals needed before a period is believed.
+const MIN_INTERVALS: usize = 3;
+/// How far each recent interval may stray from their median.
+const PERIOD_TOLERANCE: f64 = 0.2;
+
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
+pub struct ActivationHistory {
+    wakes: VecDeque<Instant>,
+}
+
+impl ActivationHistory {
+    pub fn record(&mut self, at: Instant) {
+        if self.wakes.back().is_some_and(|&l| at <= l) {
+            return; // time never goes back; a duplicate is ignored
+        }
+        if self.wakes.len() == KEEP {
+            self.wakes.pop_front();
+        }
+        self.wakes.push_back(at);
+    }
+
+    pub fn last(&self) -> Option<Instant> {
+        self.wakes.back().copied()
+    }
+
+    pub fn count(&self) -> usize {
+        self.wakes.len()
+    }
+
+    pub fn wakes(&self) -> impl Iterator<Item = Instant> + '_ {
+        self.wakes.iter().copied()
+    }
+
+    /// The period of a context that wakes regularly: the median of the last
+    /// (up to 8) intervals, if every one of them is within 20% of it.
+    pub fn period(&self) -> Option<Duration> {
+        let n = self.wakes.len();
+        if n < MIN_INTERVALS + 1 {
+            return None;
+        }
+        let from = n.saturating_sub(9);
+        let mut iv: Vec<Duration> = self
+            .wakes
+            .iter()
+            .skip(from)
+            .zip(self.wakes.iter().skip(from + 1))
+            .map(|(a, b)| *b - *a)
+            .collect();
+        iv.sort();
+        let median = iv[iv.len() / 2];
+        if median.is_zero() {
+            return None;
+        }
+        let m = median.as_secs_f64();
+        iv.iter()
+            .all(|d| (d.as_secs_f64() - m).abs() <= PERIOD_TOLERANCE * m)
+            .then_some(median)
+    }
+
+    /// When the next wake is expected, for a periodic context.
+    pub fn next_wake(&self) -> Option<Instant> {
+        Some(self.last()? + self.period()?)
+    }
+}
+
+/// The share of `leader`'s wakes (among those `follower` could have followed)
+/// that `follower` followed within `window`. `None` until there are at least
+/// three such wakes of the leader.
+pub fn follow_ratio(
+    leader: &ActivationHistory,
+    follower: &ActivationHistory,
+    window: Duration,
+) -> Option<f64> {
+    let first = follower.wakes.front().copied()?;
+    let candidates: Vec<Instant> = leader.wakes().filter(|&w| w + window >= first).collect();
+    if candidates.len() < 3 {
+        return None;
+    }
+    let followed = candidates
+        .iter()
+        .filter(|&&w| follower.wakes().any(|f| f >= w && f <= w + window))
+        .count();
+    Some(followed as f64 / candidates.len() as f64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn at(s: f64) -> Instant {
+        Duration::from_secs_f64(s)
+    }
+
+    fn hist(times: &[f64]) -> ActivationHistory {
+        let mut h = ActivationHistory::default();
+        for &t in times {
+            h.record(at(t));
+        }
+        h
+    }
+
+    #[test]
+    fn periodic_wakes_predict_the_next() {
+        let h = hist(&[10.0, 40.2, 69.9, 100.1, 130.0]);
+        let p = h.period().expect("periodic");
+        assert!((p.as_secs_f64() - 30.0).abs() < 0.5, "{p:?}");
+        let next = h.next_wake().expect("next");
+        assert!((next.as_secs_f64() - 160.0).abs() < 0.5);
+    }
+
+    #[test]
+    fn irregular_or_too_few_wakes_predict_nothing() {
+        assert_eq!(hist(&[0.0, 30.0, 60.0]).period(), None);
+        assert_eq!(hist(&[0.0, 30.0, 35.0, 90.0, 91.0]).period(), None);
+    }
+
+    #[test]
+    fn history_is_bounded_and_ignores_time_going_back() {
+        let mut h = ActivationHistory::default();
+        for i in 0..100u64 {
+            h.record(Duration::from_secs(i));
+        }
+        h.record(Duration::from_secs(5));
+        assert_eq!(h.count(), KEEP);
+        assert_eq!(h.last(), Some(Duration::from_secs(99)));
+    }
+
+    #[test]
+    fn follower_of_a_leader() {
+        let leader = hist(&[10.0, 50.0, 90.0, 130.0]);
+        let follower = hist(&[10.4, 50.3, 90.6, 130.2]);
+        let stranger = hist(&[20.0, 70.0, 100.0, 140.0]);
+        let w = Duration::from_secs(1);
+        assert_eq!(follow_ratio(&leader, &follower, w), Some(1.0));
+        assert_eq!(follow_ratio(&leader, &stranger, w), Some(0.0));
+        assert_eq!(follow_ratio(&leader, &hist(&[]), w), None);
+    }
+}

@@ -1,0 +1,173 @@
+//! Which contexts to bring back now, and why: a context that is waking; an
+//! idle context whose periodic wake is due within the lead time; an idle
+//! context that usually wakes right after a context that has just woken.
+
+use std::time::Duration;
+
+use crate::history::follow_ratio;
+use crate::model::{ContextModel, State};
+use crate::Instant;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]
+pub enum PrefetchReason {
+    /// The context woke.
+    Woke,
+    /// Its periodic wake is due.
+    Periodic,
+    /// A context it usually follows has woken.
+    FollowsLeader,
+}
+
+impl std::fmt::Display for PrefetchReason {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            PrefetchReason::Woke => "woke",
+            PrefetchReason::Periodic => "periodic",
+            PrefetchReason::FollowsLeader => "follows-leader",
+        })
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
+pub struct PredictParams {
+    /// How long before a predicted wake to start bringing a context back.
+    pub lead: Duration,
+    /// A follower wakes within this long after its leader.
+    pub follow_window: Duration,
+    /// Share of the leader's wakes the follower must have followed.
+    pub follow_ratio: f64,
+}
+
+impl Default for PredictParams {
+    fn default() -> Self {
+        Self {
+            lead: Duration::from_secs(3),
+            follow_window: Duration::from_secs(2),
+            follow_ratio: 0.6,
+        }
+    }
+}
+
+/// The prefetch decision for each context, by index into `models`.
+pub fn decide(
+    now: Instant,
+    models: &[&ContextModel],
+    p: &PredictParams,
+) -> Vec<Option<PrefetchReason>> {
+    let leaders: Vec<usize> = models
+        .iter()
+        .enumerate()
+        .filter(|(_, m)| {
+            m.state != State::Idle
+                && m.history
+                    .last()
+                    .is_some_and(|w| now.saturating_sub(w) <= p.follow_window)
+        })
+        .map(|(i, _)| i)
+        .collect();
+    models
+        .iter()
+        .enumerate()
+        .map(|(i, m)| match m.state {
+            State::Waking => Some(PrefetchReason::Woke),
+            State::Active => None,
+            State::Idle => {
+                if let (Some(next), Some(period)) = (m.history.next_wake(), m.history.period()) {
+                    // Due within the lead time, or overdue by less than half a period.
+                    if now + p.lead >= next && now <= next + period / 2 {
+                        return Some(PrefetchReason::Periodic);
+                    }
+                }
+                let follows = leaders.iter().any(|&l| {
+                    l != i
+                        && follow_ratio(&models[l].history, &m.history, p.follow_window)
+                            .is_some_and(|r| r >= p.follow_ratio)
+                });
+                follows.then_some(PrefetchReason::FollowsLeader)
+            }
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::activity::Counters;
+    use crate::model::ModelParams;
+
+    /// Drives a model through wakes at `wakes` (seconds), busy for 1 s each,
+    /// sampled every 100 ms up to `until`.
+    fn model_with_wakes(wakes: &[f64], until: f64) -> ContextModel {
+        let p = ModelParams {
+            idle_after: Duration::from_secs(2),
+            settle: Duration::from_millis(500),
+            ..Default::default()
+        };
+        let mut m = ContextModel::new(Duration::ZERO);
+        let mut cpu = Duration::ZERO;
+        let mut t = 0.0;
+        while t <= until + 1e-9 {
+            if wakes.iter().any(|&w| t >= w && t < w + 1.0) {
+                cpu += Duration::from_millis(50);
+            }
+            m.observe(
+                Counters {
+                    at: Duration::from_secs_f64(t),
+                    cpu,
+                    ..Default::default()
+                },
+                &p,
+            );
+            t += 0.1;
+        }
+        m
+    }
+
+    #[test]
+    fn periodic_context_is_brought_back_before_its_wake() {
+        let m = model_with_wakes(&[5.0, 35.0, 65.0, 95.0, 125.0], 150.0);
+        assert_eq!(m.state, State::Idle);
+        let p = PredictParams::default();
+        // Next wake expected at ~155 s: nothing at 150, prefetch from 152.
+        assert_eq!(decide(Duration::from_secs(150), &[&m], &p), vec![None]);
+        assert_eq!(
+            decide(Duration::from_secs(153), &[&m], &p),
+            vec![Some(PrefetchReason::Periodic)]
+        );
+    }
+
+    #[test]
+    fn follower_is_brought_back_when_its_leader_wakes() {
+        let leader_wakes = [5.0, 25.0, 45.0, 65.0];
+        let follower_wakes = [5.5, 25.5, 45.5];
+        // At 65.05 s the leader has just woken; the follower has not yet.
+        let leader = model_with_wakes(&leader_wakes, 65.1);
+        let follower = model_with_wakes(&follower_wakes, 65.1);
+        let loner = model_with_wakes(&[15.0], 65.1);
+        assert_eq!(leader.state, State::Waking);
+        assert_eq!(follower.state, State::Idle);
+        let d = decide(
+            Duration::from_secs_f64(65.1),
+            &[&leader, &follower, &loner],
+            &PredictParams::default(),
+        );
+        assert_eq!(
+            d,
+            vec![
+                Some(PrefetchReason::Woke),
+                Some(PrefetchReason::FollowsLeader),
+                None
+            ]
+        );
+    }
+
+    #[test]
+    fn active_contexts_are_left_alone() {
+        let m = model_with_wakes(&[0.0], 0.5);
+        assert_eq!(m.state, State::Active);
+        assert_eq!(
+            decide(Duration::from_secs(1), &[&m], &PredictParams::default()),
+            vec![None]
+        );
+    }
+}
