@@ -18,7 +18,9 @@ pub enum ParseError {
 }
 
 /// A memory limit: a number of bytes, or no limit at all. Never -1.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize,
+)]
 pub enum Limit {
     Bytes(u64),
     Max,

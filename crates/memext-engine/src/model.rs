@@ -4,6 +4,12 @@
 //! what may be in use). It becomes idle after `idle_after` without activity,
 //! wakes on the first activity seen while idle, and is active again once it
 //! has stayed awake for `settle`. Every wake is recorded in its history.
+//!
+//! Without accessed-bit tracking (absent on many kernels), a process that
+//! keeps touching memory it has mapped, with little CPU, looks idle. When such
+//! a context wakes sooner after becoming idle than it took to be judged idle,
+//! that idle was false: its idle threshold doubles (up to 16×), and halves
+//! again after each idle period that lasted at least the threshold.
 
 use std::time::Duration;
 
@@ -62,7 +68,12 @@ pub struct ContextModel {
     #[serde(skip)]
     last: Option<Counters>,
     pub history: ActivationHistory,
+    /// Multiplier of `idle_after` learned from false idles (1, 2, 4, … 16).
+    pub idle_scale: u32,
 }
+
+/// The largest multiplier of `idle_after` a context can learn.
+pub const MAX_IDLE_SCALE: u32 = 16;
 
 impl ContextModel {
     pub fn new(now: Instant) -> Self {
@@ -72,7 +83,13 @@ impl ContextModel {
             last_activity: now,
             last: None,
             history: ActivationHistory::default(),
+            idle_scale: 1,
         }
+    }
+
+    /// The idle threshold in force for this context.
+    pub fn idle_after(&self, p: &ModelParams) -> Duration {
+        p.idle_after * self.idle_scale
     }
 
     /// Takes one sample; returns the transition it caused, if any.
@@ -87,11 +104,19 @@ impl ContextModel {
         }
         let now = c.at;
         let (next, event) = match self.state {
-            State::Active if !active && now.saturating_sub(self.last_activity) >= p.idle_after => {
+            State::Active
+                if !active && now.saturating_sub(self.last_activity) >= self.idle_after(p) =>
+            {
                 (State::Idle, Transition::BecameIdle)
             }
             State::Idle if active => {
                 self.history.record(now);
+                let slept = now.saturating_sub(self.since);
+                if slept < self.idle_after(p) {
+                    self.idle_scale = (self.idle_scale * 2).min(MAX_IDLE_SCALE);
+                } else {
+                    self.idle_scale = (self.idle_scale / 2).max(1);
+                }
                 (State::Waking, Transition::Woke)
             }
             State::Waking if now.saturating_sub(self.since) >= p.settle => {
@@ -156,6 +181,36 @@ mod tests {
         );
         assert_eq!(m.history.last(), Some(Duration::from_secs(30)));
         assert_eq!(m.state, State::Active);
+    }
+
+    #[test]
+    fn false_idles_lengthen_the_threshold_and_true_ones_shorten_it() {
+        let p = ModelParams {
+            idle_after: Duration::from_secs(3),
+            settle: Duration::from_secs(1),
+            ..Default::default()
+        };
+        let mut m = ContextModel::new(Duration::ZERO);
+        let mut cpu = 0;
+        let mut trace = Vec::new();
+        for i in 0..=60 {
+            if [10, 15, 40].contains(&i) {
+                cpu += 500;
+            }
+            trace.push((f64::from(i), cpu));
+        }
+        let events = run(&mut m, &p, &trace);
+        // Idle at 3, woke at 10 (slept 7 >= 3: true idle, scale stays 1);
+        // settled 11, idle at 13, woke at 15 (slept 2 < 3: false, scale 2);
+        // settled 16, now idle needs 6 s: at 21; woke at 40 (slept 19 >= 6:
+        // true, scale back to 1); settled 41, idle again at 43.
+        let idle_at: Vec<f64> = events
+            .iter()
+            .filter(|e| e.1 == Transition::BecameIdle)
+            .map(|e| e.0)
+            .collect();
+        assert_eq!(idle_at, vec![3.0, 13.0, 21.0, 43.0]);
+        assert_eq!(m.idle_scale, 1);
     }
 
     #[test]

@@ -52,6 +52,7 @@ impl Sim {
             ..Default::default()
         };
         let pp = PredictParams::default();
+        #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)] // small, positive
         let steps = (until / TICK).round() as u64;
         for step in 0..=steps {
             let t = step as f64 * TICK;

@@ -384,6 +384,75 @@ pub struct TiersConfig {
     pub swapfile: Vec<SwapFileConfig>,
 }
 
+/// The daemon's own settings.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DaemonConfig {
+    /// DRAM the selected contexts may use together, as a size.
+    pub capacity: Option<ByteSize>,
+    /// Or: the memory limit of this cgroup (e.g. a parent of all contexts).
+    pub capacity_cgroup: Option<String>,
+    /// Or (the default): the host's DRAM less this reserve.
+    #[serde(default = "default_reserve")]
+    pub reserve: ByteSize,
+    /// Full observe → plan → act cycle.
+    #[serde(default = "default_tick")]
+    pub tick: HumanDuration,
+    /// How often idle contexts' CPU counters are polled to catch a wake.
+    #[serde(default = "default_poll")]
+    pub poll: HumanDuration,
+    /// How often an active context's working set is snapshotted.
+    #[serde(default = "default_ws_interval")]
+    pub ws_interval: HumanDuration,
+    /// Bring a periodic context back this long before its predicted wake.
+    #[serde(default = "default_lead")]
+    pub prefetch_lead: HumanDuration,
+    /// Prefetch accuracy: pages brought back and touched within this long.
+    #[serde(default = "default_accuracy_window")]
+    pub accuracy_window: HumanDuration,
+    /// The control socket `memext status` talks to.
+    #[serde(default = "default_socket")]
+    pub socket: PathBuf,
+}
+
+fn default_reserve() -> ByteSize {
+    ByteSize(2 << 30)
+}
+fn default_tick() -> HumanDuration {
+    HumanDuration(Duration::from_secs(1))
+}
+fn default_poll() -> HumanDuration {
+    HumanDuration(Duration::from_millis(20))
+}
+fn default_ws_interval() -> HumanDuration {
+    HumanDuration(Duration::from_secs(10))
+}
+fn default_lead() -> HumanDuration {
+    HumanDuration(Duration::from_secs(3))
+}
+fn default_accuracy_window() -> HumanDuration {
+    HumanDuration(Duration::from_secs(10))
+}
+fn default_socket() -> PathBuf {
+    PathBuf::from("/run/memext.sock")
+}
+
+impl Default for DaemonConfig {
+    fn default() -> Self {
+        Self {
+            capacity: None,
+            capacity_cgroup: None,
+            reserve: default_reserve(),
+            tick: default_tick(),
+            poll: default_poll(),
+            ws_interval: default_ws_interval(),
+            prefetch_lead: default_lead(),
+            accuracy_window: default_accuracy_window(),
+            socket: default_socket(),
+        }
+    }
+}
+
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct ConfigFile {
@@ -397,6 +466,8 @@ struct ConfigFile {
     runtimes: RuntimePaths,
     #[serde(default)]
     tiers: TiersConfig,
+    #[serde(default)]
+    daemon: DaemonConfig,
 }
 
 /// The validated policy.
@@ -409,6 +480,7 @@ pub struct Config {
     pub extend: ClassParams,
     pub runtimes: RuntimePaths,
     pub tiers: TiersConfig,
+    pub daemon: DaemonConfig,
 }
 
 impl Config {
@@ -442,6 +514,7 @@ impl Config {
             extend: Self::extend_defaults(),
             runtimes: RuntimePaths::default(),
             tiers: TiersConfig::default(),
+            daemon: DaemonConfig::default(),
         }
     }
 
@@ -483,7 +556,12 @@ impl Config {
                 .unwrap_or(0);
             return Err(invalid(at..at, why));
         }
+        if let Some(why) = validate_daemon(&file.daemon) {
+            let at = text.find("[daemon]").unwrap_or(0);
+            return Err(invalid(at..at, why));
+        }
         Ok(Self {
+            daemon: file.daemon,
             source: path.into(),
             host: file.host,
             selectors: file.select.into_iter().map(Spanned::into_inner).collect(),
@@ -511,6 +589,27 @@ impl Config {
             Class::Ignore => None,
         }
     }
+}
+
+fn validate_daemon(d: &DaemonConfig) -> Option<String> {
+    if d.capacity.is_some() && d.capacity_cgroup.is_some() {
+        return Some("daemon: give capacity or capacity_cgroup, not both".into());
+    }
+    if let Some(c) = &d.capacity_cgroup {
+        if let Err(e) = CgroupPath::parse(c) {
+            return Some(format!("daemon.capacity_cgroup: {e}"));
+        }
+    }
+    if d.poll.0.is_zero() || d.tick.0 < d.poll.0 {
+        return Some("daemon: poll must be more than 0 and no longer than tick".into());
+    }
+    if !d.socket.is_absolute() {
+        return Some(format!(
+            "daemon.socket {} must be absolute",
+            d.socket.display()
+        ));
+    }
+    None
 }
 
 fn validate_tiers(t: &TiersConfig) -> Option<String> {
@@ -767,6 +866,22 @@ priority = 50
             assert!(msg.contains(want), "{text}: {msg}");
             assert!(line <= 3, "{text}: line {line}");
         }
+    }
+
+    #[test]
+    fn daemon_section() {
+        let c = parse("[daemon]\ncapacity = \"8GiB\"\npoll = \"10ms\"\n").expect("valid");
+        assert_eq!(c.daemon.capacity, Some(ByteSize(8 << 30)));
+        assert_eq!(c.daemon.poll.0, Duration::from_millis(10));
+        assert_eq!(c.daemon.tick.0, Duration::from_secs(1));
+        let both = "[daemon]\ncapacity = \"8GiB\"\ncapacity_cgroup = \"/bench\"\n";
+        assert!(err_line(both).1.contains("not both"));
+        assert!(err_line("[daemon]\ncapacity_cgroup = \"bench\"\n")
+            .1
+            .contains("absolute"));
+        assert!(err_line("[daemon]\npoll = \"2s\"\ntick = \"1s\"\n")
+            .1
+            .contains("poll"));
     }
 
     #[test]

@@ -3,7 +3,11 @@
 
 mod config;
 mod contexts;
+mod control;
+mod daemon;
 mod identity;
+mod ledger;
+mod mover;
 mod status;
 mod tiers;
 mod units;
@@ -48,12 +52,26 @@ enum Command {
         /// Also list systemd units and plain cgroups that no selector names.
         #[arg(long)]
         all: bool,
+        /// Measure here even if a daemon is running (default: ask the daemon).
+        #[arg(long)]
+        local: bool,
         /// Only contexts at or below this cgroup path (e.g. /docker).
         #[arg(long, value_name = "PATH")]
         cgroup: Option<String>,
         /// How long to measure rates over, e.g. 500ms, 2s.
         #[arg(long, default_value = "1s", value_parser = humantime::parse_duration)]
         interval: Duration,
+    },
+    /// Run the engine: push idle contexts out to the slower tiers, bring them
+    /// back when they wake (or just before), protect the critical ones.
+    /// SIGTERM or SIGINT stop it and restore every knob it changed.
+    Daemon {
+        /// Print the actions it would take (as they change) and change nothing.
+        #[arg(long)]
+        dry_run: bool,
+        /// Stop after this many ticks (default: run until a signal).
+        #[arg(long, value_name = "N")]
+        ticks: Option<u64>,
     },
     /// Validate a policy file: report the first problem with its line, change nothing.
     CheckConfig {
@@ -130,10 +148,22 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Status {
             json,
             all,
+            local,
             cgroup,
             interval,
         } => {
             let cfg = load_config(cli.config.as_deref())?;
+            // A running daemon knows more (state, targets, working sets): ask it.
+            if !local && cgroup.is_none() && !all && cfg.daemon.socket.exists() {
+                if let Ok(rows) = control::query(&cfg.daemon.socket) {
+                    if json {
+                        println!("{}", serde_json::to_string_pretty(&rows)?);
+                    } else {
+                        print!("{}", control::render(&rows));
+                    }
+                    return Ok(());
+                }
+            }
             let root = cli
                 .cgroup_root
                 .unwrap_or_else(|| cfg.host.cgroup_root.clone());
@@ -165,6 +195,18 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                 print!("{}", status::render_table(&rows));
             }
             Ok(())
+        }
+        Command::Daemon { dry_run, ticks } => {
+            if !dry_run {
+                require_root("memext daemon")?;
+            }
+            let cfg = load_config(cli.config.as_deref())?;
+            let root = cli
+                .cgroup_root
+                .unwrap_or_else(|| cfg.host.cgroup_root.clone());
+            let h = Hierarchy::probe(&root)?;
+            let stop = daemon::stop_on_signals()?;
+            daemon::Daemon::new(cfg, h, daemon::Options { dry_run, ticks })?.run(&stop)
         }
         Command::Tiers { action } => {
             let cfg = load_config(cli.config.as_deref())?;
@@ -240,7 +282,10 @@ fn print_tiers(reports: &[tiers::TierReport], json: bool) -> anyhow::Result<()> 
 fn main() -> ExitCode {
     let cli = Cli::parse();
     tracing_subscriber::fmt()
-        .with_env_filter(tracing_subscriber::EnvFilter::from_env("MEMEXT_LOG"))
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_env("MEMEXT_LOG")
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
+        )
         .with_writer(std::io::stderr)
         .init();
     match run(cli) {

@@ -250,7 +250,11 @@ pub fn up(
                 progress(&format!("could not undo everything: {undo}"));
                 return Err(e);
             }
-            store.save(&before)?;
+            if before == TierState::default() {
+                store.remove()?;
+            } else {
+                store.save(&before)?;
+            }
             Err(e)
         }
     }

@@ -1,0 +1,271 @@
+//! The daemon's control socket: `memext status` connects, sends `status`, and
+//! reads one JSON array of [`DaemonRow`]s. The socket is root-only (0600); the
+//! daemon answers from the rows it published at its last tick, so a client
+//! never slows the loop down.
+
+use std::io::{BufRead, BufReader, Write};
+use std::os::unix::fs::PermissionsExt;
+use std::os::unix::net::{UnixListener, UnixStream};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use anyhow::{bail, Context};
+
+/// One context as the daemon sees it.
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+pub struct DaemonRow {
+    pub id: String,
+    pub runtime: String,
+    pub name: Option<String>,
+    pub class: String,
+    pub cgroup: String,
+    pub state: String,
+    pub target_bytes: u64,
+    pub resident_bytes: u64,
+    pub swapped_bytes: u64,
+    pub working_set_bytes: u64,
+    pub last_wake_s_ago: Option<f64>,
+    pub pushed_out_pages: u64,
+    pub brought_back_pages: u64,
+    /// Of the pages last brought back, the share touched within the window.
+    pub prefetch_accuracy: Option<f64>,
+    /// memext pushed it out and has not brought it back since.
+    pub out: bool,
+}
+
+pub type Rows = Arc<Mutex<Vec<DaemonRow>>>;
+
+pub struct Listener {
+    path: PathBuf,
+    stop: Arc<AtomicBool>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Listener {
+    pub fn close(mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        if let Some(t) = self.thread.take() {
+            t.join().ok();
+        }
+        std::fs::remove_file(&self.path).ok();
+    }
+}
+
+/// Listens on `path`. A stale socket left by a killed daemon is replaced; a
+/// live one (another daemon answering) is an error.
+pub fn serve(path: &Path, rows: Rows) -> anyhow::Result<Listener> {
+    if path.exists() {
+        if UnixStream::connect(path).is_ok() {
+            bail!("another memext daemon is listening on {}", path.display());
+        }
+        std::fs::remove_file(path)
+            .with_context(|| format!("removing the stale socket {}", path.display()))?;
+    }
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    }
+    let listener =
+        UnixListener::bind(path).with_context(|| format!("binding {}", path.display()))?;
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600))?;
+    listener.set_nonblocking(true)?;
+    let stop = Arc::new(AtomicBool::new(false));
+    let s = stop.clone();
+    let thread = std::thread::Builder::new()
+        .name("memext-control".into())
+        .spawn(move || {
+            while !s.load(Ordering::Relaxed) {
+                match listener.accept() {
+                    Ok((conn, _)) => {
+                        if let Err(e) = answer(conn, &rows) {
+                            tracing::debug!("control client: {e:#}");
+                        }
+                    }
+                    Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
+                        std::thread::sleep(Duration::from_millis(50))
+                    }
+                    Err(e) => tracing::warn!("control socket: {e}"),
+                }
+            }
+        })?;
+    Ok(Listener {
+        path: path.into(),
+        stop,
+        thread: Some(thread),
+    })
+}
+
+fn answer(conn: UnixStream, rows: &Rows) -> anyhow::Result<()> {
+    conn.set_nonblocking(false)?;
+    conn.set_read_timeout(Some(Duration::from_secs(2)))?;
+    let mut line = String::new();
+    // A request is one short line; anything longer is not a client of ours.
+    BufReader::new((&conn).take_bounded(256)).read_line(&mut line)?;
+    let mut conn = conn;
+    match line.trim() {
+        "status" => {
+            let rows = rows.lock().map(|r| r.clone()).unwrap_or_default();
+            serde_json::to_writer(&mut conn, &rows)?;
+            conn.write_all(b"\n")?;
+        }
+        other => writeln!(conn, "{{\"error\": \"unknown request {other:?}\"}}")?,
+    }
+    Ok(())
+}
+
+trait TakeBounded: std::io::Read + Sized {
+    fn take_bounded(self, n: u64) -> std::io::Take<Self> {
+        self.take(n)
+    }
+}
+impl<R: std::io::Read> TakeBounded for R {}
+
+/// Asks the daemon on `path` for its rows.
+pub fn query(path: &Path) -> anyhow::Result<Vec<DaemonRow>> {
+    let mut conn = UnixStream::connect(path)
+        .with_context(|| format!("connecting to the daemon at {}", path.display()))?;
+    conn.set_read_timeout(Some(Duration::from_secs(5)))?;
+    conn.write_all(b"status\n")?;
+    let mut text = String::new();
+    BufReader::new(conn).read_line(&mut text)?;
+    serde_json::from_str(&text).context("the daemon's answer is not a status")
+}
+
+/// The daemon's view as a table.
+pub fn render(rows: &[DaemonRow]) -> String {
+    use crate::units::human_bytes;
+    let header = [
+        "ID",
+        "NAME",
+        "CLASS",
+        "STATE",
+        "TARGET",
+        "RESIDENT",
+        "SWAPPED",
+        "WSET",
+        "LAST-WAKE",
+        "OUT-PAGES",
+        "BACK-PAGES",
+        "ACCURACY",
+    ];
+    let cells: Vec<Vec<String>> = rows
+        .iter()
+        .map(|r| {
+            vec![
+                if r.runtime == "plain" || r.runtime == "systemd" {
+                    r.cgroup.clone()
+                } else {
+                    r.id.chars().take(12).collect()
+                },
+                r.name.clone().unwrap_or_else(|| "-".into()),
+                r.class.clone(),
+                r.state.clone(),
+                human_bytes(r.target_bytes),
+                human_bytes(r.resident_bytes),
+                human_bytes(r.swapped_bytes),
+                human_bytes(r.working_set_bytes),
+                r.last_wake_s_ago
+                    .map_or("-".into(), |s| format!("{s:.0}s ago")),
+                r.pushed_out_pages.to_string(),
+                r.brought_back_pages.to_string(),
+                r.prefetch_accuracy
+                    .map_or("-".into(), |a| format!("{:.0}%", a * 100.0)),
+            ]
+        })
+        .collect();
+    let mut width: Vec<usize> = header.iter().map(|h| h.len()).collect();
+    for c in &cells {
+        for (w, s) in width.iter_mut().zip(c) {
+            *w = (*w).max(s.chars().count());
+        }
+    }
+    let line = |fields: Vec<&str>| {
+        let l: Vec<String> = fields
+            .iter()
+            .zip(&width)
+            .enumerate()
+            .map(|(i, (f, w))| {
+                if i < 4 {
+                    format!("{f:<w$}")
+                } else {
+                    format!("{f:>w$}")
+                }
+            })
+            .collect();
+        l.join("  ").trim_end().to_owned() + "\n"
+    };
+    let mut out = line(header.to_vec());
+    for c in &cells {
+        out += &line(c.iter().map(String::as_str).collect());
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(cgroup: &str) -> DaemonRow {
+        DaemonRow {
+            id: cgroup.into(),
+            runtime: "plain".into(),
+            name: None,
+            class: "extend".into(),
+            cgroup: cgroup.into(),
+            state: "idle".into(),
+            target_bytes: 32 << 20,
+            resident_bytes: 30 << 20,
+            swapped_bytes: 500 << 20,
+            working_set_bytes: 512 << 20,
+            last_wake_s_ago: Some(12.0),
+            pushed_out_pages: 120_000,
+            brought_back_pages: 0,
+            prefetch_accuracy: Some(0.93),
+            out: true,
+        }
+    }
+
+    #[test]
+    fn socket_round_trip_and_a_second_daemon_is_refused() {
+        let d = tempfile::tempdir().expect("tempdir");
+        let path = d.path().join("memext.sock");
+        let rows: Rows = Arc::new(Mutex::new(vec![row("/a/idle")]));
+        let l = serve(&path, rows.clone()).expect("serve");
+        let got = query(&path).expect("query");
+        assert_eq!(got.len(), 1);
+        assert_eq!(got[0].cgroup, "/a/idle");
+        assert_eq!(
+            std::fs::metadata(&path)
+                .expect("socket")
+                .permissions()
+                .mode()
+                & 0o777,
+            0o600
+        );
+        assert!(
+            serve(&path, rows).is_err(),
+            "a live socket must not be taken over"
+        );
+        l.close();
+        assert!(!path.exists());
+    }
+
+    #[test]
+    fn a_stale_socket_is_replaced() {
+        let d = tempfile::tempdir().expect("tempdir");
+        let path = d.path().join("memext.sock");
+        drop(UnixListener::bind(&path).expect("bind")); // left behind, nobody listening
+        let l = serve(&path, Rows::default()).expect("serve over a stale socket");
+        assert!(query(&path).expect("query").is_empty());
+        l.close();
+    }
+
+    #[test]
+    fn table_shows_state_and_accuracy() {
+        let t = render(&[row("/a/idle")]);
+        assert!(t.lines().nth(1).expect("row").contains("idle"));
+        assert!(t.contains("93%"));
+        assert!(t.contains("12s ago"));
+    }
+}

@@ -1,0 +1,401 @@
+//! The knob ledger: every cgroup knob the daemon has changed, with the value it
+//! had before and the value memext last wrote. It is what makes the daemon safe
+//! to stop, kill and restart:
+//! - before each write the knob is re-read; if it is not what memext last
+//!   wrote, someone else owns it now, and memext leaves that context alone;
+//! - the ledger is saved (atomically) after every change, so a daemon that was
+//!   killed finds it on restart, adopts what is still as it left it, and does
+//!   not apply anything twice;
+//! - on shutdown every knob still as memext left it goes back to its original.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+use memext_cgroup::{CgroupError, CgroupPath, Hierarchy, Limit, LimitKnob, MemoryCgroup};
+
+#[derive(Debug, thiserror::Error)]
+pub enum LedgerError {
+    #[error("cannot write the daemon state file {path}")]
+    Save {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("daemon state file {path} is corrupt")]
+    Corrupt {
+        path: PathBuf,
+        #[source]
+        source: serde_json::Error,
+    },
+    #[error("cannot read the daemon state file {path}")]
+    Read {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error(transparent)]
+    Cgroup(#[from] CgroupError),
+}
+
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct KnobRecord {
+    pub cgroup: String,
+    pub knob: LimitKnob,
+    pub original: Limit,
+    pub written: Limit,
+}
+
+#[derive(Debug, Default, serde::Serialize, serde::Deserialize)]
+struct LedgerFile {
+    records: Vec<KnobRecord>,
+}
+
+/// What a guarded write did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Written {
+    /// The knob now holds the value.
+    Done,
+    /// It already held it; nothing was written.
+    Unchanged,
+    /// Someone else changed the knob since memext wrote it: nothing written,
+    /// and the context is to be left alone from now on.
+    Foreign { found: Limit, ours: Limit },
+}
+
+pub struct Ledger {
+    path: PathBuf,
+    records: Vec<KnobRecord>,
+    /// Cgroups someone else took over; never written again.
+    foreign: BTreeSet<String>,
+    page: u64,
+}
+
+/// Limits are kept in whole pages, as the kernel stores them, so that what
+/// memext wrote compares equal to what it reads back.
+fn page_aligned(v: Limit, page: u64) -> Limit {
+    match v {
+        Limit::Bytes(b) => Limit::Bytes(b / page * page),
+        Limit::Max => Limit::Max,
+    }
+}
+
+impl Ledger {
+    /// Loads the ledger of an earlier run, if any.
+    pub fn load(path: &Path) -> Result<Self, LedgerError> {
+        let records = match std::fs::read_to_string(path) {
+            Ok(t) => {
+                serde_json::from_str::<LedgerFile>(&t)
+                    .map_err(|source| LedgerError::Corrupt {
+                        path: path.into(),
+                        source,
+                    })?
+                    .records
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
+            Err(source) => {
+                return Err(LedgerError::Read {
+                    path: path.into(),
+                    source,
+                })
+            }
+        };
+        Ok(Self {
+            path: path.into(),
+            records,
+            foreign: BTreeSet::new(),
+            page: memext_sys::page_size(),
+        })
+    }
+
+    pub fn records(&self) -> &[KnobRecord] {
+        &self.records
+    }
+
+    pub fn is_foreign(&self, cgroup: &CgroupPath) -> bool {
+        self.foreign.contains(cgroup.as_str())
+    }
+
+    fn save(&self) -> Result<(), LedgerError> {
+        let err = |source| LedgerError::Save {
+            path: self.path.clone(),
+            source,
+        };
+        if let Some(dir) = self.path.parent() {
+            std::fs::create_dir_all(dir).map_err(err)?;
+        }
+        let tmp = self.path.with_extension("tmp");
+        let text = serde_json::to_string_pretty(&LedgerFile {
+            records: self.records.clone(),
+        })
+        .expect("ledger serialises");
+        std::fs::write(&tmp, text).map_err(err)?;
+        std::fs::rename(&tmp, &self.path).map_err(err)
+    }
+
+    /// After a restart: keep the records whose knobs are still as memext left
+    /// them; forget those whose cgroup is gone or that someone else changed.
+    /// Returns what was forgotten, for the log.
+    pub fn reconcile(&mut self, h: &Hierarchy) -> Result<Vec<String>, LedgerError> {
+        let mut dropped = Vec::new();
+        let mut kept = Vec::new();
+        for r in std::mem::take(&mut self.records) {
+            let current = CgroupPath::parse(&r.cgroup)
+                .ok()
+                .and_then(|p| h.open(&p).ok())
+                .and_then(|cg| cg.read_limit(r.knob).ok());
+            match current {
+                Some(c) if c == r.written => kept.push(r),
+                Some(c) => dropped.push(format!(
+                    "{} {}: now {c}, memext had written {}",
+                    r.cgroup, r.knob, r.written
+                )),
+                None => dropped.push(format!("{} {}: cgroup gone", r.cgroup, r.knob)),
+            }
+        }
+        self.records = kept;
+        self.save()?;
+        Ok(dropped)
+    }
+
+    /// Writes `value` to `knob` of `cg`, unless someone else has changed it
+    /// since memext last wrote it.
+    pub fn write(
+        &mut self,
+        cg: &impl MemoryCgroup,
+        knob: LimitKnob,
+        value: Limit,
+    ) -> Result<Written, LedgerError> {
+        let path = cg.path().as_str().to_owned();
+        if self.foreign.contains(&path) {
+            return Ok(Written::Foreign {
+                found: Limit::Max,
+                ours: Limit::Max,
+            });
+        }
+        let value = page_aligned(value, self.page);
+        let current = cg.read_limit(knob)?;
+        let i = self
+            .records
+            .iter()
+            .position(|r| r.cgroup == path && r.knob == knob);
+        if let Some(i) = i {
+            let ours = self.records[i].written;
+            if current != ours {
+                self.foreign.insert(path.clone());
+                self.records.retain(|r| r.cgroup != path);
+                self.save()?;
+                return Ok(Written::Foreign {
+                    found: current,
+                    ours,
+                });
+            }
+        }
+        if current == value {
+            return Ok(Written::Unchanged);
+        }
+        // Record first: a crash between the two leaves a record whose knob
+        // still holds the original, which reconcile then drops as foreign-safe.
+        match i {
+            Some(i) => self.records[i].written = value,
+            None => self.records.push(KnobRecord {
+                cgroup: path.clone(),
+                knob,
+                original: current,
+                written: value,
+            }),
+        }
+        self.save()?;
+        cg.write_limit(knob, value)?;
+        // The kernel may round; keep what it holds so the next check matches.
+        let held = cg.read_limit(knob)?;
+        if held != value {
+            if let Some(r) = self
+                .records
+                .iter_mut()
+                .find(|r| r.cgroup == path && r.knob == knob)
+            {
+                r.written = held;
+            }
+            self.save()?;
+        }
+        Ok(Written::Done)
+    }
+
+    /// Puts every knob still as memext left it back to its original value and
+    /// empties the ledger. Returns one message per knob not restored.
+    pub fn restore_all(&mut self, h: &Hierarchy) -> Result<Vec<String>, LedgerError> {
+        let mut problems = Vec::new();
+        // Newest first, so that coupled knobs unwind in reverse order.
+        while let Some(r) = self.records.pop() {
+            let Ok(path) = CgroupPath::parse(&r.cgroup) else {
+                continue;
+            };
+            let cg = match h.open(&path) {
+                Ok(cg) => cg,
+                Err(CgroupError::Vanished { .. }) => continue,
+                Err(e) => {
+                    problems.push(format!("{} {}: {e}", r.cgroup, r.knob));
+                    continue;
+                }
+            };
+            match cg.read_limit(r.knob) {
+                Ok(c) if c == r.written => {
+                    if let Err(e) = cg.write_limit(r.knob, r.original) {
+                        problems.push(format!(
+                            "{} {}: restoring {}: {e}",
+                            r.cgroup, r.knob, r.original
+                        ));
+                    }
+                }
+                Ok(c) => problems.push(format!(
+                    "{} {}: left at {c}, someone else changed it",
+                    r.cgroup, r.knob
+                )),
+                Err(CgroupError::Vanished { .. }) => {}
+                Err(e) => problems.push(format!("{} {}: {e}", r.cgroup, r.knob)),
+            }
+            self.save()?;
+        }
+        match std::fs::remove_file(&self.path) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                return Err(LedgerError::Save {
+                    path: self.path.clone(),
+                    source: e,
+                })
+            }
+            _ => {}
+        }
+        Ok(problems)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const DOCKER: &str = "/docker/a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1";
+
+    fn fake(v: &str) -> tempfile::TempDir {
+        let src = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../memext-cgroup/fixtures")
+            .join(v);
+        let dst = tempfile::tempdir().expect("tempdir");
+        let status = std::process::Command::new("cp")
+            .arg("-r")
+            .arg(format!("{}/.", src.display()))
+            .arg(dst.path())
+            .status();
+        assert!(status.expect("cp").success());
+        dst
+    }
+
+    fn knob_file(t: &tempfile::TempDir, cg: &str, file: &str) -> String {
+        std::fs::read_to_string(
+            CgroupPath::parse(cg)
+                .expect("path")
+                .under(&t.path().join("memory"))
+                .join(file),
+        )
+        .expect("read")
+    }
+
+    #[test]
+    fn write_records_and_restore_puts_back() {
+        let t = fake("v1");
+        let h = Hierarchy::probe(t.path()).expect("v1");
+        let state = t.path().join("state/daemon.json");
+        let mut l = Ledger::load(&state).expect("load");
+        let cg = h
+            .open(&CgroupPath::parse(DOCKER).expect("path"))
+            .expect("open");
+        assert_eq!(
+            l.write(&cg, LimitKnob::V1Limit, Limit::Bytes(256 << 20))
+                .expect("write"),
+            Written::Done
+        );
+        assert_eq!(knob_file(&t, DOCKER, "memory.limit_in_bytes"), "268435456");
+        assert_eq!(
+            l.write(&cg, LimitKnob::V1Limit, Limit::Bytes(256 << 20))
+                .expect("again"),
+            Written::Unchanged
+        );
+        assert!(state.exists());
+        assert!(l.restore_all(&h).expect("restore").is_empty());
+        // The fixture's original was 1 GiB.
+        assert_eq!(knob_file(&t, DOCKER, "memory.limit_in_bytes"), "1073741824");
+        assert!(!state.exists());
+    }
+
+    #[test]
+    fn someone_elses_change_is_left_alone() {
+        let t = fake("v1");
+        let h = Hierarchy::probe(t.path()).expect("v1");
+        let mut l = Ledger::load(&t.path().join("daemon.json")).expect("load");
+        let cg = h
+            .open(&CgroupPath::parse(DOCKER).expect("path"))
+            .expect("open");
+        l.write(&cg, LimitKnob::V1Limit, Limit::Bytes(256 << 20))
+            .expect("write");
+        // An operator sets their own limit.
+        cg.write_limit(LimitKnob::V1Limit, Limit::Bytes(700 << 20))
+            .expect("operator");
+        let w = l
+            .write(&cg, LimitKnob::V1Limit, Limit::Bytes(128 << 20))
+            .expect("guarded");
+        assert!(
+            matches!(w, Written::Foreign { found: Limit::Bytes(b), .. } if b == 700 << 20),
+            "{w:?}"
+        );
+        assert!(l.is_foreign(cg.path()));
+        assert_eq!(knob_file(&t, DOCKER, "memory.limit_in_bytes"), "734003200");
+        // Not restored either: it is theirs now.
+        l.restore_all(&h).expect("restore");
+        assert_eq!(knob_file(&t, DOCKER, "memory.limit_in_bytes"), "734003200");
+    }
+
+    #[test]
+    fn a_restarted_daemon_adopts_what_it_left_and_forgets_the_rest() {
+        let t = fake("v1");
+        let h = Hierarchy::probe(t.path()).expect("v1");
+        let state = t.path().join("daemon.json");
+        let other = "/memext-demo/b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2";
+        {
+            let mut l = Ledger::load(&state).expect("load");
+            for p in [DOCKER, other] {
+                let cg = h.open(&CgroupPath::parse(p).expect("path")).expect("open");
+                l.write(&cg, LimitKnob::V1Limit, Limit::Bytes(300 << 20))
+                    .expect("write");
+            }
+            // The daemon is killed here: no restore.
+        }
+        let cg = h
+            .open(&CgroupPath::parse(other).expect("path"))
+            .expect("open");
+        cg.write_limit(LimitKnob::V1Limit, Limit::Max)
+            .expect("someone resets it");
+        let mut l = Ledger::load(&state).expect("reload");
+        let dropped = l.reconcile(&h).expect("reconcile");
+        assert_eq!(dropped.len(), 1, "{dropped:?}");
+        assert_eq!(l.records().len(), 1);
+        // Adopted: the same value again is not written twice.
+        let cg = h
+            .open(&CgroupPath::parse(DOCKER).expect("path"))
+            .expect("open");
+        assert_eq!(
+            l.write(&cg, LimitKnob::V1Limit, Limit::Bytes(300 << 20))
+                .expect("write"),
+            Written::Unchanged
+        );
+        l.restore_all(&h).expect("restore");
+        assert_eq!(knob_file(&t, DOCKER, "memory.limit_in_bytes"), "1073741824");
+    }
+
+    #[test]
+    fn values_are_kept_in_whole_pages() {
+        assert_eq!(
+            page_aligned(Limit::Bytes(1_000_000), 4096),
+            Limit::Bytes(999_424)
+        );
+        assert_eq!(page_aligned(Limit::Max, 4096), Limit::Max);
+    }
+}

@@ -1,0 +1,415 @@
+//! The mover: a thread that moves pages between DRAM and the slower tiers for
+//! the daemon, so that the daemon's loop never blocks on it. Bring-back jobs
+//! go before push-outs; a bring-back for a context cancels its push-out; both
+//! are paced to a bandwidth cap, in batches, and report what they moved.
+
+use std::collections::{HashMap, HashSet};
+use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use memext_engine::workingset::{ChunkKey, CHUNK_BYTES};
+use memext_sys::madvise::{advise, Advice, MadviseError};
+use memext_sys::maps::read_maps;
+use memext_sys::pagemap::{PageRange, PageState, Pagemap};
+use memext_sys::pidfd::ProcessHandle;
+use memext_sys::AddrRange;
+
+/// Pages are moved in batches of at most this many bytes.
+const BATCH_BYTES: u64 = 16 << 20;
+
+#[derive(Debug, Clone)]
+pub enum Job {
+    /// Page out the resident private anonymous memory of `pids`, except the
+    /// chunks in `keep`.
+    PushOut {
+        key: String,
+        pids: Vec<u32>,
+        keep: HashSet<ChunkKey>,
+        bandwidth: u64,
+    },
+    /// Bring back the swapped private anonymous memory of `pids`, chunks in
+    /// `order` first (hottest first), then the rest by address.
+    BringBack {
+        key: String,
+        pids: Vec<u32>,
+        order: Vec<ChunkKey>,
+        bandwidth: u64,
+    },
+}
+
+impl Job {
+    fn key(&self) -> &str {
+        match self {
+            Job::PushOut { key, .. } | Job::BringBack { key, .. } => key,
+        }
+    }
+}
+
+/// What the mover has done for one context.
+#[derive(Debug, Clone, Default, serde::Serialize)]
+pub struct MoveStats {
+    pub pushed_out_pages: u64,
+    pub brought_back_pages: u64,
+    /// A job for this context is queued or running.
+    pub busy: bool,
+    /// The ranges of the last bring-back and when it ended (for accuracy).
+    #[serde(skip)]
+    pub last_bring_back: Option<(Instant, Vec<(u32, AddrRange)>)>,
+    pub last_error: Option<String>,
+}
+
+pub type Shared = Arc<Mutex<HashMap<String, MoveStats>>>;
+
+pub struct Mover {
+    tx: Sender<Job>,
+    pub stats: Shared,
+    handle: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Mover {
+    pub fn start() -> Self {
+        let (tx, rx) = std::sync::mpsc::channel();
+        let stats: Shared = Arc::default();
+        let s = stats.clone();
+        let handle = std::thread::Builder::new()
+            .name("memext-mover".into())
+            .spawn(move || run(&rx, &s))
+            .expect("spawning the mover thread");
+        Self {
+            tx,
+            stats,
+            handle: Some(handle),
+        }
+    }
+
+    pub fn submit(&self, job: Job) {
+        if let Ok(mut s) = self.stats.lock() {
+            s.entry(job.key().to_owned()).or_default().busy = true;
+        }
+        // The receiver lives as long as the mover thread, which outlives us.
+        self.tx.send(job).ok();
+    }
+
+    pub fn is_busy(&self, key: &str) -> bool {
+        self.stats
+            .lock()
+            .map(|s| s.get(key).is_some_and(|m| m.busy))
+            .unwrap_or(false)
+    }
+
+    /// Stops the thread after the job in progress (queued jobs are dropped).
+    pub fn stop(mut self) {
+        let (tx, _) = std::sync::mpsc::channel();
+        drop(std::mem::replace(&mut self.tx, tx));
+        if let Some(h) = self.handle.take() {
+            h.join().ok();
+        }
+    }
+}
+
+fn run(rx: &Receiver<Job>, stats: &Shared) {
+    let mut queue: Vec<Job> = Vec::new();
+    loop {
+        // Take everything waiting; bring-backs first, a bring-back cancels a
+        // queued push-out of the same context.
+        loop {
+            match rx.recv_timeout(if queue.is_empty() {
+                Duration::from_millis(200)
+            } else {
+                Duration::ZERO
+            }) {
+                Ok(j) => enqueue(&mut queue, j),
+                Err(RecvTimeoutError::Timeout) => break,
+                Err(RecvTimeoutError::Disconnected) => return,
+            }
+        }
+        if queue.is_empty() {
+            continue;
+        }
+        let job = queue.remove(0);
+        let key = job.key().to_owned();
+        let result = match &job {
+            Job::BringBack {
+                pids,
+                order,
+                bandwidth,
+                ..
+            } => {
+                bring_back(pids, order, *bandwidth, rx, &mut queue, &key).map(|(pages, ranges)| {
+                    if let Ok(mut s) = stats.lock() {
+                        let m = s.entry(key.clone()).or_default();
+                        m.brought_back_pages += pages;
+                        m.last_bring_back = Some((Instant::now(), ranges));
+                    }
+                })
+            }
+            Job::PushOut {
+                pids,
+                keep,
+                bandwidth,
+                ..
+            } => push_out(pids, keep, *bandwidth, rx, &mut queue, &key).map(|pages| {
+                if let Ok(mut s) = stats.lock() {
+                    s.entry(key.clone()).or_default().pushed_out_pages += pages;
+                }
+            }),
+        };
+        if let Ok(mut s) = stats.lock() {
+            let m = s.entry(key.clone()).or_default();
+            m.busy = queue.iter().any(|j| j.key() == key);
+            m.last_error = result.err();
+        }
+    }
+}
+
+fn enqueue(queue: &mut Vec<Job>, job: Job) {
+    if let Job::BringBack { key, .. } = &job {
+        queue.retain(|j| !(matches!(j, Job::PushOut { .. }) && j.key() == key));
+        let first_push = queue
+            .iter()
+            .position(|j| matches!(j, Job::PushOut { .. }))
+            .unwrap_or(queue.len());
+        queue.insert(first_push, job);
+    } else {
+        queue.push(job);
+    }
+}
+
+/// Resident or swapped ranges of the private anonymous memory of `pid`.
+fn ranges_of(pid: u32, state: PageState) -> Result<Vec<AddrRange>, String> {
+    let maps = match read_maps(pid) {
+        Ok(m) => m,
+        Err(memext_sys::maps::MapsError::Vanished { .. }) => return Ok(Vec::new()),
+        Err(e) => return Err(e.to_string()),
+    };
+    let anon: Vec<_> = maps
+        .into_iter()
+        .filter(|m| m.is_private_anonymous())
+        .collect();
+    let scanned: Vec<PageRange> =
+        match Pagemap::open(pid).and_then(|mut pm| pm.scan_mappings(&anon)) {
+            Ok(r) => r,
+            Err(memext_sys::pagemap::PagemapError::Vanished { .. }) => return Ok(Vec::new()),
+            Err(e) => return Err(e.to_string()),
+        };
+    Ok(scanned
+        .into_iter()
+        .filter(|r| r.state == state)
+        .map(|r| r.range)
+        .collect())
+}
+
+/// Splits ranges at chunk boundaries: (chunk, range within it).
+fn by_chunk(pid: u32, ranges: &[AddrRange]) -> Vec<(ChunkKey, AddrRange)> {
+    let mut out = Vec::new();
+    for r in ranges {
+        let mut a = r.start;
+        while a < r.end {
+            let index = a / CHUNK_BYTES;
+            let end = ((index + 1) * CHUNK_BYTES).min(r.end);
+            out.push((ChunkKey { pid, index }, AddrRange::new(a, end)));
+            a = end;
+        }
+    }
+    out
+}
+
+/// Paces `bytes` done since `t0` to `bandwidth` bytes per second.
+fn pace(t0: Instant, bytes: u64, bandwidth: u64) {
+    if bandwidth == 0 {
+        return;
+    }
+    let due = Duration::from_secs_f64(bytes as f64 / bandwidth as f64);
+    if let Some(wait) = due.checked_sub(t0.elapsed()) {
+        std::thread::sleep(wait);
+    }
+}
+
+/// Gives `advice` to `work` (per pid) in paced batches. Stops early (returning
+/// what it did) when `stop` says so between batches.
+fn advise_paced(
+    work: &[(u32, Vec<AddrRange>)],
+    advice: Advice,
+    bandwidth: u64,
+    mut stop: impl FnMut() -> bool,
+) -> Result<(u64, Vec<(u32, AddrRange)>), String> {
+    let page = memext_sys::page_size();
+    let t0 = Instant::now();
+    let (mut bytes, mut done) = (0u64, Vec::new());
+    for (pid, ranges) in work {
+        let handle = match ProcessHandle::open(*pid) {
+            Ok(h) => h,
+            Err(memext_sys::pidfd::PidfdError::Vanished { .. }) => continue,
+            Err(e) => return Err(e.to_string()),
+        };
+        let mut batch: Vec<AddrRange> = Vec::new();
+        let mut batch_bytes = 0;
+        let mut flush =
+            |batch: &mut Vec<AddrRange>, batch_bytes: &mut u64| -> Result<bool, String> {
+                match advise(&handle, batch, advice) {
+                    Ok(out) => bytes += out.bytes,
+                    Err(MadviseError::Vanished { .. }) => return Ok(false),
+                    Err(e) => return Err(e.to_string()),
+                }
+                done.extend(batch.iter().map(|r| (*pid, *r)));
+                batch.clear();
+                *batch_bytes = 0;
+                pace(t0, bytes, bandwidth);
+                Ok(true)
+            };
+        for r in ranges {
+            batch.push(*r);
+            batch_bytes += r.len();
+            if batch_bytes >= BATCH_BYTES && (!flush(&mut batch, &mut batch_bytes)? || stop()) {
+                return Ok((bytes / page, done));
+            }
+        }
+        if !batch.is_empty() {
+            flush(&mut batch, &mut batch_bytes)?;
+        }
+    }
+    Ok((bytes / page, done))
+}
+
+fn bring_back(
+    pids: &[u32],
+    order: &[ChunkKey],
+    bandwidth: u64,
+    rx: &Receiver<Job>,
+    queue: &mut Vec<Job>,
+    key: &str,
+) -> Result<(u64, Vec<(u32, AddrRange)>), String> {
+    let rank: HashMap<ChunkKey, usize> = order.iter().enumerate().map(|(i, k)| (*k, i)).collect();
+    let mut work = Vec::new();
+    for &pid in pids {
+        let mut pieces = by_chunk(pid, &ranges_of(pid, PageState::Swapped)?);
+        pieces.sort_by_key(|(k, r)| (rank.get(k).copied().unwrap_or(usize::MAX), r.start));
+        work.push((pid, pieces.into_iter().map(|(_, r)| r).collect::<Vec<_>>()));
+    }
+    // A bring-back is never interrupted except by a newer one for the same context.
+    advise_paced(&work, Advice::WillNeed, bandwidth, || {
+        while let Ok(j) = rx.try_recv() {
+            enqueue(queue, j);
+        }
+        queue
+            .iter()
+            .any(|j| matches!(j, Job::BringBack { .. }) && j.key() == key)
+    })
+}
+
+fn push_out(
+    pids: &[u32],
+    keep: &HashSet<ChunkKey>,
+    bandwidth: u64,
+    rx: &Receiver<Job>,
+    queue: &mut Vec<Job>,
+    key: &str,
+) -> Result<u64, String> {
+    let mut work = Vec::new();
+    for &pid in pids {
+        let cold: Vec<AddrRange> = by_chunk(pid, &ranges_of(pid, PageState::Resident)?)
+            .into_iter()
+            .filter(|(k, _)| !keep.contains(k))
+            .map(|(_, r)| r)
+            .collect();
+        work.push((pid, cold));
+    }
+    // A push-out yields to any bring-back: stop, let it run, and the daemon
+    // pushes again later if the context is still idle.
+    advise_paced(&work, Advice::PageOut, bandwidth, || {
+        while let Ok(j) = rx.try_recv() {
+            enqueue(queue, j);
+        }
+        queue.iter().any(|j| matches!(j, Job::BringBack { .. }))
+            || queue.iter().any(|j| j.key() == key)
+    })
+    .map(|(pages, _)| pages)
+}
+
+/// Of the ranges brought back, the share now mapped (touched by the process).
+pub fn accuracy(ranges: &[(u32, AddrRange)]) -> Option<f64> {
+    let mut by_pid: HashMap<u32, Vec<AddrRange>> = HashMap::new();
+    for (pid, r) in ranges {
+        by_pid.entry(*pid).or_default().push(*r);
+    }
+    let page = memext_sys::page_size();
+    let (mut total, mut touched) = (0u64, 0u64);
+    for (pid, rs) in by_pid {
+        let Ok(mut pm) = Pagemap::open(pid) else {
+            continue;
+        };
+        for r in rs {
+            total += r.len() / page;
+            if let Ok(found) = pm.scan(r) {
+                touched += found
+                    .iter()
+                    .filter(|p| p.state == PageState::Resident)
+                    .map(|p| p.range.len() / page)
+                    .sum::<u64>();
+            }
+        }
+    }
+    (total > 0).then(|| touched as f64 / total as f64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn bb(key: &str) -> Job {
+        Job::BringBack {
+            key: key.into(),
+            pids: vec![],
+            order: vec![],
+            bandwidth: 0,
+        }
+    }
+    fn po(key: &str) -> Job {
+        Job::PushOut {
+            key: key.into(),
+            pids: vec![],
+            keep: HashSet::new(),
+            bandwidth: 0,
+        }
+    }
+
+    #[test]
+    fn bring_backs_jump_the_queue_and_cancel_push_outs_of_the_same_context() {
+        let mut q = Vec::new();
+        enqueue(&mut q, po("a"));
+        enqueue(&mut q, po("b"));
+        enqueue(&mut q, bb("b"));
+        enqueue(&mut q, bb("c"));
+        let order: Vec<(bool, &str)> = q
+            .iter()
+            .map(|j| (matches!(j, Job::BringBack { .. }), j.key()))
+            .collect();
+        assert_eq!(order, vec![(true, "b"), (true, "c"), (false, "a")]);
+    }
+
+    #[test]
+    fn ranges_split_at_chunk_boundaries() {
+        let r = AddrRange::new(CHUNK_BYTES - 4096, 2 * CHUNK_BYTES + 8192);
+        let pieces = by_chunk(9, &[r]);
+        assert_eq!(pieces.len(), 3);
+        assert_eq!(pieces[0].0, ChunkKey { pid: 9, index: 0 });
+        assert_eq!(pieces[0].1.len(), 4096);
+        assert_eq!(pieces[1].1.len(), CHUNK_BYTES);
+        assert_eq!(
+            pieces[2].1,
+            AddrRange::new(2 * CHUNK_BYTES, 2 * CHUNK_BYTES + 8192)
+        );
+    }
+
+    #[test]
+    fn pacing_holds_the_bandwidth() {
+        let t0 = Instant::now();
+        pace(t0, 10 << 20, 100 << 20); // 10 MiB at 100 MiB/s: 100 ms
+        let took = t0.elapsed();
+        assert!(
+            took >= Duration::from_millis(99) && took < Duration::from_millis(400),
+            "{took:?}"
+        );
+    }
+}
