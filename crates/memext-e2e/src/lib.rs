@@ -6,6 +6,7 @@
 #![forbid(unsafe_code)]
 
 pub mod kbench;
+pub mod sandbox;
 pub mod scenario;
 pub mod toucher;
 pub mod v2suite;

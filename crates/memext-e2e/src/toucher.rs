@@ -4,6 +4,8 @@
 //! Protocol over stdin/stdout, one line each:
 //!   `alloc`  → `ready ADDR LEN`   (LEN bytes allocated, every page written)
 //!   `touch`  → `touched MAJFLT MINFLT MICROS` (every page read; fault deltas)
+//!   `spin MS` → `spun`   (MS milliseconds of CPU, touching none of the buffer)
+//!   `incore` → `incore PAGES TOTAL` (mincore: in DRAM or the swap cache)
 //!   `exit`   → the process exits.
 
 use std::io::{BufRead, BufReader, Write};
@@ -44,6 +46,21 @@ pub fn serve(bytes: usize) -> anyhow::Result<()> {
                     after.1 - before.1,
                     t.elapsed().as_micros()
                 )?;
+            }
+            "incore" => {
+                let start = (buf.as_ptr() as usize).div_ceil(page) * page;
+                let pages = (buf.as_ptr() as usize + buf.len() - start) / page;
+                let n = memext_sys::pagemap::mincore_own(start as *const u8, pages * page)?;
+                writeln!(out, "incore {n} {pages}")?;
+            }
+            cmd if cmd.starts_with("spin ") => {
+                let ms: u64 = cmd[5..].trim().parse()?;
+                let t = std::time::Instant::now();
+                let mut x = 0u64;
+                while t.elapsed() < std::time::Duration::from_millis(ms) {
+                    x = std::hint::black_box(x.wrapping_mul(6364136223846793005).wrapping_add(1));
+                }
+                writeln!(out, "spun")?;
             }
             "exit" => return Ok(()),
             other => bail!("toucher: unknown command {other:?}"),
@@ -127,6 +144,25 @@ impl Toucher {
         self.addr = r[1].parse()?;
         self.len = r[2].parse()?;
         Ok(())
+    }
+
+    /// Burns `ms` of CPU without touching the buffer: a wake that has not yet
+    /// reached its memory.
+    pub fn spin(&mut self, ms: u64) -> anyhow::Result<()> {
+        let r = self.ask(&format!("spin {ms}"))?;
+        if r.first().map(String::as_str) != Some("spun") {
+            bail!("toucher: unexpected reply {r:?}");
+        }
+        Ok(())
+    }
+
+    /// (pages in memory or swap cache, pages of the buffer), by mincore.
+    pub fn incore(&mut self) -> anyhow::Result<(u64, u64)> {
+        let r = self.ask("incore")?;
+        if r.len() != 3 || r[0] != "incore" {
+            bail!("toucher: unexpected reply {r:?}");
+        }
+        Ok((r[1].parse()?, r[2].parse()?))
     }
 
     pub fn touch(&mut self) -> anyhow::Result<TouchReport> {

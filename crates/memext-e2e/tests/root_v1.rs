@@ -4,10 +4,11 @@
 //! and zswap are machine-wide, so the tests run one at a time.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Command;
 use std::sync::Mutex;
 
 use memext_cgroup::{Limit, LimitKnob, MemoryCgroup, Version};
+use memext_e2e::sandbox::{memext, memext_bin, swaps, TierSandbox};
 use memext_e2e::scenario::{check_roundtrip, pageout_roundtrip};
 use memext_e2e::toucher::Toucher;
 use memext_e2e::{host_hierarchy, is_root, status_row, ScratchCgroup};
@@ -24,85 +25,6 @@ fn serial() -> std::sync::MutexGuard<'static, ()> {
 
 fn helper() -> &'static Path {
     Path::new(env!("CARGO_BIN_EXE_memext-e2e"))
-}
-
-/// The `memext` binary of this workspace build (target/<profile>/memext).
-fn memext_bin() -> PathBuf {
-    let exe = std::env::current_exe().expect("test exe");
-    let dir = exe
-        .parent()
-        .and_then(Path::parent)
-        .expect("target/<profile>");
-    let bin = dir.join("memext");
-    assert!(
-        bin.is_file(),
-        "{} not built; run `cargo build --workspace` first",
-        bin.display()
-    );
-    bin
-}
-
-fn memext(args: &[&str]) -> Output {
-    Command::new(memext_bin())
-        .args(args)
-        .output()
-        .expect("run memext")
-}
-
-/// A scratch directory with a config; `memext tiers down` and removal on drop.
-struct TierSandbox {
-    dir: PathBuf,
-    config: PathBuf,
-}
-
-impl TierSandbox {
-    fn new(label: &str, tiers_toml: &str) -> Self {
-        let dir = PathBuf::from(format!(
-            "/var/tmp/memext-e2e-{}-{label}",
-            std::process::id()
-        ));
-        std::fs::create_dir_all(&dir).expect("sandbox dir");
-        let config = dir.join("memext.toml");
-        let text = format!(
-            "[host]\nstate_dir = \"{}/state\"\n\n{}",
-            dir.display(),
-            tiers_toml.replace("@DIR@", &dir.to_string_lossy())
-        );
-        std::fs::write(&config, text).expect("write config");
-        Self { dir, config }
-    }
-
-    fn run(&self, args: &[&str]) -> Output {
-        let mut all = vec!["--config", self.config.to_str().expect("utf-8 path")];
-        all.extend_from_slice(args);
-        memext(&all)
-    }
-
-    fn up(&self) {
-        let out = self.run(&["tiers", "up"]);
-        assert!(
-            out.status.success(),
-            "tiers up failed: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-    }
-}
-
-impl Drop for TierSandbox {
-    fn drop(&mut self) {
-        let out = self.run(&["tiers", "down"]);
-        if !out.status.success() {
-            eprintln!(
-                "tiers down failed: {}",
-                String::from_utf8_lossy(&out.stderr)
-            );
-        }
-        std::fs::remove_dir_all(&self.dir).ok();
-    }
-}
-
-fn swaps() -> String {
-    std::fs::read_to_string("/proc/swaps").expect("/proc/swaps")
 }
 
 #[test]

@@ -91,7 +91,11 @@ fn demand(c: &ContextInput) -> u64 {
             let grown = with_headroom(c.usage, c.headroom_pct);
             grown.max(c.usage.saturating_add(GROWTH_BYTES))
         }
-        (Class::Extend, _, _) => with_headroom(base, c.headroom_pct).max(c.floor),
+        // Waking or prefetched: its working set, plus the room an active context
+        // gets, since its other pages and the swap cache fill count too.
+        (Class::Extend, _, _) => with_headroom(base, c.headroom_pct)
+            .max(base.saturating_add(GROWTH_BYTES))
+            .max(c.floor),
     }
 }
 
@@ -270,8 +274,12 @@ mod tests {
             contexts: vec![waking, ctx("busy", Class::Extend, State::Active, 600, 600)],
         };
         let p = plan(&input);
-        assert_eq!(target(&p, &input, "waking"), 500 * MIB);
-        assert_eq!(target(&p, &input, "busy"), 300 * MIB);
+        assert_eq!(
+            target(&p, &input, "waking"),
+            532 * MIB,
+            "its working set plus growth room"
+        );
+        assert_eq!(target(&p, &input, "busy"), 268 * MIB);
         assert!(p.actions.contains(&Action::BringBack {
             key: "waking".into(),
             reason: PrefetchReason::Woke

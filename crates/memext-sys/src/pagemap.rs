@@ -410,3 +410,42 @@ mod tests {
             .all(|w| w[0].range.end <= w[1].range.start));
     }
 }
+
+/// How many pages of this process's own `[addr, addr + len)` are in memory,
+/// as mincore(2) sees them: for anonymous memory that includes pages in the
+/// swap cache (brought back but not yet touched), which pagemap shows as
+/// swapped. `addr` must be page-aligned.
+pub fn mincore_own(addr: *const u8, len: usize) -> std::io::Result<usize> {
+    let page = crate::page_bytes();
+    let mut vec = vec![0u8; len.div_ceil(page)];
+    // SAFETY: `vec` has one byte per page of the range, as mincore requires; the
+    // kernel checks the range itself and fails with ENOMEM if it is not mapped,
+    // and it does not dereference `addr` on our behalf.
+    let ret = unsafe { libc::mincore(addr as *mut libc::c_void, len, vec.as_mut_ptr()) };
+    if ret != 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(vec.iter().filter(|b| **b & 1 != 0).count())
+}
+
+#[cfg(test)]
+mod mincore_tests {
+    use super::*;
+
+    #[test]
+    fn touched_pages_are_in_core() {
+        let page = crate::page_bytes();
+        let mut v = vec![0u8; 65 * page];
+        let base = (v.as_ptr() as usize).div_ceil(page) * page;
+        let off = base - v.as_ptr() as usize;
+        for p in 0..64 {
+            v[off + p * page] = 1;
+        }
+        let n = mincore_own(base as *const u8, 64 * page).expect("mincore");
+        assert_eq!(n, 64);
+        assert!(
+            mincore_own(std::ptr::null(), page).is_err(),
+            "page 0 is never mapped"
+        );
+    }
+}

@@ -1,0 +1,119 @@
+//! Test scaffolding shared by the end-to-end suites: the `memext` binary of
+//! this build, a scratch directory with a config whose tiers are taken down
+//! and which is removed on drop, and a child process killed on drop.
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output};
+
+/// The `memext` binary of this workspace build (target/<profile>/memext),
+/// found beside the running test executable (target/<profile>/deps/…).
+pub fn memext_bin() -> PathBuf {
+    let exe = std::env::current_exe().expect("test exe");
+    let dir = exe
+        .parent()
+        .and_then(Path::parent)
+        .expect("target/<profile>");
+    let bin = dir.join("memext");
+    assert!(
+        bin.is_file(),
+        "{} not built; run `cargo build --workspace` first",
+        bin.display()
+    );
+    bin
+}
+
+pub fn memext(args: &[&str]) -> Output {
+    Command::new(memext_bin())
+        .args(args)
+        .output()
+        .expect("run memext")
+}
+
+pub fn swaps() -> String {
+    std::fs::read_to_string("/proc/swaps").expect("/proc/swaps")
+}
+
+/// A scratch directory `/var/tmp/memext-e2e-<pid>-<label>` with a config
+/// (`@DIR@` in the TOML is replaced by the directory). On drop: `memext tiers
+/// down`, then the directory is removed.
+pub struct TierSandbox {
+    pub dir: PathBuf,
+    pub config: PathBuf,
+}
+
+impl TierSandbox {
+    pub fn new(label: &str, toml: &str) -> Self {
+        let dir = PathBuf::from(format!(
+            "/var/tmp/memext-e2e-{}-{label}",
+            std::process::id()
+        ));
+        std::fs::create_dir_all(&dir).expect("sandbox dir");
+        let config = dir.join("memext.toml");
+        let text = format!(
+            "[host]\nstate_dir = \"{}/state\"\n\n{}",
+            dir.display(),
+            toml.replace("@DIR@", &dir.to_string_lossy())
+        );
+        std::fs::write(&config, text).expect("write config");
+        Self { dir, config }
+    }
+
+    pub fn command(&self, args: &[&str]) -> Command {
+        let mut c = Command::new(memext_bin());
+        c.arg("--config").arg(&self.config).args(args);
+        c
+    }
+
+    pub fn run(&self, args: &[&str]) -> Output {
+        self.command(args).output().expect("run memext")
+    }
+
+    pub fn up(&self) {
+        let out = self.run(&["tiers", "up"]);
+        assert!(
+            out.status.success(),
+            "tiers up failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+}
+
+impl Drop for TierSandbox {
+    fn drop(&mut self) {
+        let out = self.run(&["tiers", "down"]);
+        if !out.status.success() {
+            eprintln!(
+                "tiers down failed: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+        std::fs::remove_dir_all(&self.dir).ok();
+    }
+}
+
+/// A child process of the test, killed (by its pid, SIGKILL) and reaped on drop.
+pub struct ChildGuard(pub Child);
+
+impl ChildGuard {
+    /// Sends SIGTERM and waits up to `secs` for the exit status.
+    pub fn terminate(&mut self, secs: u64) -> Option<std::process::ExitStatus> {
+        let pid = rustix::process::Pid::from_raw(i32::try_from(self.0.id()).ok()?)?;
+        rustix::process::kill_process(pid, rustix::process::Signal::TERM).ok()?;
+        for _ in 0..secs * 20 {
+            if let Ok(Some(st)) = self.0.try_wait() {
+                return Some(st);
+            }
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+        None
+    }
+}
+
+impl Drop for ChildGuard {
+    fn drop(&mut self) {
+        if matches!(self.0.try_wait(), Ok(None)) {
+            self.0.kill().ok();
+        }
+        self.0.wait().ok();
+    }
+}

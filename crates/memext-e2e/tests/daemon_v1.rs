@@ -1,0 +1,232 @@
+//! `memext daemon` end to end on this host's real cgroups (v1) with a real
+//! swap tier and real processes: an idle context is pushed out; when it wakes,
+//! its working set is back in memory before it touches it; SIGTERM restores
+//! every knob. Needs root; everything is removed on drop, also on failure.
+
+use std::process::Stdio;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use memext_cgroup::{Limit, LimitKnob, MemoryCgroup};
+use memext_e2e::sandbox::{ChildGuard, TierSandbox};
+use memext_e2e::toucher::Toucher;
+use memext_e2e::{host_hierarchy, is_root, status_row, ScratchCgroup};
+use memext_sys::pagemap::{Pagemap, Residency};
+use memext_sys::AddrRange;
+
+static MACHINE: Mutex<()> = Mutex::new(());
+
+fn serial() -> std::sync::MutexGuard<'static, ()> {
+    assert!(is_root(), "the end-to-end suite needs root");
+    MACHINE.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+fn helper() -> &'static std::path::Path {
+    std::path::Path::new(env!("CARGO_BIN_EXE_memext-e2e"))
+}
+
+/// Pages of the toucher's buffer mapped in DRAM (pagemap "present").
+fn mapped(t: &Toucher) -> (u64, u64) {
+    let page = memext_sys::page_size();
+    let range = AddrRange::new(t.addr.div_ceil(page) * page, (t.addr + t.len) / page * page);
+    let r = Pagemap::open(t.pid())
+        .and_then(|mut pm| pm.scan(range))
+        .expect("pagemap");
+    (Residency::of(&r).resident_pages, range.len() / page)
+}
+
+fn wait_for(what: &str, secs: u64, mut f: impl FnMut() -> bool) {
+    let t0 = Instant::now();
+    while !f() {
+        assert!(
+            t0.elapsed() < Duration::from_secs(secs),
+            "timed out after {secs} s waiting for {what}"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+fn config(cg: &ScratchCgroup, extra: &str) -> String {
+    format!(
+        "[[select]]\ncgroup = \"{}/*\"\nclass = \"extend\"\n\n[class.extend]\nidle_after = \"2s\"\nfloor = \"16MiB\"\n\n\
+         [daemon]\ncapacity = \"4GiB\"\ntick = \"500ms\"\npoll = \"20ms\"\nsocket = \"@DIR@/memext.sock\"\n\n{extra}",
+        cg.parent
+    )
+}
+
+#[test]
+fn idle_context_is_pushed_out_and_back_in_memory_when_it_wakes() {
+    let _g = serial();
+    let h = host_hierarchy().expect("hierarchy");
+    let cg = ScratchCgroup::new(&h, "sleeper").expect("cgroup");
+    let sb = TierSandbox::new(
+        "daemon",
+        &config(
+            &cg,
+            "[[tiers.swapfile]]\npath = \"@DIR@/swap0\"\nsize = \"1GiB\"\npriority = 10\n",
+        ),
+    );
+    sb.up();
+    let mut t = Toucher::spawn(helper(), 256 << 20).expect("toucher");
+    cg.attach(t.pid()).expect("attach");
+    t.alloc().expect("alloc");
+    let c = cg.open().expect("open");
+    let original = c.read_limit(LimitKnob::V1Limit).expect("limit");
+
+    let log = sb.dir.join("daemon.log");
+    let mut daemon = ChildGuard(
+        sb.command(&["daemon"])
+            .stdout(Stdio::null())
+            .stderr(std::fs::File::create(&log).expect("log"))
+            .spawn()
+            .expect("start the daemon"),
+    );
+    // Pushed out: at least 80% of the buffer leaves DRAM.
+    wait_for("the push-out", 30, || {
+        let (res, total) = mapped(&t);
+        res * 5 <= total
+    });
+    wait_for(
+        "the limit squeeze after the push-out",
+        10,
+        || matches!(c.read_limit(LimitKnob::V1Limit), Ok(Limit::Bytes(b)) if b < 64 << 20),
+    );
+    let out = sb.run(&["status", "--json"]);
+    let row =
+        status_row(&String::from_utf8_lossy(&out.stdout), cg.path.as_str()).expect("daemon status");
+    assert_eq!(row["state"], "idle", "{row}");
+    assert_eq!(row["out"], true, "{row}");
+    assert!(
+        row["pushed_out_pages"].as_u64().unwrap_or(0) > 40_000,
+        "{row}"
+    );
+    assert!(
+        row["working_set_bytes"].as_u64().unwrap_or(0) >= 250 << 20,
+        "{row}"
+    );
+
+    // It wakes: CPU work first, no memory touched yet.
+    t.spin(150).expect("spin");
+    let t0 = Instant::now();
+    wait_for("the working set to be back in memory", 10, || {
+        let (incore, total) = t.incore().expect("incore");
+        incore * 10 >= total * 9
+    });
+    let back_after = t0.elapsed();
+    let (res, total) = mapped(&t);
+    assert!(
+        res * 5 <= total,
+        "the process had touched {res} of {total} pages itself"
+    );
+    let touch = t.touch().expect("touch");
+    let log_text = std::fs::read_to_string(&log).unwrap_or_default();
+    assert!(
+        touch.major_faults * 20 <= total,
+        "{} major faults on {total} pages after the bring-back ({back_after:?}); log:\n{log_text}",
+        touch.major_faults
+    );
+    assert!(log_text.contains("woke"), "{log_text}");
+
+    // SIGTERM: knobs back as they were, state and socket gone.
+    let status = daemon.terminate(20).expect("daemon exits on SIGTERM");
+    assert!(
+        status.success(),
+        "{status:?}; log:\n{}",
+        std::fs::read_to_string(&log).unwrap_or_default()
+    );
+    assert_eq!(c.read_limit(LimitKnob::V1Limit).expect("limit"), original);
+    assert!(!sb.dir.join("state/daemon.json").exists());
+    assert!(!sb.dir.join("memext.sock").exists());
+    eprintln!(
+        "back in memory {back_after:?} after the wake; {} major faults on touch",
+        touch.major_faults
+    );
+    drop(t);
+}
+
+#[test]
+fn dry_run_prints_the_push_out_and_changes_nothing() {
+    let _g = serial();
+    let h = host_hierarchy().expect("hierarchy");
+    let cg = ScratchCgroup::new(&h, "idle").expect("cgroup");
+    let sb = TierSandbox::new("dryrun", &config(&cg, ""));
+    let mut t = Toucher::spawn(helper(), 64 << 20).expect("toucher");
+    cg.attach(t.pid()).expect("attach");
+    t.alloc().expect("alloc");
+    let out = sb
+        .command(&["daemon", "--dry-run", "--ticks", "8"])
+        .output()
+        .expect("dry run");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains(&format!("dry-run: {} [idle]: push out to 16.0MiB", cg.path)),
+        "{text}"
+    );
+    assert_eq!(
+        cg.open()
+            .expect("open")
+            .read_limit(LimitKnob::V1Limit)
+            .expect("limit"),
+        Limit::Max
+    );
+    let (res, total) = mapped(&t);
+    assert!(
+        res * 10 >= total * 9,
+        "a dry run paged memory out: {res} of {total}"
+    );
+    assert!(!sb.dir.join("state/daemon.json").exists());
+}
+
+#[test]
+fn a_knob_someone_else_changes_is_left_alone() {
+    let _g = serial();
+    let h = host_hierarchy().expect("hierarchy");
+    let cg = ScratchCgroup::new(&h, "owned").expect("cgroup");
+    let sb = TierSandbox::new(
+        "foreign",
+        &config(
+            &cg,
+            "[[tiers.swapfile]]\npath = \"@DIR@/swap0\"\nsize = \"256MiB\"\npriority = 10\n",
+        ),
+    );
+    sb.up();
+    let mut t = Toucher::spawn(helper(), 64 << 20).expect("toucher");
+    cg.attach(t.pid()).expect("attach");
+    t.alloc().expect("alloc");
+    let c = cg.open().expect("open");
+    let log = sb.dir.join("daemon.log");
+    let mut daemon = ChildGuard(
+        sb.command(&["daemon"])
+            .stdout(Stdio::null())
+            .stderr(std::fs::File::create(&log).expect("log"))
+            .spawn()
+            .expect("daemon"),
+    );
+    wait_for("memext to set a limit", 30, || {
+        matches!(c.read_limit(LimitKnob::V1Limit), Ok(Limit::Bytes(_)))
+    });
+    // An operator takes over.
+    c.write_limit(LimitKnob::V1Limit, Limit::Bytes(900 << 20))
+        .expect("operator's limit");
+    t.spin(100)
+        .expect("wake it, so memext wants to change the limit");
+    std::thread::sleep(Duration::from_secs(3));
+    assert_eq!(
+        c.read_limit(LimitKnob::V1Limit).expect("limit"),
+        Limit::Bytes(900 << 20)
+    );
+    assert!(daemon.terminate(20).expect("exits").success());
+    // Not restored either: the operator's value stays.
+    assert_eq!(
+        c.read_limit(LimitKnob::V1Limit).expect("limit"),
+        Limit::Bytes(900 << 20)
+    );
+    let text = std::fs::read_to_string(&log).unwrap_or_default();
+    assert_eq!(text.matches("someone else manages it").count(), 1, "{text}");
+    drop(t);
+}
