@@ -91,6 +91,18 @@ impl Drop for TierSandbox {
     }
 }
 
+/// Polls `f` every 100 ms until it holds; an error after `secs` seconds.
+pub fn wait_for(what: &str, secs: u64, mut f: impl FnMut() -> bool) -> anyhow::Result<()> {
+    let t0 = std::time::Instant::now();
+    while !f() {
+        if t0.elapsed() > std::time::Duration::from_secs(secs) {
+            anyhow::bail!("timed out after {secs} s waiting for {what}");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    Ok(())
+}
+
 /// A child process of the test, killed (by its pid, SIGKILL) and reaped on drop.
 pub struct ChildGuard(pub Child);
 

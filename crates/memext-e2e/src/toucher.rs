@@ -165,6 +165,21 @@ impl Toucher {
         Ok((r[1].parse()?, r[2].parse()?))
     }
 
+    /// (pages of the buffer mapped in DRAM, pages of the buffer), by pagemap
+    /// from the outside: what memext itself sees.
+    pub fn mapped(&self) -> anyhow::Result<(u64, u64)> {
+        let page = memext_sys::page_size();
+        let range = memext_sys::AddrRange::new(
+            self.addr.div_ceil(page) * page,
+            (self.addr + self.len) / page * page,
+        );
+        let r = memext_sys::pagemap::Pagemap::open(self.pid()).and_then(|mut pm| pm.scan(range))?;
+        Ok((
+            memext_sys::pagemap::Residency::of(&r).resident_pages,
+            range.len() / page,
+        ))
+    }
+
     pub fn touch(&mut self) -> anyhow::Result<TouchReport> {
         let r = self.ask("touch")?;
         if r.len() != 4 || r[0] != "touched" {

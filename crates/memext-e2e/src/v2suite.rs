@@ -17,7 +17,7 @@ type Check = fn(&Path) -> anyhow::Result<()>;
 
 pub fn run() -> anyhow::Result<()> {
     let me = std::env::current_exe().context("own path")?;
-    let checks: [(&str, Check); 5] = [
+    let checks: [(&str, Check); 6] = [
         ("probe finds cgroup v2 with memory", probe),
         ("v2 limit knobs read back what was written", knobs),
         ("memory.reclaim moves a cgroup's memory to swap", reclaim),
@@ -26,6 +26,10 @@ pub fn run() -> anyhow::Result<()> {
             roundtrip,
         ),
         ("memext status lists a selected v2 cgroup", status),
+        (
+            "memext daemon: memory.high push-out, memory.min protection, restore on SIGTERM",
+            daemon,
+        ),
     ];
     let (mut passed, mut failed) = (0, 0);
     for (name, check) in checks {
@@ -189,6 +193,77 @@ fn status(me: &Path) -> anyhow::Result<()> {
     ensure!(
         String::from_utf8_lossy(&out.stdout).contains(cg.path.as_str()),
         "table lacks the context"
+    );
+    Ok(())
+}
+
+fn daemon(me: &Path) -> anyhow::Result<()> {
+    use crate::sandbox::{wait_for, ChildGuard};
+    let memext = Path::new("/bin/memext");
+    let h = host_hierarchy()?;
+    let sleeper = ScratchCgroup::new(&h, "sleeper")?;
+    let crit = ScratchCgroup::new(&h, "crit")?;
+    let cfg = "/tmp/memext-daemon.toml";
+    std::fs::write(
+        cfg,
+        format!(
+            "[host]\nstate_dir = \"/tmp/memext-state\"\n\n[[select]]\ncgroup = \"{}\"\nclass = \"critical\"\n\n\
+             [[select]]\ncgroup = \"{}/*\"\nclass = \"extend\"\n\n[class.extend]\nidle_after = \"2s\"\nfloor = \"16MiB\"\n\n\
+             [daemon]\ncapacity = \"1GiB\"\ntick = \"500ms\"\npoll = \"20ms\"\nsocket = \"/tmp/memext.sock\"\n",
+            crit.path, sleeper.parent
+        ),
+    )?;
+    let mut t = Toucher::spawn(me, 128 << 20)?;
+    sleeper.attach(t.pid())?;
+    t.alloc()?;
+    let mut c = Toucher::spawn(me, 32 << 20)?;
+    crit.attach(c.pid())?;
+    c.alloc()?;
+    let (s_cg, c_cg) = (sleeper.open()?, crit.open()?);
+    let mut d = ChildGuard(
+        Command::new(memext)
+            .args(["--config", cfg, "daemon"])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::fs::File::create("/tmp/daemon.log")?)
+            .spawn()?,
+    );
+    let log = || std::fs::read_to_string("/tmp/daemon.log").unwrap_or_default();
+    wait_for(
+        "the critical context's memory.min",
+        60,
+        || matches!(c_cg.read_limit(LimitKnob::Min), Ok(Limit::Bytes(b)) if b >= 32 << 20),
+    )
+    .with_context(log)?;
+    wait_for("the push-out", 90, || {
+        t.mapped().is_ok_and(|(res, total)| res * 5 <= total)
+    })
+    .with_context(log)?;
+    wait_for(
+        "memory.high at the floor",
+        30,
+        || matches!(s_cg.read_limit(LimitKnob::High), Ok(Limit::Bytes(b)) if b < 64 << 20),
+    )
+    .with_context(log)?;
+    ensure!(
+        c.mapped()?.0 * 10 >= c.mapped()?.1 * 9,
+        "the critical context lost memory"
+    );
+    t.spin(300)?;
+    wait_for("the bring-back", 60, || {
+        t.incore().is_ok_and(|(n, total)| n * 10 >= total * 9)
+    })
+    .with_context(log)?;
+    let st = d
+        .terminate(60)
+        .context("the daemon did not exit on SIGTERM")?;
+    ensure!(st.success(), "daemon exit {st:?}: {}", log());
+    ensure!(
+        c_cg.read_limit(LimitKnob::Min)? == Limit::Bytes(0),
+        "memory.min not restored"
+    );
+    ensure!(
+        s_cg.read_limit(LimitKnob::High)? == Limit::Max,
+        "memory.high not restored"
     );
     Ok(())
 }

@@ -11,8 +11,6 @@ use memext_cgroup::{Limit, LimitKnob, MemoryCgroup};
 use memext_e2e::sandbox::{ChildGuard, TierSandbox};
 use memext_e2e::toucher::Toucher;
 use memext_e2e::{host_hierarchy, is_root, status_row, ScratchCgroup};
-use memext_sys::pagemap::{Pagemap, Residency};
-use memext_sys::AddrRange;
 
 static MACHINE: Mutex<()> = Mutex::new(());
 
@@ -25,25 +23,12 @@ fn helper() -> &'static std::path::Path {
     std::path::Path::new(env!("CARGO_BIN_EXE_memext-e2e"))
 }
 
-/// Pages of the toucher's buffer mapped in DRAM (pagemap "present").
 fn mapped(t: &Toucher) -> (u64, u64) {
-    let page = memext_sys::page_size();
-    let range = AddrRange::new(t.addr.div_ceil(page) * page, (t.addr + t.len) / page * page);
-    let r = Pagemap::open(t.pid())
-        .and_then(|mut pm| pm.scan(range))
-        .expect("pagemap");
-    (Residency::of(&r).resident_pages, range.len() / page)
+    t.mapped().expect("pagemap")
 }
 
-fn wait_for(what: &str, secs: u64, mut f: impl FnMut() -> bool) {
-    let t0 = Instant::now();
-    while !f() {
-        assert!(
-            t0.elapsed() < Duration::from_secs(secs),
-            "timed out after {secs} s waiting for {what}"
-        );
-        std::thread::sleep(Duration::from_millis(100));
-    }
+fn wait_for(what: &str, secs: u64, f: impl FnMut() -> bool) {
+    memext_e2e::sandbox::wait_for(what, secs, f).expect("condition");
 }
 
 fn config(cg: &ScratchCgroup, extra: &str) -> String {
