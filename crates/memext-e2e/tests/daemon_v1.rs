@@ -215,3 +215,62 @@ fn a_knob_someone_else_changes_is_left_alone() {
     assert_eq!(text.matches("someone else manages it").count(), 1, "{text}");
     drop(t);
 }
+
+#[test]
+fn a_daemon_killed_with_sigkill_is_reconciled_by_the_next_one() {
+    let _g = serial();
+    let h = host_hierarchy().expect("hierarchy");
+    let cg = ScratchCgroup::new(&h, "crash").expect("cgroup");
+    let sb = TierSandbox::new(
+        "crash",
+        &config(
+            &cg,
+            "[[tiers.swapfile]]\npath = \"@DIR@/swap0\"\nsize = \"256MiB\"\npriority = 10\n",
+        ),
+    );
+    sb.up();
+    let mut t = Toucher::spawn(helper(), 64 << 20).expect("toucher");
+    cg.attach(t.pid()).expect("attach");
+    t.alloc().expect("alloc");
+    let c = cg.open().expect("open");
+    let start = |log: &str| {
+        ChildGuard(
+            sb.command(&["daemon"])
+                .stdout(Stdio::null())
+                .stderr(std::fs::File::create(sb.dir.join(log)).expect("log"))
+                .spawn()
+                .expect("daemon"),
+        )
+    };
+    let mut first = start("first.log");
+    wait_for("the first daemon's limit", 30, || {
+        matches!(c.read_limit(LimitKnob::V1Limit), Ok(Limit::Bytes(_)))
+    });
+    first.0.kill().expect("SIGKILL");
+    first.0.wait().expect("reap");
+    let left = c.read_limit(LimitKnob::V1Limit).expect("limit");
+    assert_ne!(
+        left,
+        Limit::Max,
+        "the killed daemon's limit is still in place"
+    );
+    assert!(
+        sb.dir.join("state/daemon.json").exists(),
+        "the ledger survived the crash"
+    );
+    // The stale socket of the killed daemon must not stop the next one.
+    let mut second = start("second.log");
+    wait_for("the second daemon to adopt the ledger", 30, || {
+        std::fs::read_to_string(sb.dir.join("second.log"))
+            .unwrap_or_default()
+            .contains("adopted")
+    });
+    assert!(second.terminate(20).expect("exits").success());
+    assert_eq!(
+        c.read_limit(LimitKnob::V1Limit).expect("limit"),
+        Limit::Max,
+        "restored to the original, not to the crash value"
+    );
+    assert!(!sb.dir.join("state/daemon.json").exists());
+    drop(t);
+}
