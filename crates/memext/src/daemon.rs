@@ -34,6 +34,8 @@ const PRESSURE_PSI: f64 = 5.0;
 
 pub struct Options {
     pub dry_run: bool,
+    /// Serve Prometheus metrics here.
+    pub metrics_addr: Option<std::net::SocketAddr>,
     /// Run this many ticks and stop (tests, dry runs); None: until a signal.
     pub ticks: Option<u64>,
 }
@@ -74,6 +76,7 @@ pub struct Daemon {
     ledger: Ledger,
     mover: Option<Mover>,
     rows: control::Rows,
+    gauges: Arc<crate::metrics::DaemonGauges>,
     said_foreign: HashSet<String>,
 }
 
@@ -101,6 +104,7 @@ impl Daemon {
             ledger,
             mover: None,
             rows: control::Rows::default(),
+            gauges: Arc::default(),
             said_foreign: HashSet::new(),
         })
     }
@@ -140,6 +144,14 @@ impl Daemon {
 
     pub fn run(mut self, stop: &AtomicBool) -> anyhow::Result<()> {
         let listener = control::serve(&self.cfg.daemon.socket, self.rows.clone())?;
+        let metrics = match self.opts.metrics_addr {
+            Some(a) => {
+                let m = crate::metrics::serve(a, self.rows.clone(), self.gauges.clone())?;
+                tracing::info!("metrics on http://{}/metrics", m.addr);
+                Some(m)
+            }
+            None => None,
+        };
         self.mover = (!self.opts.dry_run).then(Mover::start);
         let tick = self.cfg.daemon.tick.0;
         let poll = self.cfg.daemon.poll.0;
@@ -170,6 +182,9 @@ impl Daemon {
             Ok(())
         })();
         self.shutdown(listener);
+        if let Some(m) = metrics {
+            m.close();
+        }
         result
     }
 
@@ -186,7 +201,11 @@ impl Daemon {
             }
         }
         listener.close();
-        tracing::info!("memext daemon stopped; knobs restored");
+        if self.opts.dry_run {
+            tracing::info!("memext daemon stopped (dry run: nothing was changed)");
+        } else {
+            tracing::info!("memext daemon stopped; knobs restored");
+        }
     }
 
     /// Brings the tracked set in line with what discovery finds now.
@@ -278,6 +297,11 @@ impl Daemon {
             }
             if let Some(tr) = transition {
                 tracing::info!("{key}: {tr:?} ({})", t.model.state);
+                if tr == Transition::Woke {
+                    self.gauges
+                        .wakes
+                        .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                }
             }
         }
         for k in gone {
@@ -318,6 +342,12 @@ impl Daemon {
                 })
                 .collect(),
         };
+        self.gauges
+            .capacity_bytes
+            .store(input.capacity, std::sync::atomic::Ordering::Relaxed);
+        self.gauges
+            .ticks
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let p = plan(&input);
         if p.overcommitted {
             tracing::warn!("critical demand and floors exceed the capacity");
@@ -486,6 +516,9 @@ impl Daemon {
         }
         for key in woke {
             tracing::info!("{key}: woke (poll)");
+            self.gauges
+                .wakes
+                .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
             let t = &self.tracked[&key];
             let bytes = t.memory.usage_bytes.max(t.ws.bytes()) + t.memory.swap_bytes;
             let action = [
@@ -569,6 +602,10 @@ impl Daemon {
         if let Ok(mut r) = self.rows.lock() {
             *r = rows;
         }
+        self.gauges.owned_knobs.store(
+            self.ledger.records().len(),
+            std::sync::atomic::Ordering::Relaxed,
+        );
     }
 }
 

@@ -7,6 +7,7 @@ mod control;
 mod daemon;
 mod identity;
 mod ledger;
+mod metrics;
 mod mover;
 mod status;
 mod tiers;
@@ -72,6 +73,9 @@ enum Command {
         /// Stop after this many ticks (default: run until a signal).
         #[arg(long, value_name = "N")]
         ticks: Option<u64>,
+        /// Serve Prometheus metrics on this address (e.g. 127.0.0.1:9187); off by default.
+        #[arg(long, value_name = "ADDR")]
+        metrics_addr: Option<std::net::SocketAddr>,
     },
     /// Validate a policy file: report the first problem with its line, change nothing.
     CheckConfig {
@@ -196,7 +200,11 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             }
             Ok(())
         }
-        Command::Daemon { dry_run, ticks } => {
+        Command::Daemon {
+            dry_run,
+            ticks,
+            metrics_addr,
+        } => {
             if !dry_run {
                 require_root("memext daemon")?;
             }
@@ -206,7 +214,16 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                 .unwrap_or_else(|| cfg.host.cgroup_root.clone());
             let h = Hierarchy::probe(&root)?;
             let stop = daemon::stop_on_signals()?;
-            daemon::Daemon::new(cfg, h, daemon::Options { dry_run, ticks })?.run(&stop)
+            daemon::Daemon::new(
+                cfg,
+                h,
+                daemon::Options {
+                    dry_run,
+                    metrics_addr,
+                    ticks,
+                },
+            )?
+            .run(&stop)
         }
         Command::Tiers { action } => {
             let cfg = load_config(cli.config.as_deref())?;
