@@ -1,0 +1,158 @@
+"""Shared pieces of memext's benchmarks: cgroups (v1 or v2) made and removed by
+the harness, the toucher helper (crates/memext-e2e), the memext binary, and a
+cleanup stack that runs on exit, on error and on SIGINT/SIGTERM."""
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+BIN = os.path.join(ROOT, "target", "release")
+CG = "/sys/fs/cgroup"
+V1 = os.path.isfile(f"{CG}/memory/memory.stat")
+
+
+def log(msg):
+    print(f"[{time.strftime('%H:%M:%S')}] {msg}", file=sys.stderr, flush=True)
+
+
+def build():
+    log("building memext (release)")
+    subprocess.run(["cargo", "build", "--release", "--locked", "-q", "-p", "memext", "-p", "memext-e2e"], cwd=ROOT, check=True)
+
+
+class Cleanup:
+    """Undo actions, run last-in first-out, also on SIGINT/SIGTERM."""
+
+    def __init__(self):
+        self.stack = []
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            signal.signal(sig, self._on_signal)
+
+    def push(self, what, fn):
+        self.stack.append((what, fn))
+
+    def run(self):
+        while self.stack:
+            what, fn = self.stack.pop()
+            try:
+                fn()
+            except Exception as e:  # keep cleaning up
+                log(f"cleanup of {what} failed: {e}")
+
+    def _on_signal(self, signum, _frame):
+        log(f"signal {signum}: cleaning up")
+        self.run()
+        sys.exit(128 + signum)
+
+
+def _dirs(path):
+    if V1:
+        return [f"{CG}/{h}{path}" for h in ("memory", "cpuacct", "unified")]
+    return [f"{CG}{path}"]
+
+
+def make_cgroup(path, cleanup):
+    """Creates cgroup `path` (absolute, e.g. /memext-bench/sleeper)."""
+    parts = path.strip("/").split("/")
+    for i in range(1, len(parts) + 1):
+        sub = "/" + "/".join(parts[:i])
+        if not V1:
+            parent = os.path.dirname(f"{CG}{sub}")
+            with open(f"{parent}/cgroup.subtree_control", "w") as f:
+                f.write("+memory +cpu")
+        for d in _dirs(sub):
+            if not os.path.isdir(d):
+                os.mkdir(d)
+                cleanup.push(f"cgroup {d}", lambda d=d: _rmdir(d))
+
+
+def _rmdir(d):
+    for _ in range(50):
+        try:
+            os.rmdir(d)
+            return
+        except FileNotFoundError:
+            return
+        except OSError:
+            time.sleep(0.1)
+    raise OSError(f"cannot remove {d}")
+
+
+def attach(path, pid):
+    for d in _dirs(path):
+        with open(f"{d}/cgroup.procs", "w") as f:
+            f.write(str(pid))
+
+
+def set_memory_cap(path, nbytes):
+    if V1:
+        with open(f"{CG}/memory{path}/memory.limit_in_bytes", "w") as f:
+            f.write(str(nbytes))
+    else:
+        with open(f"{CG}{path}/memory.max", "w") as f:
+            f.write(str(nbytes))
+
+
+class Toucher:
+    """A crates/memext-e2e toucher child: holds memory, touches it on command."""
+
+    def __init__(self, nbytes, cgroup, cleanup):
+        self.p = subprocess.Popen([os.path.join(BIN, "memext-e2e"), "toucher", str(nbytes)],
+                                  stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        cleanup.push(f"toucher {self.p.pid}", self.stop)
+        attach(cgroup, self.p.pid)
+
+    def ask(self, cmd):
+        self.p.stdin.write(cmd + "\n")
+        self.p.stdin.flush()
+        line = self.p.stdout.readline().split()
+        if not line:
+            raise RuntimeError(f"toucher {self.p.pid} died during {cmd}")
+        return line
+
+    def alloc(self):
+        self.ask("alloc")
+
+    def touch(self):
+        r = self.ask("touch")
+        return {"major_faults": int(r[1]), "minor_faults": int(r[2]), "seconds": int(r[3]) / 1e6}
+
+    def incore(self):
+        r = self.ask("incore")
+        return int(r[1]), int(r[2])
+
+    def stop(self):
+        if self.p.poll() is None:
+            self.p.kill()
+        self.p.wait()
+
+
+def mapped_fraction(pid, start_end=None):
+    """Share of the process's anonymous memory mapped in DRAM (VmRSS / VmRSS+VmSwap)."""
+    rss = swap = 0
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith("RssAnon:"):
+                rss = int(line.split()[1])
+            elif line.startswith("VmSwap:"):
+                swap = int(line.split()[1])
+    return rss / max(1, rss + swap)
+
+
+def memext(args, **kw):
+    return subprocess.run([os.path.join(BIN, "memext")] + args, **kw)
+
+
+def proc_cpu_seconds(pid):
+    with open(f"/proc/{pid}/stat") as f:
+        rest = f.read().rsplit(")", 1)[1].split()
+    tick = os.sysconf("SC_CLK_TCK")
+    return (int(rest[11]) + int(rest[12])) / tick
+
+
+def write_json(path, obj):
+    with open(path, "w") as f:
+        json.dump(obj, f, indent=2)

@@ -1,0 +1,219 @@
+#!/usr/bin/env python3
+"""bench/wake: how fast an idle container's memory is back when it wakes.
+
+A context with a W MiB working set sits idle and is pushed out of DRAM, then
+touches its whole working set again. Measured side by side in one run, under
+the same memory cap and the same swap tier:
+  plain    plain Linux: the kernel pushes it out under pressure from another
+           context's allocation (which then ends); the touch faults it back.
+  reactive memext pushes it out; the touch itself is the wake, which memext
+           detects by polling and answers with a bulk bring-back.
+  periodic the context wakes every --period seconds; memext learns the period
+           and brings it back before the wake.
+And the daemon's own CPU use while managing --contexts idle contexts.
+
+Contexts are processes in cgroups of their own (crates/memext-e2e toucher);
+the cgroups, swap tier and daemon are made by the harness and removed again,
+also on error or Ctrl-C. A benchmark: it measures and prints, it asserts nothing.
+"""
+import argparse
+import os
+import subprocess
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+import memextbench as mb  # noqa: E402
+
+MIB = 1 << 20
+
+
+def tier_config(work, tier, swap_mib):
+    if tier == "zram":
+        t = f'[tiers.zram]\nsize = "{swap_mib}MiB"\nalgorithm = "lz4"\npriority = 100\n'
+    else:
+        t = f'[[tiers.swapfile]]\npath = "{work}/swap0"\nsize = "{swap_mib}MiB"\npriority = 10\n'
+    return f'[host]\nstate_dir = "{work}/state"\n\n{t}'
+
+
+def daemon_config(work, parent, args, extra=""):
+    return (
+        f'[host]\nstate_dir = "{work}/dstate"\n\n'
+        f'[[select]]\ncgroup = "{parent}/*"\nclass = "extend"\n\n'
+        f'[class.extend]\nidle_after = "{args.idle_after}s"\nfloor = "16MiB"\n'
+        f'prefetch_bandwidth = "{args.prefetch_bandwidth}"\npageout_bandwidth = "2GiB"\n\n'
+        f'[daemon]\ncapacity = "{args.cap_mib}MiB"\ntick = "500ms"\npoll = "20ms"\n'
+        f'socket = "{work}/memext.sock"\n{extra}'
+    )
+
+
+def start_daemon(work, cfg_text, cleanup, name):
+    cfg = f"{work}/{name}.toml"
+    with open(cfg, "w") as f:
+        f.write(cfg_text)
+    log = open(f"{work}/{name}.log", "w")
+    p = subprocess.Popen([os.path.join(mb.BIN, "memext"), "--config", cfg, "daemon"],
+                         stdout=subprocess.DEVNULL, stderr=log)
+    cleanup.push(f"daemon {p.pid}", lambda: (p.poll() is None and p.terminate(), p.wait()))
+    return p
+
+
+def wait_until(what, secs, cond):
+    t0 = time.time()
+    while not cond():
+        if time.time() - t0 > secs:
+            raise TimeoutError(f"{what}: not within {secs} s")
+        time.sleep(0.1)
+
+
+def plain(args, base, cleanup):
+    parent = f"{base}-plain"
+    mb.make_cgroup(f"{parent}/sleeper", cleanup)
+    mb.make_cgroup(f"{parent}/hog", cleanup)
+    mb.set_memory_cap(parent, args.cap_mib * MIB)
+    s = mb.Toucher(args.ws_mib * MIB, f"{parent}/sleeper", cleanup)
+    s.alloc()
+    time.sleep(args.idle_after)
+    # Another context's allocation fills the cap: the kernel reclaims the idle one.
+    hog = mb.Toucher(args.cap_mib * MIB, f"{parent}/hog", cleanup)
+    hog.alloc()
+    out = 1 - mb.mapped_fraction(s.p.pid)
+    hog.stop()
+    time.sleep(1)
+    r = s.touch()
+    r["pushed_out_share"] = out
+    s.stop()
+    return r
+
+
+def reactive(args, base, work, cleanup):
+    parent = f"{base}-reactive"
+    mb.make_cgroup(f"{parent}/sleeper", cleanup)
+    mb.set_memory_cap(parent, args.cap_mib * MIB)
+    s = mb.Toucher(args.ws_mib * MIB, f"{parent}/sleeper", cleanup)
+    s.alloc()
+    d = start_daemon(work, daemon_config(work, parent, args), cleanup, "reactive")
+    wait_until("the push-out", 120, lambda: mb.mapped_fraction(s.p.pid) <= 0.2)
+    time.sleep(1.5)
+    out = 1 - mb.mapped_fraction(s.p.pid)
+    r = s.touch()
+    r["pushed_out_share"] = out
+    d.terminate()
+    d.wait()
+    s.stop()
+    return r
+
+
+def periodic(args, base, work, cleanup):
+    parent = f"{base}-periodic"
+    mb.make_cgroup(f"{parent}/sleeper", cleanup)
+    mb.set_memory_cap(parent, args.cap_mib * MIB)
+    s = mb.Toucher(args.ws_mib * MIB, f"{parent}/sleeper", cleanup)
+    s.alloc()
+    extra = f'prefetch_lead = "{args.lead}s"\n'
+    d = start_daemon(work, daemon_config(work, parent, args, extra), cleanup, "periodic")
+    wait_until("the first push-out", 120, lambda: mb.mapped_fraction(s.p.pid) <= 0.2)
+    t0 = time.time() + 1
+    wakes = []
+    for k in range(args.wakes):
+        while time.time() < t0 + k * args.period:
+            time.sleep(0.005)
+        out = 1 - mb.mapped_fraction(s.p.pid)
+        incore, total = s.incore()
+        r = s.touch()
+        r.update(pushed_out_share=out, incore_share_before=incore / total, wake=k + 1)
+        wakes.append(r)
+        mb.log(f"  periodic wake {k + 1}: {r['seconds']:.3f} s, {r['major_faults']} major faults, "
+               f"{100 * r['incore_share_before']:.0f}% in memory before the touch")
+    d.terminate()
+    d.wait()
+    s.stop()
+    log = open(f"{work}/periodic.log").read()
+    return {"wakes": wakes, "predicted_bring_backs": log.count("bringing back (periodic)")}
+
+
+def daemon_cpu(args, base, work, cleanup):
+    parent = f"{base}-many"
+    ts = []
+    for i in range(args.contexts):
+        mb.make_cgroup(f"{parent}/c{i:02d}", cleanup)
+        t = mb.Toucher(8 * MIB, f"{parent}/c{i:02d}", cleanup)
+        t.alloc()
+        ts.append(t)
+    d = start_daemon(work, daemon_config(work, parent, args), cleanup, "many")
+    time.sleep(3)  # start-up and the first push-outs are not the steady state
+    c0, w0 = mb.proc_cpu_seconds(d.pid), time.time()
+    time.sleep(args.cpu_seconds)
+    c1, w1 = mb.proc_cpu_seconds(d.pid), time.time()
+    d.terminate()
+    d.wait()
+    for t in ts:
+        t.stop()
+    return {"contexts": args.contexts, "seconds": w1 - w0, "cpu_percent_of_one_core": 100 * (c1 - c0) / (w1 - w0)}
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--ws-mib", type=int, default=512, help="working set of the waking context (MiB)")
+    ap.add_argument("--cap-mib", type=int, default=0, help="memory cap of the contexts' parent (default: ws + 128)")
+    ap.add_argument("--tier", choices=["swapfile", "zram"], default="swapfile")
+    ap.add_argument("--idle-after", type=float, default=2.0, help="seconds without activity before idle")
+    ap.add_argument("--prefetch-bandwidth", default="4GiB", help="memext's bring-back cap, per second")
+    ap.add_argument("--period", type=float, default=12.0, help="seconds between periodic wakes")
+    ap.add_argument("--lead", type=float, default=4.0, help="bring back this long before a predicted wake")
+    ap.add_argument("--wakes", type=int, default=7, help="periodic wakes (the period is known from the 5th)")
+    ap.add_argument("--contexts", type=int, default=50, help="idle contexts for the daemon CPU measurement")
+    ap.add_argument("--cpu-seconds", type=float, default=30.0, help="how long to measure the daemon's CPU")
+    ap.add_argument("--out", default=None, help="results directory (default results/wake-TIMESTAMP)")
+    args = ap.parse_args()
+    if os.geteuid() != 0:
+        sys.exit("bench/wake needs root (cgroups, swap)")
+    args.cap_mib = args.cap_mib or args.ws_mib + 128
+    out = args.out or os.path.join(mb.ROOT, "results", time.strftime("wake-%Y%m%d-%H%M%S"))
+    os.makedirs(out, exist_ok=True)
+    mb.build()
+    cleanup = mb.Cleanup()
+    base = f"/memext-bench-wake-{os.getpid()}"
+    work = f"/var/tmp/memext-bench-wake-{os.getpid()}"
+    os.makedirs(work, exist_ok=True)
+    cleanup.push(f"dir {work}", lambda: subprocess.run(["rm", "-rf", work]))
+    try:
+        tcfg = f"{work}/tiers.toml"
+        with open(tcfg, "w") as f:
+            f.write(tier_config(work, args.tier, 2 * args.cap_mib + 512))
+        mb.memext(["--config", tcfg, "tiers", "up"], check=True, capture_output=True)
+        cleanup.push("tiers", lambda: mb.memext(["--config", tcfg, "tiers", "down"], capture_output=True))
+        mb.log(f"plain Linux: {args.ws_mib} MiB pushed out by pressure, then touched")
+        r_plain = plain(args, base, cleanup)
+        mb.log(f"memext, reactive: pushed out by memext, the touch is the wake")
+        r_react = reactive(args, base, work, cleanup)
+        mb.log(f"memext, periodic: a wake every {args.period} s, {args.wakes} wakes")
+        r_per = periodic(args, base, work, cleanup)
+        mb.log(f"daemon CPU with {args.contexts} idle contexts, {args.cpu_seconds} s")
+        r_cpu = daemon_cpu(args, base, work, cleanup)
+    finally:
+        cleanup.run()
+    predicted = [w for w in r_per["wakes"] if w["wake"] >= 5]
+    best_pred = min(predicted, key=lambda w: w["seconds"]) if predicted else None
+    res = {"parameters": vars(args), "kernel": os.uname().release, "cgroup": "v1" if mb.V1 else "v2",
+           "plain": r_plain, "reactive": r_react, "periodic": r_per, "daemon_cpu": r_cpu}
+    mb.write_json(os.path.join(out, "results.json"), res)
+    ratio = lambda r: r_plain["seconds"] / max(r["seconds"], 1e-9)
+    rows = [("plain Linux", r_plain), ("memext, wake detected", r_react)]
+    if best_pred:
+        rows.append(("memext, periodic (predicted)", best_pred))
+    print(f"\nbench/wake: {args.ws_mib} MiB working set, cap {args.cap_mib} MiB, tier {args.tier}, "
+          f"cgroup {res['cgroup']}, kernel {res['kernel']}")
+    print(f"{'mode':<32} {'pushed out':>10} {'touch (s)':>10} {'major faults':>13} {'vs plain':>9}")
+    for name, r in rows:
+        print(f"{name:<32} {100 * r['pushed_out_share']:>9.0f}% {r['seconds']:>10.3f} {r['major_faults']:>13} {ratio(r):>8.1f}x")
+    times = ", ".join("%.3fs" % w["seconds"] for w in predicted)
+    print(f"predicted bring-backs logged: {r_per['predicted_bring_backs']} (wakes 5..{args.wakes}: {times})")
+    print(f"daemon CPU with {r_cpu['contexts']} idle contexts: {r_cpu['cpu_percent_of_one_core']:.2f}% of one core")
+    print(f"targets: wake >= 5x plain ({ratio(r_react):.1f}x), periodic >= 20x "
+          f"({ratio(best_pred) if best_pred else 0:.1f}x), daemon CPU < 2% ({r_cpu['cpu_percent_of_one_core']:.2f}%)")
+    print(f"results: {out}/results.json")
+
+
+if __name__ == "__main__":
+    main()
