@@ -68,6 +68,18 @@ impl TierSandbox {
         self.command(args).output().expect("run memext")
     }
 
+    /// Starts `memext daemon` with this config, its log in `DIR/LOG`.
+    pub fn daemon(&self, log: &str) -> ChildGuard {
+        let file = std::fs::File::create(self.dir.join(log)).expect("daemon log");
+        ChildGuard(
+            self.command(&["daemon"])
+                .stdout(std::process::Stdio::null())
+                .stderr(file)
+                .spawn()
+                .expect("start memext daemon"),
+        )
+    }
+
     pub fn up(&self) {
         let out = self.run(&["tiers", "up"]);
         assert!(

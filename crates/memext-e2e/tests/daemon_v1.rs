@@ -3,12 +3,11 @@
 //! its working set is back in memory before it touches it; SIGTERM restores
 //! every knob. Needs root; everything is removed on drop, also on failure.
 
-use std::process::Stdio;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use memext_cgroup::{Limit, LimitKnob, MemoryCgroup};
-use memext_e2e::sandbox::{ChildGuard, TierSandbox};
+use memext_e2e::sandbox::TierSandbox;
 use memext_e2e::toucher::Toucher;
 use memext_e2e::{host_hierarchy, is_root, status_row, ScratchCgroup};
 
@@ -59,13 +58,7 @@ fn idle_context_is_pushed_out_and_back_in_memory_when_it_wakes() {
     let original = c.read_limit(LimitKnob::V1Limit).expect("limit");
 
     let log = sb.dir.join("daemon.log");
-    let mut daemon = ChildGuard(
-        sb.command(&["daemon"])
-            .stdout(Stdio::null())
-            .stderr(std::fs::File::create(&log).expect("log"))
-            .spawn()
-            .expect("start the daemon"),
-    );
+    let mut daemon = sb.daemon("daemon.log");
     // Pushed out: at least 80% of the buffer leaves DRAM.
     wait_for("the push-out", 30, || {
         let (res, total) = mapped(&t);
@@ -185,13 +178,7 @@ fn a_knob_someone_else_changes_is_left_alone() {
     t.alloc().expect("alloc");
     let c = cg.open().expect("open");
     let log = sb.dir.join("daemon.log");
-    let mut daemon = ChildGuard(
-        sb.command(&["daemon"])
-            .stdout(Stdio::null())
-            .stderr(std::fs::File::create(&log).expect("log"))
-            .spawn()
-            .expect("daemon"),
-    );
+    let mut daemon = sb.daemon("daemon.log");
     wait_for("memext to set a limit", 30, || {
         matches!(c.read_limit(LimitKnob::V1Limit), Ok(Limit::Bytes(_)))
     });
@@ -233,15 +220,7 @@ fn a_daemon_killed_with_sigkill_is_reconciled_by_the_next_one() {
     cg.attach(t.pid()).expect("attach");
     t.alloc().expect("alloc");
     let c = cg.open().expect("open");
-    let start = |log: &str| {
-        ChildGuard(
-            sb.command(&["daemon"])
-                .stdout(Stdio::null())
-                .stderr(std::fs::File::create(sb.dir.join(log)).expect("log"))
-                .spawn()
-                .expect("daemon"),
-        )
-    };
+    let start = |log: &str| sb.daemon(log);
     let mut first = start("first.log");
     wait_for("the first daemon's limit", 30, || {
         matches!(c.read_limit(LimitKnob::V1Limit), Ok(Limit::Bytes(_)))

@@ -71,29 +71,46 @@ pub fn serve(path: &Path, rows: Rows) -> anyhow::Result<Listener> {
     std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600))?;
     listener.set_nonblocking(true)?;
     let stop = Arc::new(AtomicBool::new(false));
-    let s = stop.clone();
-    let thread = std::thread::Builder::new()
-        .name("memext-control".into())
-        .spawn(move || {
-            while !s.load(Ordering::Relaxed) {
-                match listener.accept() {
-                    Ok((conn, _)) => {
-                        if let Err(e) = answer(conn, &rows) {
-                            tracing::debug!("control client: {e:#}");
-                        }
-                    }
-                    Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
-                        std::thread::sleep(Duration::from_millis(50))
-                    }
-                    Err(e) => tracing::warn!("control socket: {e}"),
-                }
-            }
-        })?;
+    let thread = accept_loop(
+        "memext-control",
+        stop.clone(),
+        move || listener.accept().map(|(c, _)| c),
+        move |c| answer(c, &rows),
+    )?;
     Ok(Listener {
         path: path.into(),
         stop,
         thread: Some(thread),
     })
+}
+
+/// A thread that accepts connections from a non-blocking listener (polling
+/// every 50 ms, so that `stop` is seen) and answers each with `handle`, one at
+/// a time: the daemon's clients are few and their answers small.
+pub fn accept_loop<C: Send + 'static>(
+    name: &str,
+    stop: Arc<AtomicBool>,
+    mut accept: impl FnMut() -> std::io::Result<C> + Send + 'static,
+    mut handle: impl FnMut(C) -> anyhow::Result<()> + Send + 'static,
+) -> std::io::Result<std::thread::JoinHandle<()>> {
+    let label = name.to_owned();
+    std::thread::Builder::new()
+        .name(name.into())
+        .spawn(move || {
+            while !stop.load(Ordering::Relaxed) {
+                match accept() {
+                    Ok(conn) => {
+                        if let Err(e) = handle(conn) {
+                            tracing::debug!("{label} client: {e:#}");
+                        }
+                    }
+                    Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
+                        std::thread::sleep(Duration::from_millis(50))
+                    }
+                    Err(e) => tracing::warn!("{label}: {e}"),
+                }
+            }
+        })
 }
 
 fn answer(conn: UnixStream, rows: &Rows) -> anyhow::Result<()> {

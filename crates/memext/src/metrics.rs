@@ -178,24 +178,12 @@ pub fn serve(
     let addr = listener.local_addr()?;
     listener.set_nonblocking(true)?;
     let stop = Arc::new(AtomicBool::new(false));
-    let s = stop.clone();
-    let thread = std::thread::Builder::new()
-        .name("memext-metrics".into())
-        .spawn(move || {
-            while !s.load(Ordering::Relaxed) {
-                match listener.accept() {
-                    Ok((conn, _)) => {
-                        if let Err(e) = answer(conn, &rows, &gauges) {
-                            tracing::debug!("metrics client: {e:#}");
-                        }
-                    }
-                    Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
-                        std::thread::sleep(Duration::from_millis(50))
-                    }
-                    Err(e) => tracing::warn!("metrics socket: {e}"),
-                }
-            }
-        })?;
+    let thread = crate::control::accept_loop(
+        "memext-metrics",
+        stop.clone(),
+        move || listener.accept().map(|(c, _)| c),
+        move |c| answer(c, &rows, &gauges),
+    )?;
     Ok(MetricsServer {
         addr,
         stop,
