@@ -10,6 +10,9 @@ the same memory cap and the same swap tier:
            detects by polling and answers with a bulk bring-back.
   periodic the context wakes every --period seconds; memext learns the period
            and brings it back before the wake.
+  follower the context wakes 1 s after a small "front" context, at irregular
+           intervals (no period to learn); memext learns that it follows and
+           brings it back when the front wakes.
 And the daemon's own CPU use while managing --contexts idle contexts.
 
 Contexts are processes in cgroups of their own (crates/memext-e2e toucher);
@@ -132,6 +135,45 @@ def periodic(args, base, work, cleanup):
     return {"wakes": wakes, "predicted_bring_backs": log.count("bringing back (periodic)")}
 
 
+FOLLOW_AT = [0, 11, 25, 36, 52, 63, 78]  # irregular: no period within 20%
+
+
+def follower(args, base, work, cleanup):
+    parent = f"{base}-follower"
+    mb.make_cgroup(f"{parent}/front", cleanup)
+    mb.make_cgroup(f"{parent}/back", cleanup)
+    mb.set_memory_cap(parent, (args.cap_mib + 96) * MIB)
+    front = mb.Toucher(64 * MIB, f"{parent}/front", cleanup)
+    front.alloc()
+    back = mb.Toucher(args.ws_mib * MIB, f"{parent}/back", cleanup)
+    back.alloc()
+    cfg = daemon_config(work, parent, args).replace(f'capacity = "{args.cap_mib}MiB"', f'capacity = "{args.cap_mib + 96}MiB"')
+    d = start_daemon(work, cfg, cleanup, "follower")
+    wait_until("the first push-out", 120, lambda: mb.mapped_fraction(back.p.pid) <= 0.2)
+    t0 = time.time() + 1
+    wakes = []
+    for k, at in enumerate(FOLLOW_AT):
+        while time.time() < t0 + at:
+            time.sleep(0.005)
+        front.touch()
+        while time.time() < t0 + at + 1.0:
+            time.sleep(0.005)
+        out = 1 - mb.mapped_fraction(back.p.pid)
+        incore, total = back.incore()
+        r = back.touch()
+        r.update(pushed_out_share=out, incore_share_before=incore / total, wake=k + 1)
+        wakes.append(r)
+        mb.log(f"  follower wake {k + 1}: {r['seconds']:.3f} s, {r['major_faults']} major faults, "
+               f"{100 * r['incore_share_before']:.0f}% in memory before the touch")
+    d.terminate()
+    d.wait()
+    front.stop()
+    back.stop()
+    log = open(f"{work}/follower.log").read()
+    return {"wakes": wakes, "follow_bring_backs": log.count("bringing back (follows-leader)"),
+            "periodic_bring_backs": log.count("bringing back (periodic)")}
+
+
 def daemon_cpu(args, base, work, cleanup):
     parent = f"{base}-many"
     ts = []
@@ -164,6 +206,8 @@ def main():
     ap.add_argument("--wakes", type=int, default=7, help="periodic wakes (the period is known from the 5th)")
     ap.add_argument("--contexts", type=int, default=50, help="idle contexts for the daemon CPU measurement")
     ap.add_argument("--cpu-seconds", type=float, default=30.0, help="how long to measure the daemon's CPU")
+    ap.add_argument("--modes", default="plain,reactive,periodic,follower,cpu",
+                    help="comma-separated subset of plain,reactive,periodic,follower,cpu")
     ap.add_argument("--out", default=None, help="results directory (default results/wake-TIMESTAMP)")
     args = ap.parse_args()
     if os.geteuid() != 0:
@@ -183,37 +227,58 @@ def main():
             f.write(tier_config(work, args.tier, 2 * args.cap_mib + 512))
         mb.memext(["--config", tcfg, "tiers", "up"], check=True, capture_output=True)
         cleanup.push("tiers", lambda: mb.memext(["--config", tcfg, "tiers", "down"], capture_output=True))
-        mb.log(f"plain Linux: {args.ws_mib} MiB pushed out by pressure, then touched")
-        r_plain = plain(args, base, cleanup)
-        mb.log(f"memext, reactive: pushed out by memext, the touch is the wake")
-        r_react = reactive(args, base, work, cleanup)
-        mb.log(f"memext, periodic: a wake every {args.period} s, {args.wakes} wakes")
-        r_per = periodic(args, base, work, cleanup)
-        mb.log(f"daemon CPU with {args.contexts} idle contexts, {args.cpu_seconds} s")
-        r_cpu = daemon_cpu(args, base, work, cleanup)
+        modes = set(args.modes.split(","))
+        r_plain = r_react = r_per = r_fol = r_cpu = None
+        if "plain" in modes:
+            mb.log(f"plain Linux: {args.ws_mib} MiB pushed out by pressure, then touched")
+            r_plain = plain(args, base, cleanup)
+        if "reactive" in modes:
+            mb.log("memext, reactive: pushed out by memext, the touch is the wake")
+            r_react = reactive(args, base, work, cleanup)
+        if "periodic" in modes:
+            mb.log(f"memext, periodic: a wake every {args.period} s, {args.wakes} wakes")
+            r_per = periodic(args, base, work, cleanup)
+        if "follower" in modes:
+            mb.log("memext, follower: wakes 1 s after another context, at irregular intervals")
+            r_fol = follower(args, base, work, cleanup)
+        if "cpu" in modes:
+            mb.log(f"daemon CPU with {args.contexts} idle contexts, {args.cpu_seconds} s")
+            r_cpu = daemon_cpu(args, base, work, cleanup)
     finally:
+        for name in os.listdir(work):
+            if name.endswith(".log"):
+                subprocess.run(["cp", os.path.join(work, name), out])
         cleanup.run()
-    predicted = [w for w in r_per["wakes"] if w["wake"] >= 5]
-    best_pred = min(predicted, key=lambda w: w["seconds"]) if predicted else None
     res = {"parameters": vars(args), "kernel": os.uname().release, "cgroup": "v1" if mb.V1 else "v2",
-           "plain": r_plain, "reactive": r_react, "periodic": r_per, "daemon_cpu": r_cpu}
+           "plain": r_plain, "reactive": r_react, "periodic": r_per, "follower": r_fol, "daemon_cpu": r_cpu}
     mb.write_json(os.path.join(out, "results.json"), res)
-    ratio = lambda r: r_plain["seconds"] / max(r["seconds"], 1e-9)
-    rows = [("plain Linux", r_plain), ("memext, wake detected", r_react)]
-    if best_pred:
-        rows.append(("memext, periodic (predicted)", best_pred))
+    rows = []
+    if r_plain:
+        rows.append(("plain Linux", r_plain))
+    if r_react:
+        rows.append(("memext, wake detected", r_react))
+    predicted = [w for w in (r_per or {}).get("wakes", []) if w["wake"] >= 5]
+    if predicted:
+        rows.append(("memext, periodic (predicted)", min(predicted, key=lambda w: w["seconds"])))
+    followed = [w for w in (r_fol or {}).get("wakes", []) if w["wake"] >= 4]
+    if followed:
+        rows.append(("memext, follows another context", min(followed, key=lambda w: w["seconds"])))
+    ratio = lambda r: r_plain["seconds"] / max(r["seconds"], 1e-9) if r_plain else float("nan")
     print(f"\nbench/wake: {args.ws_mib} MiB working set, cap {args.cap_mib} MiB, tier {args.tier}, "
           f"cgroup {res['cgroup']}, kernel {res['kernel']}")
     print(f"{'mode':<32} {'pushed out':>10} {'touch (s)':>10} {'major faults':>13} {'vs plain':>9}")
     for name, r in rows:
         print(f"{name:<32} {100 * r['pushed_out_share']:>9.0f}% {r['seconds']:>10.3f} {r['major_faults']:>13} {ratio(r):>8.1f}x")
-    times = ", ".join("%.3fs" % w["seconds"] for w in predicted)
-    print(f"predicted bring-backs logged: {r_per['predicted_bring_backs']} (wakes 5..{args.wakes}: {times})")
-    print(f"daemon CPU with {r_cpu['contexts']} idle contexts: {r_cpu['cpu_percent_of_one_core']:.2f}% of one core")
-    print(f"targets: wake >= 5x plain ({ratio(r_react):.1f}x), periodic >= 20x "
-          f"({ratio(best_pred) if best_pred else 0:.1f}x), daemon CPU < 2% ({r_cpu['cpu_percent_of_one_core']:.2f}%)")
-    print(f"results: {out}/results.json")
-
+    if r_per:
+        times = ", ".join("%.3fs" % w["seconds"] for w in predicted)
+        print(f"periodic bring-backs logged: {r_per['predicted_bring_backs']} (wakes 5..{args.wakes}: {times})")
+    if r_fol:
+        ftimes = ", ".join("%.3fs" % w["seconds"] for w in followed)
+        print(f"follow-the-leader bring-backs logged: {r_fol['follow_bring_backs']}, periodic: "
+              f"{r_fol['periodic_bring_backs']} (follower wakes 4..{len(FOLLOW_AT)}: {ftimes})")
+    if r_cpu:
+        print(f"daemon CPU with {r_cpu['contexts']} idle contexts: {r_cpu['cpu_percent_of_one_core']:.2f}% of one core")
+    print(f"results and daemon logs: {out}")
 
 if __name__ == "__main__":
     main()

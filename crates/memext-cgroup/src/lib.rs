@@ -38,13 +38,18 @@ impl std::fmt::Display for Version {
     }
 }
 
-/// A memory limit knob that memext may write.
+/// A memory knob that memext may write: the limits, and v1's OOM-kill switch
+/// (`memory.oom_control`, read and written as `Limit::Bytes(0 or 1)`), which
+/// memext sets while it holds a v1 context at a low limit so that a wake that
+/// outruns the limit's raise pauses the task instead of killing it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub enum LimitKnob {
     /// v1 `memory.limit_in_bytes`
     V1Limit,
     /// v1 `memory.memsw.limit_in_bytes` (memory + swap)
     V1MemswLimit,
+    /// v1 `memory.oom_control` oom_kill_disable (0 or 1)
+    V1OomKillDisable,
     /// v2 `memory.high` (throttle and reclaim above)
     High,
     /// v2 `memory.max` (hard limit)
@@ -65,6 +70,7 @@ impl LimitKnob {
         match self {
             LimitKnob::V1Limit => ("memory.limit_in_bytes", Version::V1),
             LimitKnob::V1MemswLimit => ("memory.memsw.limit_in_bytes", Version::V1),
+            LimitKnob::V1OomKillDisable => ("memory.oom_control", Version::V1),
             LimitKnob::High => ("memory.high", Version::V2),
             LimitKnob::Max => ("memory.max", Version::V2),
             LimitKnob::Low => ("memory.low", Version::V2),
@@ -89,6 +95,13 @@ pub(crate) fn knob_file(
             needs,
             have,
         }),
+    }
+}
+
+impl LimitKnob {
+    /// Whether the knob's value is a byte count (all but the OOM switch).
+    pub fn is_bytes(self) -> bool {
+        self != LimitKnob::V1OomKillDisable
     }
 }
 

@@ -113,12 +113,25 @@ impl MemoryCgroup for V1Cgroup {
 
     fn read_limit(&self, knob: LimitKnob) -> Result<Limit, CgroupError> {
         let file = self.v1_file(knob)?;
+        if knob == LimitKnob::V1OomKillDisable {
+            let m = self.memory.read_with(file, parse_flat_keyed)?;
+            let v =
+                m.get("oom_kill_disable")
+                    .copied()
+                    .ok_or_else(|| CgroupError::MissingField {
+                        path: self.memory.path.clone(),
+                        file: file.into(),
+                        field: "oom_kill_disable",
+                    })?;
+            return Ok(Limit::Bytes(v));
+        }
         self.memory.read_with(file, parse_limit_v1)
     }
 
     fn write_limit(&self, knob: LimitKnob, value: Limit) -> Result<(), CgroupError> {
         let file = self.v1_file(knob)?;
         let text = match value {
+            Limit::Bytes(b) if knob == LimitKnob::V1OomKillDisable => u8::from(b != 0).to_string(),
             Limit::Bytes(b) => b.to_string(),
             // v1's own spelling of "no limit".
             Limit::Max => "-1".to_owned(),

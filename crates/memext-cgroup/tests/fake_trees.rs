@@ -157,6 +157,14 @@ fn v1_writes_use_the_kernel_format() {
     assert_eq!(file("memory.memsw.limit_in_bytes"), "1073741824");
     cg.set_swappiness(100).expect("swappiness");
     assert_eq!(file("memory.swappiness"), "100");
+    assert_eq!(
+        cg.read_limit(LimitKnob::V1OomKillDisable)
+            .expect("oom_control"),
+        Limit::Bytes(0)
+    );
+    cg.write_limit(LimitKnob::V1OomKillDisable, Limit::Bytes(1))
+        .expect("disable OOM kill");
+    assert_eq!(file("memory.oom_control"), "1");
     assert!(matches!(
         cg.set_swappiness(201),
         Err(CgroupError::BadSwappiness { .. })

@@ -69,6 +69,13 @@ fn idle_context_is_pushed_out_and_back_in_memory_when_it_wakes() {
         10,
         || matches!(c.read_limit(LimitKnob::V1Limit), Ok(Limit::Bytes(b)) if b < 64 << 20),
     );
+    // Held at a low v1 limit, the context must pause rather than be OOM-killed
+    // if its wake outruns the raise.
+    assert_eq!(
+        c.read_limit(LimitKnob::V1OomKillDisable)
+            .expect("oom_control"),
+        Limit::Bytes(1)
+    );
     let out = sb.run(&["status", "--json"]);
     let row =
         status_row(&String::from_utf8_lossy(&out.stdout), cg.path.as_str()).expect("daemon status");
@@ -113,6 +120,11 @@ fn idle_context_is_pushed_out_and_back_in_memory_when_it_wakes() {
         std::fs::read_to_string(&log).unwrap_or_default()
     );
     assert_eq!(c.read_limit(LimitKnob::V1Limit).expect("limit"), original);
+    assert_eq!(
+        c.read_limit(LimitKnob::V1OomKillDisable)
+            .expect("oom_control"),
+        Limit::Bytes(0)
+    );
     assert!(!sb.dir.join("state/daemon.json").exists());
     assert!(!sb.dir.join("memext.sock").exists());
     eprintln!(

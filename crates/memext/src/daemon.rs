@@ -411,6 +411,17 @@ impl Daemon {
                         continue;
                     }
                     let knob = if t.cg.version() == Version::V1 {
+                        // A v1 limit is hard: a wake that outruns its raise
+                        // would OOM-kill the context. With OOM kills off, the
+                        // task pauses instead until memext raises the limit.
+                        // (v2's memory.high throttles and never kills.)
+                        guarded(
+                            &mut self.ledger,
+                            &mut self.said_foreign,
+                            t,
+                            LimitKnob::V1OomKillDisable,
+                            Limit::Bytes(1),
+                        );
                         LimitKnob::V1Limit
                     } else {
                         LimitKnob::High

@@ -172,7 +172,11 @@ impl Ledger {
                 ours: Limit::Max,
             });
         }
-        let value = page_aligned(value, self.page);
+        let value = if knob.is_bytes() {
+            page_aligned(value, self.page)
+        } else {
+            value
+        };
         let current = cg.read_limit(knob)?;
         let i = self
             .records
