@@ -6,7 +6,7 @@
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use memext_cgroup::{Limit, LimitKnob, MemoryCgroup};
+use memext_cgroup::{AnyCgroup, Limit, LimitKnob, MemoryCgroup};
 use memext_e2e::sandbox::TierSandbox;
 use memext_e2e::toucher::Toucher;
 use memext_e2e::{host_hierarchy, is_root, status_row, ScratchCgroup};
@@ -38,23 +38,37 @@ fn config(cg: &ScratchCgroup, extra: &str) -> String {
     )
 }
 
-#[test]
-fn idle_context_is_pushed_out_and_back_in_memory_when_it_wakes() {
-    let _g = serial();
+/// What each daemon test starts from: a scratch cgroup selected as `extend`,
+/// a sandbox with the daemon config (and a swap file of `swap`, if given,
+/// already up), and a toucher holding `mib` MiB in the cgroup.
+struct Setup {
+    cg: ScratchCgroup,
+    sb: TierSandbox,
+    t: Toucher,
+    c: AnyCgroup,
+}
+
+fn setup(label: &str, mib: usize, swap: Option<&str>) -> Setup {
     let h = host_hierarchy().expect("hierarchy");
-    let cg = ScratchCgroup::new(&h, "sleeper").expect("cgroup");
-    let sb = TierSandbox::new(
-        "daemon",
-        &config(
-            &cg,
-            "[[tiers.swapfile]]\npath = \"@DIR@/swap0\"\nsize = \"1GiB\"\npriority = 10\n",
-        ),
-    );
-    sb.up();
-    let mut t = Toucher::spawn(helper(), 256 << 20).expect("toucher");
+    let cg = ScratchCgroup::new(&h, label).expect("cgroup");
+    let tiers = swap.map_or(String::new(), |size| {
+        format!("[[tiers.swapfile]]\npath = \"@DIR@/swap0\"\nsize = \"{size}\"\npriority = 10\n")
+    });
+    let sb = TierSandbox::new(label, &config(&cg, &tiers));
+    if swap.is_some() {
+        sb.up();
+    }
+    let mut t = Toucher::spawn(helper(), mib << 20).expect("toucher");
     cg.attach(t.pid()).expect("attach");
     t.alloc().expect("alloc");
     let c = cg.open().expect("open");
+    Setup { cg, sb, t, c }
+}
+
+#[test]
+fn idle_context_is_pushed_out_and_back_in_memory_when_it_wakes() {
+    let _g = serial();
+    let Setup { cg, sb, mut t, c } = setup("daemon", 256, Some("1GiB"));
     let original = c.read_limit(LimitKnob::V1Limit).expect("limit");
 
     let log = sb.dir.join("daemon.log");
@@ -175,20 +189,12 @@ fn dry_run_prints_the_push_out_and_changes_nothing() {
 #[test]
 fn a_knob_someone_else_changes_is_left_alone() {
     let _g = serial();
-    let h = host_hierarchy().expect("hierarchy");
-    let cg = ScratchCgroup::new(&h, "owned").expect("cgroup");
-    let sb = TierSandbox::new(
-        "foreign",
-        &config(
-            &cg,
-            "[[tiers.swapfile]]\npath = \"@DIR@/swap0\"\nsize = \"256MiB\"\npriority = 10\n",
-        ),
-    );
-    sb.up();
-    let mut t = Toucher::spawn(helper(), 64 << 20).expect("toucher");
-    cg.attach(t.pid()).expect("attach");
-    t.alloc().expect("alloc");
-    let c = cg.open().expect("open");
+    let Setup {
+        cg: _cg,
+        sb,
+        mut t,
+        c,
+    } = setup("foreign", 64, Some("256MiB"));
     let log = sb.dir.join("daemon.log");
     let mut daemon = sb.daemon("daemon.log");
     wait_for("memext to set a limit", 30, || {
@@ -218,20 +224,7 @@ fn a_knob_someone_else_changes_is_left_alone() {
 #[test]
 fn a_daemon_killed_with_sigkill_is_reconciled_by_the_next_one() {
     let _g = serial();
-    let h = host_hierarchy().expect("hierarchy");
-    let cg = ScratchCgroup::new(&h, "crash").expect("cgroup");
-    let sb = TierSandbox::new(
-        "crash",
-        &config(
-            &cg,
-            "[[tiers.swapfile]]\npath = \"@DIR@/swap0\"\nsize = \"256MiB\"\npriority = 10\n",
-        ),
-    );
-    sb.up();
-    let mut t = Toucher::spawn(helper(), 64 << 20).expect("toucher");
-    cg.attach(t.pid()).expect("attach");
-    t.alloc().expect("alloc");
-    let c = cg.open().expect("open");
+    let Setup { cg: _cg, sb, t, c } = setup("crash", 64, Some("256MiB"));
     let start = |log: &str| sb.daemon(log);
     let mut first = start("first.log");
     wait_for("the first daemon's limit", 30, || {
