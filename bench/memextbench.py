@@ -130,6 +130,14 @@ class Toucher:
         self.p.wait()
 
 
+def context(path, nbytes, cleanup):
+    """A context: cgroup `path` with a toucher holding `nbytes`, all of it touched."""
+    make_cgroup(path, cleanup)
+    t = Toucher(nbytes, path, cleanup)
+    t.alloc()
+    return t
+
+
 def mapped_fraction(pid, start_end=None):
     """Share of the process's anonymous memory mapped in DRAM (VmRSS / VmRSS+VmSwap)."""
     rss = swap = 0

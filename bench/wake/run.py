@@ -71,15 +71,12 @@ def wait_until(what, secs, cond):
 
 def plain(args, base, cleanup):
     parent = f"{base}-plain"
-    mb.make_cgroup(f"{parent}/sleeper", cleanup)
     mb.make_cgroup(f"{parent}/hog", cleanup)
     mb.set_memory_cap(parent, args.cap_mib * MIB)
-    s = mb.Toucher(args.ws_mib * MIB, f"{parent}/sleeper", cleanup)
-    s.alloc()
+    s = mb.context(f"{parent}/sleeper", args.ws_mib * MIB, cleanup)
     time.sleep(args.idle_after)
     # Another context's allocation fills the cap: the kernel reclaims the idle one.
-    hog = mb.Toucher(args.cap_mib * MIB, f"{parent}/hog", cleanup)
-    hog.alloc()
+    hog = mb.context(f"{parent}/hog", args.cap_mib * MIB, cleanup)
     out = 1 - mb.mapped_fraction(s.p.pid)
     hog.stop()
     time.sleep(1)
@@ -91,10 +88,9 @@ def plain(args, base, cleanup):
 
 def reactive(args, base, work, cleanup):
     parent = f"{base}-reactive"
-    mb.make_cgroup(f"{parent}/sleeper", cleanup)
+    mb.make_cgroup(parent, cleanup)
     mb.set_memory_cap(parent, args.cap_mib * MIB)
-    s = mb.Toucher(args.ws_mib * MIB, f"{parent}/sleeper", cleanup)
-    s.alloc()
+    s = mb.context(f"{parent}/sleeper", args.ws_mib * MIB, cleanup)
     d = start_daemon(work, daemon_config(work, parent, args), cleanup, "reactive")
     wait_until("the push-out", 120, lambda: mb.mapped_fraction(s.p.pid) <= 0.2)
     time.sleep(1.5)
@@ -109,10 +105,9 @@ def reactive(args, base, work, cleanup):
 
 def periodic(args, base, work, cleanup):
     parent = f"{base}-periodic"
-    mb.make_cgroup(f"{parent}/sleeper", cleanup)
+    mb.make_cgroup(parent, cleanup)
     mb.set_memory_cap(parent, args.cap_mib * MIB)
-    s = mb.Toucher(args.ws_mib * MIB, f"{parent}/sleeper", cleanup)
-    s.alloc()
+    s = mb.context(f"{parent}/sleeper", args.ws_mib * MIB, cleanup)
     extra = f'prefetch_lead = "{args.lead}s"\n'
     d = start_daemon(work, daemon_config(work, parent, args, extra), cleanup, "periodic")
     wait_until("the first push-out", 120, lambda: mb.mapped_fraction(s.p.pid) <= 0.2)
@@ -140,13 +135,10 @@ FOLLOW_AT = [0, 11, 25, 36, 52, 63, 78]  # irregular: no period within 20%
 
 def follower(args, base, work, cleanup):
     parent = f"{base}-follower"
-    mb.make_cgroup(f"{parent}/front", cleanup)
-    mb.make_cgroup(f"{parent}/back", cleanup)
+    mb.make_cgroup(parent, cleanup)
     mb.set_memory_cap(parent, (args.cap_mib + 96) * MIB)
-    front = mb.Toucher(64 * MIB, f"{parent}/front", cleanup)
-    front.alloc()
-    back = mb.Toucher(args.ws_mib * MIB, f"{parent}/back", cleanup)
-    back.alloc()
+    front = mb.context(f"{parent}/front", 64 * MIB, cleanup)
+    back = mb.context(f"{parent}/back", args.ws_mib * MIB, cleanup)
     cfg = daemon_config(work, parent, args).replace(f'capacity = "{args.cap_mib}MiB"', f'capacity = "{args.cap_mib + 96}MiB"')
     d = start_daemon(work, cfg, cleanup, "follower")
     wait_until("the first push-out", 120, lambda: mb.mapped_fraction(back.p.pid) <= 0.2)
@@ -178,10 +170,7 @@ def daemon_cpu(args, base, work, cleanup):
     parent = f"{base}-many"
     ts = []
     for i in range(args.contexts):
-        mb.make_cgroup(f"{parent}/c{i:02d}", cleanup)
-        t = mb.Toucher(8 * MIB, f"{parent}/c{i:02d}", cleanup)
-        t.alloc()
-        ts.append(t)
+        ts.append(mb.context(f"{parent}/c{i:02d}", 8 * MIB, cleanup))
     d = start_daemon(work, daemon_config(work, parent, args), cleanup, "many")
     time.sleep(3)  # start-up and the first push-outs are not the steady state
     c0, w0 = mb.proc_cpu_seconds(d.pid), time.time()

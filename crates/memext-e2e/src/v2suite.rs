@@ -7,7 +7,7 @@ use std::path::Path;
 use std::process::Command;
 
 use anyhow::{bail, ensure, Context};
-use memext_cgroup::{Limit, LimitKnob, MemoryCgroup, Reclaimed, Version};
+use memext_cgroup::{Limit, LimitKnob, MemoryCgroup, Version};
 
 use crate::scenario::{check_roundtrip, pageout_roundtrip};
 use crate::toucher::Toucher;
@@ -134,7 +134,6 @@ fn reclaim(me: &Path) -> anyhow::Result<()> {
         "memory.swap.current {} after reclaim",
         after.swap_bytes
     );
-    ensure!(matches!(r, Reclaimed::All | Reclaimed::Partial));
     Ok(())
 }
 

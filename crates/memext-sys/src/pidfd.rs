@@ -66,17 +66,16 @@ mod tests {
     }
 
     #[test]
-    fn exited_child_is_vanished() {
-        let mut child = std::process::Command::new("true")
-            .spawn()
-            .expect("spawn true");
-        let pid = child.id();
-        child.wait().expect("wait for true");
-        // The child is reaped, so its pid is free (and almost surely unused again).
-        match ProcessHandle::open(pid) {
-            Err(PidfdError::Vanished { pid: p }) => assert_eq!(p, pid),
-            Ok(_) => {} // pid reused by another process in between: legal, rare
-            Err(e) => panic!("unexpected error: {e}"),
+    fn a_pid_that_cannot_exist_is_vanished() {
+        // The kernel never hands out a pid above pid_max, so no process has it.
+        let max: Pid = std::fs::read_to_string("/proc/sys/kernel/pid_max")
+            .expect("pid_max")
+            .trim()
+            .parse()
+            .expect("a number");
+        match ProcessHandle::open(max + 1) {
+            Err(PidfdError::Vanished { pid }) => assert_eq!(pid, max + 1),
+            other => panic!("expected Vanished, got {other:?}"),
         }
     }
 

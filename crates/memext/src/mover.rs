@@ -56,7 +56,6 @@ pub struct MoveStats {
     /// The ranges of the last bring-back and when it ended (for accuracy).
     #[serde(skip)]
     pub last_bring_back: Option<(Instant, Vec<(u32, AddrRange)>)>,
-    pub last_error: Option<String>,
 }
 
 pub type Shared = Arc<Mutex<HashMap<String, MoveStats>>>;
@@ -158,7 +157,9 @@ fn run(rx: &Receiver<Job>, stats: &Shared) {
         if let Ok(mut s) = stats.lock() {
             let m = s.entry(key.clone()).or_default();
             m.busy = queue.iter().any(|j| j.key() == key);
-            m.last_error = result.err();
+            if let Err(e) = result {
+                tracing::warn!("{key}: moving pages: {e}");
+            }
         }
     }
 }
