@@ -32,6 +32,8 @@ pub struct RoundTrip {
     /// Control: page out again and touch without WILLNEED.
     pub touch_without_willneed: TouchReport,
     pub backend: String,
+    /// From the WILLNEED call's return until every page was up to date.
+    pub willneed_complete: std::time::Duration,
 }
 
 fn scan(pm: &mut Pagemap, range: AddrRange) -> anyhow::Result<Residency> {
@@ -93,8 +95,18 @@ pub fn pageout_roundtrip(h: &Hierarchy, helper: &Path, bytes: usize) -> anyhow::
     // buffer: reclaim also took its stack and heap, as it would a container's.
     let everything = swapped_anonymous(t.pid(), &mut pm)?;
     let back = advise(&target, &everything, Advice::WillNeed)?;
-    // WILLNEED starts the reads; the swap cache fills as they complete.
-    std::thread::sleep(std::time::Duration::from_millis(500));
+    // WILLNEED only starts the reads. A touch that meets a page whose read is
+    // still in flight waits and is retried, and the kernel counts a retried
+    // fault as major; so wait until mincore sees every page up to date.
+    let t0 = std::time::Instant::now();
+    loop {
+        let (incore, total) = t.incore()?;
+        if incore >= total || t0.elapsed() > std::time::Duration::from_secs(20) {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let willneed_complete = t0.elapsed();
     let touch_after = t.touch()?;
 
     // Control: the same push-out, no WILLNEED: the touch must fault from swap.
@@ -119,6 +131,7 @@ pub fn pageout_roundtrip(h: &Hierarchy, helper: &Path, bytes: usize) -> anyhow::
         touch_after_willneed: touch_after,
         touch_without_willneed: touch_without,
         backend,
+        willneed_complete,
     })
 }
 
