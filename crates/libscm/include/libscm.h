@@ -74,7 +74,7 @@ extern "C" {
 #endif // __cplusplus
 
 // Opens (with `SCM_CREATE`, creates) a region. Without `SCM_PATH`, `name` is a region
-// name asked of the pmem broker (`SCM_BROKER_SOCKET`, default /run/memext/pmem.sock);
+// name asked of the pmem broker (`SCM_BROKER_SOCKET`, default /run/memext/pmem/pmem.sock);
 // with it, a host path. `size` 0 opens an existing region at its size.
 //
 // # Safety

@@ -163,7 +163,7 @@ unsafe fn write_out<T>(out: *mut T, value: T) -> Result<(), RegionError> {
 }
 
 /// Opens (with `SCM_CREATE`, creates) a region. Without `SCM_PATH`, `name` is a region
-/// name asked of the pmem broker (`SCM_BROKER_SOCKET`, default /run/memext/pmem.sock);
+/// name asked of the pmem broker (`SCM_BROKER_SOCKET`, default /run/memext/pmem/pmem.sock);
 /// with it, a host path. `size` 0 opens an existing region at its size.
 ///
 /// # Safety

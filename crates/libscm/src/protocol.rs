@@ -13,7 +13,7 @@ pub const MAX_LINE: usize = 256;
 pub const MAX_NAME: usize = 64;
 
 /// The socket libscm asks when `SCM_BROKER_SOCKET` is not set.
-pub const DEFAULT_SOCKET: &str = "/run/memext/pmem.sock";
+pub const DEFAULT_SOCKET: &str = "/run/memext/pmem/pmem.sock";
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct OpenRequest {

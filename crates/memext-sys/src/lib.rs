@@ -15,6 +15,7 @@ compile_error!("memext supports 64-bit Linux only");
 pub mod madvise;
 pub mod maps;
 pub mod pagemap;
+pub mod peer;
 pub mod pidfd;
 pub mod swap;
 

@@ -453,6 +453,102 @@ impl Default for DaemonConfig {
     }
 }
 
+/// What a container's persistent regions are filed under.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(try_from = "String")]
+pub enum RegionKey {
+    /// The container id: a new container starts with no regions.
+    Id,
+    /// The container's name: a re-created container of the same name gets its regions back.
+    Name,
+    /// The value of this container label.
+    Label(String),
+}
+
+impl TryFrom<String> for RegionKey {
+    type Error = String;
+    fn try_from(s: String) -> Result<Self, String> {
+        match s.as_str() {
+            "id" => Ok(RegionKey::Id),
+            "name" => Ok(RegionKey::Name),
+            _ => match s.strip_prefix("label:") {
+                Some(l) if !l.is_empty() => Ok(RegionKey::Label(l.to_owned())),
+                _ => Err(format!("pmem.key must be \"id\", \"name\" or \"label:KEY\", not {s:?}")),
+            },
+        }
+    }
+}
+
+/// The pmem broker (`memext pmem-broker`, or inside the daemon).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PmemConfig {
+    /// Also run the broker inside `memext daemon`.
+    #[serde(default)]
+    pub in_daemon: bool,
+    /// Directory holding one sub-directory of region files per container.
+    #[serde(default = "default_pmem_root")]
+    pub root: PathBuf,
+    /// The broker's socket. Mount its *directory* into containers, so a restarted
+    /// broker's new socket is seen there.
+    #[serde(default = "default_pmem_socket")]
+    pub socket: PathBuf,
+    #[serde(default = "default_region_key")]
+    pub key: RegionKey,
+    /// Most bytes of regions one container may hold.
+    #[serde(default = "default_container_quota")]
+    pub container_quota: ByteSize,
+    /// Most bytes of regions all containers together may hold.
+    #[serde(default = "default_total_quota")]
+    pub total_quota: ByteSize,
+    /// Serve callers that are not in a container (refused by default).
+    #[serde(default)]
+    pub allow_host: bool,
+}
+
+fn default_pmem_root() -> PathBuf {
+    PathBuf::from("/var/lib/memext/pmem")
+}
+fn default_pmem_socket() -> PathBuf {
+    PathBuf::from(scm::protocol::DEFAULT_SOCKET)
+}
+fn default_region_key() -> RegionKey {
+    RegionKey::Id
+}
+fn default_container_quota() -> ByteSize {
+    ByteSize(4 << 30)
+}
+fn default_total_quota() -> ByteSize {
+    ByteSize(64 << 30)
+}
+
+impl Default for PmemConfig {
+    fn default() -> Self {
+        Self {
+            in_daemon: false,
+            root: default_pmem_root(),
+            socket: default_pmem_socket(),
+            key: default_region_key(),
+            container_quota: default_container_quota(),
+            total_quota: default_total_quota(),
+            allow_host: false,
+        }
+    }
+}
+
+fn validate_pmem(p: &PmemConfig) -> Option<String> {
+    if !p.root.is_absolute() || !p.socket.is_absolute() {
+        return Some("pmem.root and pmem.socket must be absolute paths".into());
+    }
+    if p.socket.starts_with(&p.root) {
+        return Some("pmem.socket must not lie under pmem.root".into());
+    }
+    if p.container_quota.0 == 0 || p.container_quota.0 > p.total_quota.0 {
+        return Some("pmem.container_quota must be more than 0 and at most pmem.total_quota".into());
+    }
+    None
+}
+
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct ConfigFile {
@@ -468,6 +564,8 @@ struct ConfigFile {
     tiers: TiersConfig,
     #[serde(default)]
     daemon: DaemonConfig,
+    #[serde(default)]
+    pmem: PmemConfig,
 }
 
 /// The validated policy.
@@ -481,6 +579,7 @@ pub struct Config {
     pub runtimes: RuntimePaths,
     pub tiers: TiersConfig,
     pub daemon: DaemonConfig,
+    pub pmem: PmemConfig,
 }
 
 impl Config {
@@ -515,6 +614,7 @@ impl Config {
             runtimes: RuntimePaths::default(),
             tiers: TiersConfig::default(),
             daemon: DaemonConfig::default(),
+            pmem: PmemConfig::default(),
         }
     }
 
@@ -560,8 +660,13 @@ impl Config {
             let at = text.find("[daemon]").unwrap_or(0);
             return Err(invalid(at..at, why));
         }
+        if let Some(why) = validate_pmem(&file.pmem) {
+            let at = text.find("[pmem]").unwrap_or(0);
+            return Err(invalid(at..at, why));
+        }
         Ok(Self {
             daemon: file.daemon,
+            pmem: file.pmem,
             source: path.into(),
             host: file.host,
             selectors: file.select.into_iter().map(Spanned::into_inner).collect(),
@@ -816,6 +921,23 @@ priority = 50
         assert!(msg.contains("clas"), "{msg}");
         let (line, msg) = err_line("\n\n[class.extend]\nidle = \"3s\"\n");
         assert_eq!(line, 4, "{msg}");
+    }
+
+    #[test]
+    fn pmem_section_parses_keys_and_refuses_unsafe_paths() {
+        let c = Config::parse("[pmem]\nkey = \"label:app\"\ncontainer_quota = \"1G\"\n", Path::new("m.toml")).expect("valid");
+        assert_eq!(c.pmem.key, RegionKey::Label("app".into()));
+        assert_eq!(c.pmem.container_quota.0, 1 << 30);
+        assert!(!c.pmem.allow_host, "host callers are refused by default");
+        for bad in [
+            "[pmem]\nkey = \"label:\"\n",
+            "[pmem]\nkey = \"uid\"\n",
+            "[pmem]\nroot = \"relative\"\n",
+            "[pmem]\nroot = \"/r\"\nsocket = \"/r/s.sock\"\n",
+            "[pmem]\ncontainer_quota = \"2G\"\ntotal_quota = \"1G\"\n",
+        ] {
+            assert!(Config::parse(bad, Path::new("m.toml")).is_err(), "{bad}");
+        }
     }
 
     #[test]

@@ -114,6 +114,14 @@ fn read_capped(path: &Path) -> Option<String> {
 struct DockerConfig {
     #[serde(rename = "Name")]
     name: String,
+    #[serde(rename = "Config", default)]
+    config: DockerContainerConfig,
+}
+
+#[derive(serde::Deserialize, Default)]
+struct DockerContainerConfig {
+    #[serde(rename = "Labels", default)]
+    labels: Option<HashMap<String, String>>,
 }
 
 #[derive(serde::Deserialize)]
@@ -141,12 +149,29 @@ impl<'a> NameResolver<'a> {
         }
     }
 
-    fn docker_name(&self, id: &str) -> Option<String> {
+    fn docker_config(&self, id: &str) -> Option<DockerConfig> {
+        if !is_container_id(id) {
+            return None;
+        }
         self.docker_roots.iter().find_map(|root| {
             let text = read_capped(&root.join("containers").join(id).join("config.v2.json"))?;
-            let c: DockerConfig = serde_json::from_str(&text).ok()?;
-            Some(c.name.trim_start_matches('/').to_owned()).filter(|n| !n.is_empty())
+            serde_json::from_str(&text).ok()
         })
+    }
+
+    fn docker_name(&self, id: &str) -> Option<String> {
+        let c = self.docker_config(id)?;
+        Some(c.name.trim_start_matches('/').to_owned()).filter(|n| !n.is_empty())
+    }
+
+    /// The name of Docker container `id` (for matching a name given on the command line).
+    pub fn docker_label_or_name(&self, id: &str) -> Option<String> {
+        self.docker_name(id)
+    }
+
+    /// The value of label `label` of Docker container `id`.
+    pub fn docker_label(&self, id: &str, label: &str) -> Option<String> {
+        self.docker_config(id)?.config.labels?.remove(label)
     }
 
     fn podman_name(&mut self, id: &str) -> Option<String> {

@@ -153,6 +153,14 @@ impl Daemon {
             None => None,
         };
         self.mover = (!self.opts.dry_run).then(Mover::start);
+        // The pmem broker, when the policy asks for it here rather than on its own.
+        let broker_stop = Arc::new(AtomicBool::new(false));
+        let broker = if self.cfg.pmem.in_daemon && !self.opts.dry_run {
+            let b = Arc::new(crate::pmem::broker::Broker::new(&self.cfg.pmem, &self.cfg.runtimes)?);
+            Some(crate::pmem::broker::serve(b, self.cfg.pmem.socket.clone(), broker_stop.clone())?)
+        } else {
+            None
+        };
         let tick = self.cfg.daemon.tick.0;
         let poll = self.cfg.daemon.poll.0;
         let mut next_tick = self.now();
@@ -184,6 +192,11 @@ impl Daemon {
         self.shutdown(listener);
         if let Some(m) = metrics {
             m.close();
+        }
+        if let Some(b) = broker {
+            broker_stop.store(true, Ordering::Relaxed);
+            let _ = b.join();
+            let _ = std::fs::remove_file(&self.cfg.pmem.socket);
         }
         result
     }

@@ -9,6 +9,7 @@ mod identity;
 mod ledger;
 mod metrics;
 mod mover;
+mod pmem;
 mod status;
 mod tiers;
 mod units;
@@ -87,6 +88,33 @@ enum Command {
         #[command(subcommand)]
         action: TiersAction,
     },
+    /// Serve persistent-memory regions to containers (libscm) on a Unix socket:
+    /// each caller gets only its own container's region files, identified by the
+    /// kernel, never by what it sends. Settings come from [pmem] in the config.
+    PmemBroker {
+        /// Directory of region files (overrides pmem.root).
+        #[arg(long, value_name = "DIR")]
+        root: Option<PathBuf>,
+        /// The socket (overrides pmem.socket). Mount its directory into containers.
+        #[arg(long, value_name = "PATH")]
+        socket: Option<PathBuf>,
+        /// Also serve processes outside containers (overrides pmem.allow_host).
+        #[arg(long)]
+        allow_host: bool,
+    },
+    /// Copy a container's persistent regions to or from a file (a tar archive).
+    Pmem {
+        #[command(subcommand)]
+        action: PmemAction,
+    },
+}
+
+#[derive(Subcommand, Debug)]
+enum PmemAction {
+    /// Write every region of CONTAINER (id, unique id prefix, or name) to FILE.
+    Export { container: String, file: PathBuf },
+    /// Recreate the regions archived in FILE for CONTAINER; never overwrites one.
+    Import { container: String, file: PathBuf },
 }
 
 #[derive(Subcommand, Debug)]
@@ -224,6 +252,46 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                 },
             )?
             .run(&stop)
+        }
+        Command::PmemBroker { root, socket, allow_host } => {
+            require_root("memext pmem-broker")?;
+            let mut cfg = load_config(cli.config.as_deref())?;
+            if let Some(r) = root {
+                cfg.pmem.root = r;
+            }
+            if let Some(s) = socket {
+                cfg.pmem.socket = s;
+            }
+            cfg.pmem.allow_host |= allow_host;
+            let stop = daemon::stop_on_signals()?;
+            let broker = std::sync::Arc::new(pmem::broker::Broker::new(&cfg.pmem, &cfg.runtimes)?);
+            let thread = pmem::broker::serve(broker, cfg.pmem.socket.clone(), stop.clone())?;
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                std::thread::sleep(Duration::from_millis(100));
+            }
+            let _ = thread.join();
+            let _ = std::fs::remove_file(&cfg.pmem.socket);
+            tracing::info!("pmem broker: stopped");
+            Ok(())
+        }
+        Command::Pmem { action } => {
+            require_root("memext pmem")?;
+            let cfg = load_config(cli.config.as_deref())?;
+            let broker = pmem::broker::Broker::new(&cfg.pmem, &cfg.runtimes)?;
+            let (container, file, export) = match action {
+                PmemAction::Export { container, file } => (container, file, true),
+                PmemAction::Import { container, file } => (container, file, false),
+            };
+            let id = pmem::resolve_container(&cfg.runtimes, &container)?;
+            let key = broker.key_of_container(&id).map_err(|why| anyhow::anyhow!("container {container}: {why}"))?;
+            let (n, bytes) = if export {
+                pmem::archive::export(broker.store(), &key, &file)?
+            } else {
+                pmem::archive::import(broker.store(), &key, &file)?
+            };
+            let verb = if export { "exported to" } else { "imported from" };
+            println!("{n} region(s), {} {verb} {}", units::human_bytes(bytes), file.display());
+            Ok(())
         }
         Command::Tiers { action } => {
             let cfg = load_config(cli.config.as_deref())?;
