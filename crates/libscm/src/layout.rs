@@ -41,9 +41,9 @@ pub const H_REDO_COUNT: u64 = 128;
 pub const H_REDO_ENTRIES: u64 = 136;
 pub const REDO_MAX: usize = 8;
 
-// Undo log header (relative to undo start), then entries from `U_ENTRIES`.
+// Undo log: one word of generation and state (relative to undo start), then
+// entries from `U_ENTRIES`.
 pub const U_STATE: u64 = 0;
-pub const U_USED: u64 = 8;
 pub const U_ENTRIES: u64 = 64;
 
 /// The smallest region memext formats: header page, minimum undo log, one heap page.

@@ -41,15 +41,30 @@ impl ScmMode {
 
 const CACHE_LINE: usize = 64;
 
-/// Makes `len` bytes at `addr` of a mapping starting at `base` durable.
+/// Makes `len` bytes at `addr` of a mapping starting at `base` durable: flush, then drain.
 pub fn persist(mode: ScmMode, base: *mut u8, addr: *const u8, len: usize) -> Result<(), RegionError> {
+    flush(mode, base, addr, len)?;
+    drain(mode);
+    Ok(())
+}
+
+/// Starts writing `len` bytes at `addr` back (DAX: cache-line write-back; msync
+/// mode: msync, which is synchronous). Durable only after [`drain`].
+pub fn flush(mode: ScmMode, base: *mut u8, addr: *const u8, len: usize) -> Result<(), RegionError> {
     match mode {
         ScmMode::SCM_MODE_DAX => flush_lines(addr, len),
-        ScmMode::SCM_MODE_FENCE | ScmMode::SCM_MODE_NONE => store_fence(),
+        ScmMode::SCM_MODE_FENCE | ScmMode::SCM_MODE_NONE => {}
         ScmMode::SCM_MODE_MSYNC => msync_range(base, addr, len)?,
     }
-    persist_point();
     Ok(())
+}
+
+/// Waits for every flush before it (a store fence), and counts one persist point.
+pub fn drain(mode: ScmMode) {
+    if mode != ScmMode::SCM_MODE_MSYNC {
+        store_fence();
+    }
+    persist_point();
 }
 
 fn store_fence() {
@@ -62,22 +77,63 @@ fn store_fence() {
     std::sync::atomic::fence(Ordering::SeqCst);
 }
 
+#[cfg(target_arch = "x86_64")]
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum LineFlush {
+    Clwb,
+    Clflushopt,
+    Clflush,
+}
+
+/// The best cache-line write-back instruction this CPU has (CPUID leaf 7, EBX bits
+/// 24 and 23): CLWB keeps the line cached, CLFLUSHOPT does not serialise, CLFLUSH
+/// is always there.
+#[cfg(target_arch = "x86_64")]
+fn line_flush() -> LineFlush {
+    static KIND: OnceLock<LineFlush> = OnceLock::new();
+    *KIND.get_or_init(|| {
+        // cpuid is on every x86_64 CPU; leaf 0 gives the highest leaf.
+        let max = std::arch::x86_64::__cpuid(0).eax;
+        if max < 7 {
+            return LineFlush::Clflush;
+        }
+        let ebx = std::arch::x86_64::__cpuid_count(7, 0).ebx;
+        if ebx & (1 << 24) != 0 {
+            LineFlush::Clwb
+        } else if ebx & (1 << 23) != 0 {
+            LineFlush::Clflushopt
+        } else {
+            LineFlush::Clflush
+        }
+    })
+}
+
 fn flush_lines(addr: *const u8, len: usize) {
     #[cfg(target_arch = "x86_64")]
     {
+        let kind = line_flush();
         let start = (addr as usize) & !(CACHE_LINE - 1);
         let end = addr as usize + len;
         let mut line = start;
         while line < end {
-            // SAFETY: `line` lies within a cache line overlapping [addr, addr+len), a range
-            // of the live mapping (callers pass region ranges); clflush only writes back.
-            unsafe { std::arch::x86_64::_mm_clflush(line as *const u8) };
+            let p = line as *const u8;
+            // SAFETY: `p` lies within a cache line overlapping [addr, addr+len), a range of
+            // the live mapping (callers pass region ranges); these instructions only write
+            // the line back, and the CPU has them (line_flush checked CPUID).
+            unsafe {
+                match kind {
+                    LineFlush::Clwb => std::arch::asm!("clwb [{0}]", in(reg) p, options(nostack, preserves_flags)),
+                    LineFlush::Clflushopt => {
+                        std::arch::asm!("clflushopt [{0}]", in(reg) p, options(nostack, preserves_flags))
+                    }
+                    LineFlush::Clflush => std::arch::x86_64::_mm_clflush(p),
+                }
+            };
             line += CACHE_LINE;
         }
     }
     #[cfg(not(target_arch = "x86_64"))]
     let _ = (addr, len);
-    store_fence();
 }
 
 fn msync_range(base: *mut u8, addr: *const u8, len: usize) -> Result<(), RegionError> {

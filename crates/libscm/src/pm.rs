@@ -4,7 +4,7 @@
 
 use crate::error::RegionError;
 use crate::layout::{Mem, H_REDO_COUNT, H_REDO_ENTRIES, REDO_MAX};
-use crate::persist::{persist, ScmMode};
+use crate::persist::{drain, flush, persist, ScmMode};
 
 #[derive(Debug)]
 pub struct Pm {
@@ -22,6 +22,23 @@ impl Pm {
         }
         let addr = self.mem.ptr_at(off).expect("contains() checked the range");
         persist(self.mode, self.mem.base(), addr, len as usize)
+    }
+
+    /// Starts writing a range back; durable after [`Pm::drain`].
+    pub fn flush(&self, off: u64, len: u64) -> Result<(), RegionError> {
+        if len == 0 {
+            return Ok(());
+        }
+        if !self.mem.contains(off, len) {
+            return Err(RegionError::Corrupt { what: format!("flush of {len} bytes at {off}") });
+        }
+        let addr = self.mem.ptr_at(off).expect("contains() checked the range");
+        flush(self.mode, self.mem.base(), addr, len as usize)
+    }
+
+    /// Waits for the flushes before it (one persist point).
+    pub fn drain(&self) {
+        drain(self.mode)
     }
 
     pub fn load(&self, off: u64) -> Result<u64, RegionError> {
@@ -67,8 +84,10 @@ impl Pm {
         for i in 0..count {
             let entry = H_REDO_ENTRIES + 16 * i;
             let (off, value) = (self.mem.load(entry)?, self.mem.load(entry + 8)?);
-            self.store_persist(off, value)?;
+            self.mem.store(off, value)?;
+            self.flush(off, 8)?;
         }
+        self.drain();
         self.store_persist(H_REDO_COUNT, 0)
     }
 

@@ -277,7 +277,7 @@ impl Region {
         if len == 0 || !self.in_heap(off, len) {
             return Err(invalid(format!("tx_add of {len} bytes at {off} outside the heap")));
         }
-        let inner = self.owned_tx()?;
+        let mut inner = self.owned_tx()?;
         inner.undo.add(&self.pm, off, len)
     }
 
@@ -357,7 +357,6 @@ fn format(pm: &Pm, len: u64) -> Result<(), RegionError> {
         pm.mem.store(off, value)?;
     }
     pm.mem.store(g.undo_start + U_STATE, 0)?;
-    pm.mem.store(g.undo_start + U_USED, 0)?;
     pm.persist(g.undo_start, U_ENTRIES)?;
     Heap::format(pm, g.heap_start, g.heap_end)?;
     pm.persist(0, PAGE)?;
@@ -386,5 +385,17 @@ fn map(file: &File, len: u64) -> Result<(*mut u8, ScmMode), RegionError> {
     #[allow(clippy::unnecessary_cast)]
     let magic = fs.f_type as i64;
     let mode = if magic == TMPFS_MAGIC || magic == RAMFS_MAGIC { ScmMode::SCM_MODE_FENCE } else { ScmMode::SCM_MODE_MSYNC };
-    Ok((p.cast(), mode))
+    Ok((p.cast(), forced_mode().unwrap_or(mode)))
+}
+
+/// `SCM_PERSIST_MODE=dax|msync` makes a region use that way of persisting although
+/// its file system would choose another: `dax` flushes cache lines on a non-DAX
+/// file (what PMDK's PMEM_IS_PMEM_FORCE does), for measuring and comparing.
+/// Fence mode is never forced: it is only correct where the file system chose it.
+fn forced_mode() -> Option<ScmMode> {
+    match std::env::var("SCM_PERSIST_MODE").ok()?.as_str() {
+        "dax" => Some(ScmMode::SCM_MODE_DAX),
+        "msync" => Some(ScmMode::SCM_MODE_MSYNC),
+        _ => None,
+    }
 }
