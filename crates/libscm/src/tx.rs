@@ -138,7 +138,7 @@ impl UndoLog {
         let at = self.start + U_ENTRIES + self.used;
         let data = at + ENTRY_HEADER;
         if kind == DATA {
-            if len % 8 != 0 {
+            if !len.is_multiple_of(8) {
                 pm.mem.store(data + len - len % 8, 0)?;
             }
             pm.mem.copy_within(off, data, len)?;
