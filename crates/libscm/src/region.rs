@@ -388,14 +388,17 @@ fn map(file: &File, len: u64) -> Result<(*mut u8, ScmMode), RegionError> {
     Ok((p.cast(), forced_mode().unwrap_or(mode)))
 }
 
-/// `SCM_PERSIST_MODE=dax|msync` makes a region use that way of persisting although
-/// its file system would choose another: `dax` flushes cache lines on a non-DAX
-/// file (what PMDK's PMEM_IS_PMEM_FORCE does), for measuring and comparing.
-/// Fence mode is never forced: it is only correct where the file system chose it.
+/// `SCM_PERSIST_MODE=dax|msync|fence` makes a region use that way of persisting
+/// although its file system would choose another, for measuring and comparing:
+/// `dax` flushes cache lines on a non-DAX file (what PMDK's PMEM_IS_PMEM_FORCE
+/// does); `fence` on a disk file gives up durability across a host crash (the page
+/// cache is still written back eventually), which is what a benchmark of access
+/// speed alone wants, never what a program that needs its data wants.
 fn forced_mode() -> Option<ScmMode> {
     match std::env::var("SCM_PERSIST_MODE").ok()?.as_str() {
         "dax" => Some(ScmMode::SCM_MODE_DAX),
         "msync" => Some(ScmMode::SCM_MODE_MSYNC),
+        "fence" => Some(ScmMode::SCM_MODE_FENCE),
         _ => None,
     }
 }
