@@ -26,6 +26,7 @@ import os
 import platform
 import re
 import shutil
+import statistics
 import subprocess
 import sys
 import time
@@ -40,7 +41,7 @@ BENCHES = ["array", "btree", "stream", "redis", "array-tx", "btree-tx"]
 FIGURES = {"array": "Fig. 4: array updates", "btree": "Fig. 5: B-tree inserts", "stream": "Fig. 6: STREAM Copy",
            "redis": "Fig. 7: Redis", "array-tx": "Fig. 8: array updates, durable transactions of 10",
            "btree-tx": "Fig. 9: B-tree inserts, each durable"}
-ENGINE_DIR = "/var/tmp/memext-dockerd"
+ENGINE_DIR = os.environ.get("MEMEXT_ENGINE_DIR", "/var/tmp/memext-dockerd")
 IMAGE = "memext-base:bookworm"
 INSIDE = "/opt/cscm"
 
@@ -183,22 +184,29 @@ class Bench:
         return got
 
     def run_backing(self, backing):
+        """Every benchmark in every configuration, in rounds that alternate the
+        configurations (so all see the same machine); the median of the rounds."""
         a = self.a
         log(f"backing store: {backing}")
         stop_broker = self.setup_backing(backing)
         for bench in a.benches:
-            for config in CONFIGS:
-                if bench == "redis":
-                    for op, v in self.redis(config).items():
-                        self.rows.append({"backing": backing, "config": config, "bench": f"redis-{op}", "value": v, "unit": "requests/s"})
-                        log(f"  {bench:8} {config:18} {op:5} {v:>14,.0f} requests/s")
-                else:
-                    size = a.sizes.get(bench.split("-")[0], 0)
-                    seconds = a.seconds_tx if bench.endswith("-tx") else a.seconds
-                    v, unit = self.cscm(config, bench, seconds, size)
-                    self.rows.append({"backing": backing, "config": config, "bench": bench, "value": v, "unit": unit})
-                    log(f"  {bench:8} {config:18} {v:>14,.1f} {unit}")
-                self.forget_regions()
+            got = {}
+            for r in range(a.rounds):
+                for config in CONFIGS:
+                    if bench == "redis":
+                        for op, v in self.redis(config).items():
+                            got.setdefault((config, f"redis-{op}", "requests/s"), []).append(v)
+                    else:
+                        size = a.sizes.get(bench.split("-")[0], 0)
+                        seconds = a.seconds_tx if bench.endswith("-tx") else a.seconds
+                        v, unit = self.cscm(config, bench, seconds, size)
+                        got.setdefault((config, bench, unit), []).append(v)
+                    self.forget_regions()
+            for (config, name, unit), values in got.items():
+                v = statistics.median(values)
+                self.rows.append({"backing": backing, "config": config, "bench": name, "value": v, "unit": unit,
+                                  "rounds": " ".join(f"{x:.1f}" for x in values)})
+                log(f"  {name:12} {config:18} {v:>16,.1f} {unit}  (median of {len(values)})")
         stop_broker()
 
 
@@ -271,6 +279,7 @@ def main():
     ap.add_argument("--btree", type=int, default=200_000, help="initial B-tree keys (default 200k, as the paper)")
     ap.add_argument("--stream-mb", type=int, default=90, help="MB per STREAM array (default 90, as the paper)")
     ap.add_argument("--redis-requests", type=int, default=100_000, help="requests per redis-benchmark test")
+    ap.add_argument("--rounds", type=int, default=3, help="rounds alternating the configurations; the median is kept (default 3)")
     ap.add_argument("--region-mb", type=int, default=1024, help="region / mapped file size in MiB")
     ap.add_argument("--profile", default="release", choices=["release", "debug"],
                     help="which build of libscm and memext to use (debug: as built, no cargo build)")
@@ -279,6 +288,7 @@ def main():
     a = ap.parse_args()
     if a.quick:
         a.seconds, a.seconds_tx, a.array, a.btree, a.stream_mb, a.redis_requests, a.region_mb = 0.2, 0.2, 100_000, 2_000, 4, 2_000, 64
+        a.rounds = 1
     a.sizes = {"array": a.array, "btree": a.btree, "stream": a.stream_mb}
     a.benches = [b for b in a.benches.split(",") if b]
     backings = [b for b in a.backing.split(",") if b]
@@ -302,7 +312,7 @@ def main():
         cleanup.run()
     rows = b.rows
     with open(os.path.join(a.out, "cscm.csv"), "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=["backing", "config", "bench", "value", "unit"])
+        w = csv.DictWriter(f, fieldnames=["backing", "config", "bench", "value", "unit", "rounds"])
         w.writeheader()
         w.writerows(rows)
     facts = {"kernel": platform.release(), "cpus": os.cpu_count(), "machine": platform.machine(),

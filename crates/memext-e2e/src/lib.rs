@@ -7,6 +7,7 @@
 
 pub mod docker;
 pub mod kbench;
+pub mod redisload;
 pub mod sandbox;
 pub mod scenario;
 pub mod toucher;

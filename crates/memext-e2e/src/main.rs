@@ -3,6 +3,9 @@
 //!   memext-e2e v2-suite           the checks run as PID 1 inside the cgroup-v2 VM
 //!   memext-e2e kbench [SIZE_MIB]  the kernel-interface micro-benchmark
 //!   memext-e2e workload MIB busy|idle  a demo process holding memory
+//!   memext-e2e redis-fill SOCKET PREFIX COUNT SIZE         SET PREFIX:0..COUNT to random bytes
+//!   memext-e2e redis-load SOCKET CLIENTS SECONDS KEYS PREFIX [HIST_CSV]   the critical load (JSON out)
+//!   memext-e2e redis-noise DIR PAUSE_US PREFIX:COUNT,...    the serial noise client, until stdin closes
 #![forbid(unsafe_code)]
 use std::process::ExitCode;
 
@@ -20,13 +23,57 @@ fn main() -> ExitCode {
             _ => Err(anyhow::anyhow!("usage: memext-e2e workload MIB busy|idle")),
         },
         Some("kbench") => memext_e2e::kbench::run(args.get(2).map(String::as_str)),
-        _ => Err(anyhow::anyhow!("usage: memext-e2e toucher BYTES | v2-suite | kbench [SIZE_MIB] | workload MIB busy|idle")),
+        Some("redis-fill") | Some("redis-load") | Some("redis-noise") => redis(&args),
+        _ => Err(anyhow::anyhow!(
+            "usage: memext-e2e toucher BYTES | v2-suite | kbench [SIZE_MIB] | workload MIB busy|idle | redis-fill | redis-load | redis-noise"
+        )),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("memext-e2e: error: {e:#}");
             ExitCode::FAILURE
+        }
+    }
+}
+
+fn redis(args: &[String]) -> anyhow::Result<()> {
+    use memext_e2e::redisload;
+    use std::path::Path;
+    let arg = |i: usize, what: &str| args.get(i).map(String::as_str).ok_or_else(|| anyhow::anyhow!("missing {what}"));
+    let num = |i: usize, what: &str| -> anyhow::Result<u64> {
+        arg(i, what)?.parse().map_err(|_| anyhow::anyhow!("{what} must be a number"))
+    };
+    match args[1].as_str() {
+        "redis-fill" => {
+            let size = usize::try_from(num(5, "SIZE")?)?;
+            redisload::fill(Path::new(arg(2, "SOCKET")?), arg(3, "PREFIX")?, num(4, "COUNT")?, size)
+        }
+        "redis-load" => {
+            let seconds: f64 = arg(4, "SECONDS")?.parse().map_err(|_| anyhow::anyhow!("SECONDS must be a number"))?;
+            let clients = usize::try_from(num(3, "CLIENTS")?)?;
+            let r = redisload::load(Path::new(arg(2, "SOCKET")?), clients, seconds, num(5, "KEYS")?, arg(6, "PREFIX")?)?;
+            println!("{}", redisload::report(&r, args.get(7).map(Path::new))?);
+            Ok(())
+        }
+        _ => {
+            let pause = std::time::Duration::from_micros(num(3, "PAUSE_US")?);
+            let blobs = arg(4, "PREFIX:COUNT,...")?
+                .split(',')
+                .map(|b| {
+                    let (p, n) = b.rsplit_once(':').ok_or_else(|| anyhow::anyhow!("blob spec {b:?} is not PREFIX:COUNT"))?;
+                    Ok((p.to_owned(), n.parse::<u64>().map_err(|_| anyhow::anyhow!("count in {b:?}"))?))
+                })
+                .collect::<anyhow::Result<Vec<_>>>()?;
+            let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+            let flag = stop.clone();
+            std::thread::spawn(move || {
+                let _ = std::io::copy(&mut std::io::stdin(), &mut std::io::sink());
+                flag.store(true, std::sync::atomic::Ordering::Relaxed);
+            });
+            let fetches = redisload::noise(Path::new(arg(2, "DIR")?), &blobs, pause, stop)?;
+            println!("{{\"fetches\": {fetches}}}");
+            Ok(())
         }
     }
 }

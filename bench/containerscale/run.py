@@ -1,0 +1,305 @@
+#!/usr/bin/env python3
+"""bench/containerscale: the container-density experiment of
+dmx-container-density-apsys18.txt (§2-§5) at this machine's scale, plain Linux
+against memext, side by side in one invocation.
+
+A server is one parent cgroup with a memory cap (--cap) and a swap file behind
+it (--swap, set up with `memext tiers`). In it run, as Docker containers of a
+private engine: one critical Redis with a dataset of --dataset, driven by
+--clients clients GETting random keys of the whole keyspace (every latency
+recorded); and n noise containers, Redis blob caches holding blobs of 2.5, 10
+and 25 MiB (--blobs), fetched whole by one serial noise client that pauses
+--pause-us between fetches, so the total noise load stays constant while n
+grows. n goes 1, 3, 5, ... --max-n, containers added cumulatively; at each step
+the critical workload is measured for --seconds.
+
+Modes, each a full sweep: ideal (no cap), linux (cap + swap), memext (cap + swap
++ `memext daemon`, critical Redis in class critical, the noise in extend).
+
+Writes per mode <mode>.csv (n, throughput, avg, min, max, p90, p95, p99; ms),
+histograms/<mode>-n<N>.csv, params.json (every parameter, the machine's facts),
+density.txt, and PNG plots mirroring the paper's Figures 1a-1d / 3-4. Cleans up
+every container, cgroup, swap file and daemon it started, also when interrupted."""
+import argparse
+import csv
+import json
+import os
+import platform
+import shutil
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, os.path.dirname(HERE))
+import memextbench as mb  # noqa: E402
+from memextbench import Cleanup, log  # noqa: E402
+
+ENGINE_DIR = os.environ.get("MEMEXT_ENGINE_DIR", "/var/tmp/memext-dockerd-cs")
+PARENT = "/memext-cs"
+IMAGE = "memext-base:bookworm"
+MODES = ["ideal", "linux", "memext"]
+COLUMNS = ["n", "throughput", "avg", "min", "max", "p90", "p95", "p99"]
+MIB = 1 << 20
+
+
+def size(text):
+    units = {"K": 10, "M": 20, "G": 30}
+    t = text.strip().upper().removesuffix("IB").removesuffix("B")
+    if t and t[-1] in units:
+        return int(float(t[:-1]) * (1 << units[t[-1]]))
+    return int(t)
+
+
+def docker(*args, check=True):
+    r = subprocess.run(["/usr/bin/docker", "-H", f"unix://{ENGINE_DIR}/docker.sock", *args], capture_output=True, text=True)
+    if check and r.returncode != 0:
+        raise RuntimeError(f"docker {' '.join(args[:3])}: {r.stderr.strip()}")
+    return r.stdout.strip()
+
+
+def tool(*args, **kw):
+    return subprocess.run([os.path.join(mb.BIN, "memext-e2e"), *args], check=True, capture_output=True, text=True, **kw).stdout
+
+
+class Run:
+    def __init__(self, a, cleanup):
+        self.a, self.cleanup = a, cleanup
+        self.work = f"/var/tmp/memext-cs-{os.getpid()}"
+        os.makedirs(self.work, exist_ok=True)
+        cleanup.push(f"remove {self.work}", lambda: shutil.rmtree(self.work, ignore_errors=True))
+        self.critical_dir = os.path.join(self.work, "critical")
+        self.noise_dir = os.path.join(self.work, "noise")
+        self.blobs = [(f"b{i}", count, blob) for i, (blob, count) in enumerate(a.blobs)]
+
+    def start_engine(self):
+        env = {**os.environ, "MEMEXT_DOCKER_CGROUP": PARENT}
+        script = os.path.join(ROOT, "scripts/docker-engine")
+        subprocess.run([script, "start", ENGINE_DIR], check=True, env=env, capture_output=True)
+        self.cleanup.push("stop the Docker engine", lambda: subprocess.run([script, "stop", ENGINE_DIR], env=env, capture_output=True))
+        subprocess.run([script, "image", ENGINE_DIR], check=True, env=env, capture_output=True)
+
+    def start_tiers(self):
+        cfg = os.path.join(self.work, "tiers.toml")
+        with open(cfg, "w") as f:
+            f.write(f'[host]\nstate_dir = "{self.work}/tstate"\n\n[[tiers.swapfile]]\npath = "{self.work}/swap0"\n'
+                    f'size = "{self.a.swap // MIB}MiB"\npriority = 50\n')
+        mb.memext(["--config", cfg, "tiers", "up"], check=True, capture_output=True)
+        self.cleanup.push("tiers down", lambda: mb.memext(["--config", cfg, "tiers", "down"], capture_output=True))
+
+    def set_cap(self, cap):
+        """The server's DRAM: the parent cgroup's limit (None: no cap)."""
+        mb.make_cgroup(PARENT, self.cleanup) if not os.path.isdir(f"{mb.CG}/memory{PARENT}") else None
+        limit = cap if cap else (1 << 62) if mb.V1 else "max"
+        if mb.V1:
+            with open(f"{mb.CG}/memory{PARENT}/memory.limit_in_bytes", "w") as f:
+                f.write(str(limit))
+        else:
+            with open(f"{mb.CG}{PARENT}/memory.max", "w") as f:
+                f.write(str(limit))
+
+    def redis_container(self, name, sock_dir):
+        os.makedirs(sock_dir, exist_ok=True)
+        docker("rm", "-f", name, check=False)
+        docker("run", "-d", "--name", name, "--network", "none", "-v", f"{sock_dir}:/sock", IMAGE,
+               "redis-server", "--port", "0", "--unixsocket", f"/sock/{name}.sock", "--unixsocketperm", "777",
+               "--save", "", "--appendonly", "no", "--maxmemory-policy", "noeviction")
+        self.cleanup.push(f"container {name}", lambda: docker("rm", "-f", name, check=False))
+        sock = os.path.join(sock_dir, f"{name}.sock")
+        for _ in range(200):
+            if os.path.exists(sock):
+                return sock
+            time.sleep(0.05)
+        raise RuntimeError(f"{name} did not open its socket")
+
+    def start_daemon(self):
+        cfg = os.path.join(self.work, "memext.toml")
+        with open(cfg, "w") as f:
+            f.write(f'[host]\nstate_dir = "{self.work}/dstate"\n\n'
+                    f'[[select]]\nname = "cs-critical"\nclass = "critical"\n\n'
+                    f'[[select]]\ncgroup = "{PARENT}/*"\nclass = "extend"\n\n'
+                    f'[class.extend]\nidle_after = "{self.a.idle_after}s"\nfloor = "16MiB"\n\n'
+                    f'[runtimes]\ndocker_roots = ["{ENGINE_DIR}/root"]\n\n'
+                    f'[daemon]\ncapacity_cgroup = "{PARENT}"\ntick = "1s"\npoll = "20ms"\n'
+                    f'socket = "{self.work}/memext.sock"\n')
+        log_file = open(os.path.join(self.a.out, "memext-daemon.log"), "a")
+        p = subprocess.Popen([os.path.join(mb.BIN, "memext"), "--config", cfg, "daemon"], stdout=subprocess.DEVNULL, stderr=log_file)
+
+        def stop():
+            if p.poll() is None:
+                p.terminate()
+            p.wait(timeout=30)
+        self.cleanup.push(f"memext daemon {p.pid}", stop)
+        return stop
+
+    def start_noise_client(self):
+        spec = ",".join(f"{prefix}:{count}" for prefix, count, _ in self.blobs)
+        p = subprocess.Popen([os.path.join(mb.BIN, "memext-e2e"), "redis-noise", self.noise_dir, str(self.a.pause_us), spec],
+                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+
+        def stop():
+            if p.poll() is None:
+                p.stdin.close()
+                out = p.stdout.read()
+                p.wait(timeout=30)
+                return out
+        self.cleanup.push(f"noise client {p.pid}", stop)
+        return stop
+
+    def measure(self, sock, mode, n):
+        a = self.a
+        hist = os.path.join(a.out, "histograms", f"{mode}-n{n}.csv")
+        out = tool("redis-load", sock, str(a.clients), str(a.seconds), str(a.keys), "key", hist)
+        r = json.loads(out)
+        return {"n": n, **{k: r[k] for k in COLUMNS[1:]}}
+
+    def sweep(self, mode):
+        a = self.a
+        log(f"mode {mode}: cap {'none' if mode == 'ideal' else f'{a.cap // MIB} MiB'}")
+        self.set_cap(None if mode == "ideal" else a.cap)
+        stop_daemon = self.start_daemon() if mode == "memext" else None
+        shutil.rmtree(self.noise_dir, ignore_errors=True)
+        os.makedirs(self.noise_dir)
+        critical = self.redis_container("cs-critical", self.critical_dir)
+        t0 = time.time()
+        tool("redis-fill", critical, "key", str(a.keys), str(a.value_size))
+        log(f"  critical dataset: {a.keys:,} keys of {a.value_size} B in {time.time() - t0:.1f} s")
+        stop_noise = self.start_noise_client()
+        rows, noise = [], 0
+        for n in range(1, a.max_n + 1, 2):
+            while noise < n:
+                name = f"cs-noise-{noise:02d}"
+                sock = self.redis_container(name, self.noise_dir)
+                for prefix, count, blob in self.blobs:
+                    tool("redis-fill", sock, prefix, str(count), str(blob))
+                noise += 1
+            time.sleep(a.settle)
+            row = self.measure(critical, mode, n)
+            rows.append(row)
+            log(f"  {mode:6} n={n:2}  {row['throughput']:>9,.0f} req/s  avg {row['avg']:.3f}  p99 {row['p99']:.3f}  max {row['max']:.1f} ms")
+        fetches = stop_noise()
+        log(f"  noise client: {fetches.strip() if fetches else '?'}")
+        if stop_daemon:
+            stop_daemon()
+        for i in range(noise):
+            docker("rm", "-f", f"cs-noise-{i:02d}", check=False)
+        docker("rm", "-f", "cs-critical", check=False)
+        with open(os.path.join(a.out, f"{mode}.csv"), "w", newline="") as f:
+            w = csv.DictWriter(f, fieldnames=COLUMNS)
+            w.writeheader()
+            w.writerows(rows)
+        return rows
+
+
+def density(results):
+    """Per mode: the largest n whose critical p99 is within 1.2x and throughput within
+    0.9x of the ideal mode's at n = 1."""
+    base = results.get("ideal", [None])[0]
+    if not base:
+        return {}
+    out = {}
+    for mode, rows in results.items():
+        ok = [r["n"] for r in rows if r["p99"] <= 1.2 * base["p99"] and r["throughput"] >= 0.9 * base["throughput"]]
+        out[mode] = max(ok) if ok else 0
+    return out
+
+
+def plot(results, out):
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    figs = [("fig1a-throughput", [("throughput", "-")], "throughput [requests/s]", False),
+            ("fig1b-latency", [("min", ":"), ("avg", "-"), ("max", "--")], "latency [ms]", False),
+            ("fig1c-latency-log", [("min", ":"), ("avg", "-"), ("max", "--")], "latency [ms]", True),
+            ("fig1d-percentiles", [("p90", ":"), ("p95", "--"), ("p99", "-")], "latency [ms]", False)]
+    paths = []
+    for name, series, ylabel, logy in figs:
+        fig, ax = plt.subplots(figsize=(7, 4))
+        for mode, rows in results.items():
+            for col, style in series:
+                ax.plot([r["n"] for r in rows], [r[col] for r in rows], style, marker="o", markersize=3,
+                        label=f"{mode} {col}" if len(series) > 1 else mode)
+        ax.set_xlabel("noise containers")
+        ax.set_ylabel(ylabel)
+        if logy:
+            ax.set_yscale("log")
+        ax.legend(fontsize=7, ncol=2)
+        ax.grid(alpha=0.3)
+        fig.tight_layout()
+        path = os.path.join(out, f"{name}.png")
+        fig.savefig(path, dpi=110)
+        plt.close(fig)
+        paths.append(path)
+    return paths
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--cap", default="4G", help="the server's DRAM: the parent cgroup's memory cap (default 4G)")
+    ap.add_argument("--swap", default="16G", help="swap file behind it (default 16G)")
+    ap.add_argument("--dataset", default=None, help="critical Redis dataset (default a quarter of --cap)")
+    ap.add_argument("--value-size", type=int, default=1024, help="bytes per critical value (default 1024)")
+    ap.add_argument("--clients", type=int, default=25, help="critical clients (default 25, as the paper's JMeter threads)")
+    ap.add_argument("--seconds", type=float, default=20.0, help="measurement per step (default 20)")
+    ap.add_argument("--settle", type=float, default=5.0, help="seconds after adding containers before measuring")
+    ap.add_argument("--blobs", default="2.5M:32,10M:6,25M:5",
+                    help="noise blobs SIZE:COUNT,... (default the paper's 500/100/80 scaled by 1/16)")
+    ap.add_argument("--pause-us", type=int, default=150, help="noise client pause between fetches, us (default 150)")
+    ap.add_argument("--max-n", type=int, default=49, help="noise containers at the end of the sweep (default 49)")
+    ap.add_argument("--idle-after", type=float, default=10.0, help="memext: seconds before an extend context is idle")
+    ap.add_argument("--modes", default=",".join(MODES))
+    ap.add_argument("--quick", action="store_true", help="n up to 9, smaller server, short steps (under 15 min)")
+    ap.add_argument("--smoke", action="store_true", help="n up to 3, tiny sizes (the test suite's smoke test)")
+    ap.add_argument("--out", default=os.path.join(ROOT, "results", "containerscale-" + time.strftime("%Y%m%d-%H%M%S")))
+    a = ap.parse_args()
+    if a.quick:
+        a.cap, a.swap, a.max_n, a.seconds, a.settle = "2G", "8G", 9, 8.0, 3.0
+    if a.smoke:
+        a.cap, a.swap, a.max_n, a.seconds, a.settle, a.blobs, a.idle_after = "256M", "1G", 3, 1.0, 0.5, "1M:4,4M:1", 2.0
+    a.cap, a.swap = size(a.cap), size(a.swap)
+    a.dataset = size(a.dataset) if a.dataset else a.cap // 4
+    a.keys = a.dataset // a.value_size
+    a.blobs = [(size(b.split(":")[0]), int(b.split(":")[1])) for b in a.blobs.split(",")]
+    a.modes = [m for m in a.modes.split(",") if m]
+    if any(m not in MODES for m in a.modes):
+        ap.error(f"modes are {', '.join(MODES)}")
+    if os.geteuid() != 0:
+        ap.error("needs root (cgroups, swap, a private Docker engine)")
+    os.makedirs(os.path.join(a.out, "histograms"), exist_ok=True)
+    per_container = sum(s * c for s, c in a.blobs)
+    log(f"server: cap {a.cap // MIB} MiB, swap {a.swap // MIB} MiB; critical {a.dataset // MIB} MiB ({a.keys:,} keys); "
+        f"noise {per_container // MIB} MiB per container, up to {a.max_n}; modes {', '.join(a.modes)}")
+    cleanup = Cleanup()
+    results = {}
+    try:
+        mb.build()
+        run = Run(a, cleanup)
+        log("starting the private Docker engine and the swap tier")
+        run.start_engine()
+        run.start_tiers()
+        for mode in a.modes:
+            results[mode] = run.sweep(mode)
+    finally:
+        cleanup.run()
+    dens = density(results)
+    lines = ["# critical p99 within 1.2x and throughput within 0.9x of ideal at n=1", "mode     density"]
+    lines += [f"{m:8} {d}" for m, d in dens.items()]
+    if dens.get("linux") and dens.get("memext"):
+        lines.append(f"memext / linux: {dens['memext'] / dens['linux']:.2f}x")
+    if "linux" in results and "memext" in results:
+        lines.append(f"throughput at n=1, memext / linux: {results['memext'][0]['throughput'] / results['linux'][0]['throughput']:.3f}")
+    text = "\n".join(lines) + "\n"
+    with open(os.path.join(a.out, "density.txt"), "w") as f:
+        f.write(text)
+    print(text, end="")
+    facts = {"kernel": platform.release(), "cpus": os.cpu_count(), "mem_total_kib": int(open("/proc/meminfo").read().split()[1]),
+             "cgroup": "v1" if mb.V1 else "v2", "redis": subprocess.run(["redis-server", "--version"], capture_output=True, text=True).stdout.strip()}
+    mb.write_json(os.path.join(a.out, "params.json"), {"params": {k: v for k, v in vars(a).items()}, "machine": facts, "density": dens})
+    for p in plot(results, a.out):
+        log(f"plot {p}")
+    log(f"results in {a.out}")
+
+
+if __name__ == "__main__":
+    main()
