@@ -249,6 +249,8 @@ def main():
     ap.add_argument("--max-n", type=int, default=49, help="noise containers at the end of the sweep (default 49)")
     ap.add_argument("--idle-after", type=float, default=10.0, help="memext: seconds before an extend context is idle")
     ap.add_argument("--modes", default=",".join(MODES))
+    ap.add_argument("--profile", default="release", choices=["release", "debug"],
+                    help="which build of memext to use (debug: as built, no cargo build)")
     ap.add_argument("--quick", action="store_true", help="n up to 9, smaller server, short steps (under 15 min)")
     ap.add_argument("--smoke", action="store_true", help="n up to 3, tiny sizes (the test suite's smoke test)")
     ap.add_argument("--out", default=os.path.join(ROOT, "results", "containerscale-" + time.strftime("%Y%m%d-%H%M%S")))
@@ -273,7 +275,10 @@ def main():
     cleanup = Cleanup()
     results = {}
     try:
-        mb.build()
+        if a.profile == "release":
+            mb.build()
+        else:
+            mb.BIN = os.path.join(ROOT, "target", "debug")
         run = Run(a, cleanup)
         log("starting the private Docker engine and the swap tier")
         run.start_engine()

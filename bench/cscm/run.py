@@ -120,6 +120,9 @@ class Bench:
             for dirpath, _dirs, files in os.walk(d):
                 for f in files:
                     os.unlink(os.path.join(dirpath, f))
+        for f in ("host.region", "redis.region"):
+            if os.path.exists(os.path.join(self.base, f)):
+                os.unlink(os.path.join(self.base, f))
         docker("exec", self.container, "sh", "-c", "rm -f /var/cscm/*")
 
     def cscm(self, config, bench, seconds, size):

@@ -40,7 +40,9 @@ impl Engine {
     /// (built once with debootstrap and cached in /var/tmp/memext-image).
     pub fn start(dir: &Path) -> anyhow::Result<Self> {
         script("start", dir)?;
-        let engine = Self { dir: dir.to_path_buf() };
+        let engine = Self {
+            dir: dir.to_path_buf(),
+        };
         script("image", dir)?;
         Ok(engine)
     }
@@ -67,7 +69,11 @@ impl Engine {
     pub fn ok(&self, args: &[&str]) -> anyhow::Result<String> {
         let out = self.docker(args);
         if !out.status.success() {
-            bail!("docker {}: {}", args.join(" "), String::from_utf8_lossy(&out.stderr).trim());
+            bail!(
+                "docker {}: {}",
+                args.join(" "),
+                String::from_utf8_lossy(&out.stderr).trim()
+            );
         }
         Ok(String::from_utf8_lossy(&out.stdout).trim().to_owned())
     }
@@ -96,7 +102,11 @@ impl<'e> Container<'e> {
         args.extend_from_slice(extra);
         args.extend_from_slice(&[IMAGE, "sleep", "infinity"]);
         let id = engine.ok(&args)?;
-        Ok(Self { engine, name: name.to_owned(), id })
+        Ok(Self {
+            engine,
+            name: name.to_owned(),
+            id,
+        })
     }
 
     /// `docker exec NAME ARGS...`: (success, stdout).

@@ -40,19 +40,38 @@ fn main() -> ExitCode {
 fn redis(args: &[String]) -> anyhow::Result<()> {
     use memext_e2e::redisload;
     use std::path::Path;
-    let arg = |i: usize, what: &str| args.get(i).map(String::as_str).ok_or_else(|| anyhow::anyhow!("missing {what}"));
+    let arg = |i: usize, what: &str| {
+        args.get(i)
+            .map(String::as_str)
+            .ok_or_else(|| anyhow::anyhow!("missing {what}"))
+    };
     let num = |i: usize, what: &str| -> anyhow::Result<u64> {
-        arg(i, what)?.parse().map_err(|_| anyhow::anyhow!("{what} must be a number"))
+        arg(i, what)?
+            .parse()
+            .map_err(|_| anyhow::anyhow!("{what} must be a number"))
     };
     match args[1].as_str() {
         "redis-fill" => {
             let size = usize::try_from(num(5, "SIZE")?)?;
-            redisload::fill(Path::new(arg(2, "SOCKET")?), arg(3, "PREFIX")?, num(4, "COUNT")?, size)
+            redisload::fill(
+                Path::new(arg(2, "SOCKET")?),
+                arg(3, "PREFIX")?,
+                num(4, "COUNT")?,
+                size,
+            )
         }
         "redis-load" => {
-            let seconds: f64 = arg(4, "SECONDS")?.parse().map_err(|_| anyhow::anyhow!("SECONDS must be a number"))?;
+            let seconds: f64 = arg(4, "SECONDS")?
+                .parse()
+                .map_err(|_| anyhow::anyhow!("SECONDS must be a number"))?;
             let clients = usize::try_from(num(3, "CLIENTS")?)?;
-            let r = redisload::load(Path::new(arg(2, "SOCKET")?), clients, seconds, num(5, "KEYS")?, arg(6, "PREFIX")?)?;
+            let r = redisload::load(
+                Path::new(arg(2, "SOCKET")?),
+                clients,
+                seconds,
+                num(5, "KEYS")?,
+                arg(6, "PREFIX")?,
+            )?;
             println!("{}", redisload::report(&r, args.get(7).map(Path::new))?);
             Ok(())
         }
@@ -61,8 +80,14 @@ fn redis(args: &[String]) -> anyhow::Result<()> {
             let blobs = arg(4, "PREFIX:COUNT,...")?
                 .split(',')
                 .map(|b| {
-                    let (p, n) = b.rsplit_once(':').ok_or_else(|| anyhow::anyhow!("blob spec {b:?} is not PREFIX:COUNT"))?;
-                    Ok((p.to_owned(), n.parse::<u64>().map_err(|_| anyhow::anyhow!("count in {b:?}"))?))
+                    let (p, n) = b
+                        .rsplit_once(':')
+                        .ok_or_else(|| anyhow::anyhow!("blob spec {b:?} is not PREFIX:COUNT"))?;
+                    Ok((
+                        p.to_owned(),
+                        n.parse::<u64>()
+                            .map_err(|_| anyhow::anyhow!("count in {b:?}"))?,
+                    ))
                 })
                 .collect::<anyhow::Result<Vec<_>>>()?;
             let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));

@@ -33,8 +33,12 @@ fn encode(args: &[&[u8]], out: &mut Vec<u8>) {
 
 impl Conn {
     pub fn open(socket: &Path) -> anyhow::Result<Self> {
-        let s = UnixStream::connect(socket).with_context(|| format!("connecting {}", socket.display()))?;
-        Ok(Self { reader: BufReader::new(s.try_clone()?), writer: s })
+        let s = UnixStream::connect(socket)
+            .with_context(|| format!("connecting {}", socket.display()))?;
+        Ok(Self {
+            reader: BufReader::new(s.try_clone()?),
+            writer: s,
+        })
     }
 
     pub fn send(&mut self, args: &[&[u8]]) -> anyhow::Result<()> {
@@ -107,34 +111,52 @@ pub struct LoadResult {
 }
 
 /// `clients` clients, each GET of a random key `prefix:0..keys`, for `seconds`.
-pub fn load(socket: &Path, clients: usize, seconds: f64, keys: u64, prefix: &str) -> anyhow::Result<LoadResult> {
+pub fn load(
+    socket: &Path,
+    clients: usize,
+    seconds: f64,
+    keys: u64,
+    prefix: &str,
+) -> anyhow::Result<LoadResult> {
     let deadline = Duration::from_secs_f64(seconds);
     let start = Instant::now();
     let mut threads = Vec::new();
     for c in 0..clients {
         let socket = socket.to_path_buf();
         let prefix = prefix.to_owned();
-        threads.push(std::thread::spawn(move || -> anyhow::Result<Histogram<u64>> {
-            let mut conn = Conn::open(&socket)?;
-            let mut hist = Histogram::<u64>::new_with_bounds(1, 60_000_000, 3)?;
-            let mut rng = 0x9E37_79B9_7F4A_7C15_u64 ^ ((c as u64 + 1) << 32);
-            let mut body = Vec::new();
-            while start.elapsed() < deadline {
-                let key = format!("{prefix}:{}", xorshift(&mut rng) % keys.max(1));
-                let t = Instant::now();
-                conn.send(&[b"GET", key.as_bytes()])?;
-                conn.reply(&mut body)?;
-                hist.saturating_record(u64::try_from(t.elapsed().as_micros()).unwrap_or(u64::MAX).max(1));
-            }
-            Ok(hist)
-        }));
+        threads.push(std::thread::spawn(
+            move || -> anyhow::Result<Histogram<u64>> {
+                let mut conn = Conn::open(&socket)?;
+                let mut hist = Histogram::<u64>::new_with_bounds(1, 60_000_000, 3)?;
+                let mut rng = 0x9E37_79B9_7F4A_7C15_u64 ^ ((c as u64 + 1) << 32);
+                let mut body = Vec::new();
+                while start.elapsed() < deadline {
+                    let key = format!("{prefix}:{}", xorshift(&mut rng) % keys.max(1));
+                    let t = Instant::now();
+                    conn.send(&[b"GET", key.as_bytes()])?;
+                    conn.reply(&mut body)?;
+                    hist.saturating_record(
+                        u64::try_from(t.elapsed().as_micros())
+                            .unwrap_or(u64::MAX)
+                            .max(1),
+                    );
+                }
+                Ok(hist)
+            },
+        ));
     }
     let mut histogram = Histogram::<u64>::new_with_bounds(1, 60_000_000, 3)?;
     for t in threads {
-        let h = t.join().map_err(|_| anyhow::anyhow!("a load client panicked"))??;
+        let h = t
+            .join()
+            .map_err(|_| anyhow::anyhow!("a load client panicked"))??;
         histogram.add(&h)?;
     }
-    Ok(LoadResult { requests: histogram.len(), seconds: start.elapsed().as_secs_f64(), histogram })
+    Ok(LoadResult {
+        requests: histogram.len(),
+        seconds: start.elapsed().as_secs_f64(),
+        histogram,
+    })
 }
 
 /// Prints a load result as one JSON object (latencies in ms) and writes the
@@ -145,7 +167,12 @@ pub fn report(r: &LoadResult, hist: Option<&Path>) -> anyhow::Result<String> {
     if let Some(path) = hist {
         let mut out = String::from("percentile,latency_ms,count\n");
         for v in h.iter_quantiles(2) {
-            out.push_str(&format!("{:.6},{:.3},{}\n", v.quantile_iterated_to(), ms(v.value_iterated_to()), v.count_since_last_iteration()));
+            out.push_str(&format!(
+                "{:.6},{:.3},{}\n",
+                v.quantile_iterated_to(),
+                ms(v.value_iterated_to()),
+                v.count_since_last_iteration()
+            ));
         }
         std::fs::write(path, out).with_context(|| format!("writing {}", path.display()))?;
     }
@@ -166,7 +193,12 @@ pub fn report(r: &LoadResult, hist: Option<&Path>) -> anyhow::Result<String> {
 /// The noise client: until `stop`, pick a random socket in `dir` (re-listed every
 /// second, as containers are added) and a random blob of `blobs` (prefix, count),
 /// fetch it whole, pause. Returns the number of fetches.
-pub fn noise(dir: &Path, blobs: &[(String, u64)], pause: Duration, stop: Arc<AtomicBool>) -> anyhow::Result<u64> {
+pub fn noise(
+    dir: &Path,
+    blobs: &[(String, u64)],
+    pause: Duration,
+    stop: Arc<AtomicBool>,
+) -> anyhow::Result<u64> {
     let mut rng = 0xD1B5_4A32_D192_ED03_u64;
     let mut sockets: Vec<PathBuf> = Vec::new();
     let mut listed = Instant::now() - Duration::from_secs(10);
@@ -188,11 +220,18 @@ pub fn noise(dir: &Path, blobs: &[(String, u64)], pause: Duration, stop: Arc<Ato
             std::thread::sleep(Duration::from_millis(50));
             continue;
         }
-        let socket = &sockets[(xorshift(&mut rng) % sockets.len() as u64) as usize];
+        let socket = &sockets[usize::try_from(xorshift(&mut rng) % sockets.len() as u64).expect("an index below len")];
         let mut pick = xorshift(&mut rng) % total;
         let (prefix, index) = blobs
             .iter()
-            .find_map(|(p, n)| if pick < *n { Some((p, pick)) } else { pick -= n; None })
+            .find_map(|(p, n)| {
+                if pick < *n {
+                    Some((p, pick))
+                } else {
+                    pick -= n;
+                    None
+                }
+            })
             .expect("pick < total");
         if !conns.contains_key(socket) {
             match Conn::open(socket) {
@@ -204,7 +243,11 @@ pub fn noise(dir: &Path, blobs: &[(String, u64)], pause: Duration, stop: Arc<Ato
         }
         let conn = conns.get_mut(socket).expect("inserted above");
         let key = format!("{prefix}:{index}");
-        if conn.send(&[b"GET", key.as_bytes()]).and_then(|()| conn.reply(&mut body)).is_err() {
+        if conn
+            .send(&[b"GET", key.as_bytes()])
+            .and_then(|()| conn.reply(&mut body))
+            .is_err()
+        {
             conns.remove(socket);
             continue;
         }

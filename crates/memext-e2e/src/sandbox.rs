@@ -141,3 +141,24 @@ impl Drop for ChildGuard {
         self.0.wait().ok();
     }
 }
+
+/// A directory `/var/tmp/memext-e2e-<pid>-<label>`, removed on drop (also when the
+/// test fails).
+pub struct ScratchDir(pub PathBuf);
+
+impl ScratchDir {
+    pub fn new(label: &str) -> Self {
+        let p = PathBuf::from(format!(
+            "/var/tmp/memext-e2e-{}-{label}",
+            std::process::id()
+        ));
+        std::fs::create_dir_all(&p).expect("scratch dir");
+        Self(p)
+    }
+}
+
+impl Drop for ScratchDir {
+    fn drop(&mut self) {
+        std::fs::remove_dir_all(&self.0).ok();
+    }
+}

@@ -6,38 +6,55 @@ use std::process::Command;
 
 use memext_e2e::docker::repo_root;
 use memext_e2e::is_root;
+use memext_e2e::sandbox::ScratchDir;
 
 #[test]
 fn containerscale_smoke_runs_all_modes_and_cleans_up() {
     assert!(is_root(), "bench/containerscale needs root");
-    let out = std::path::PathBuf::from(format!("/var/tmp/memext-e2e-{}-containerscale", std::process::id()));
+    let scratch = ScratchDir::new("containerscale");
+    let out = scratch.0.clone();
     let swaps_before = std::fs::read_to_string("/proc/swaps").expect("/proc/swaps");
     let status = Command::new("python3")
         .arg(repo_root().join("bench/containerscale/run.py"))
-        .args(["--smoke", "--out"])
+        .args(["--smoke", "--profile", "debug", "--out"])
         .arg(&out)
         .status()
         .expect("run python3 bench/containerscale/run.py");
-    let result = (|| {
-        assert!(status.success(), "bench/containerscale --smoke failed");
-        for mode in ["ideal", "linux", "memext"] {
-            let csv = std::fs::read_to_string(out.join(format!("{mode}.csv"))).expect("per-mode CSV");
-            let mut lines = csv.lines();
-            assert_eq!(lines.next(), Some("n,throughput,avg,min,max,p90,p95,p99"));
-            let ns: Vec<&str> = lines.map(|l| l.split(',').next().unwrap_or("")).collect();
-            assert_eq!(ns, ["1", "3"], "{mode}: steps n = 1, 3");
-            for line in csv.lines().skip(1) {
-                let throughput: f64 = line.split(',').nth(1).and_then(|v| v.parse().ok()).expect("throughput");
-                assert!(throughput > 0.0, "{mode}: no requests measured: {line}");
-            }
-            assert!(out.join(format!("histograms/{mode}-n3.csv")).is_file(), "{mode}: raw histogram");
+    assert!(status.success(), "bench/containerscale --smoke failed");
+    for mode in ["ideal", "linux", "memext"] {
+        let csv = std::fs::read_to_string(out.join(format!("{mode}.csv"))).expect("per-mode CSV");
+        let mut lines = csv.lines();
+        assert_eq!(lines.next(), Some("n,throughput,avg,min,max,p90,p95,p99"));
+        let ns: Vec<&str> = lines.map(|l| l.split(',').next().unwrap_or("")).collect();
+        assert_eq!(ns, ["1", "3"], "{mode}: steps n = 1, 3");
+        for line in csv.lines().skip(1) {
+            let throughput: f64 = line
+                .split(',')
+                .nth(1)
+                .and_then(|v| v.parse().ok())
+                .expect("throughput");
+            assert!(throughput > 0.0, "{mode}: no requests measured: {line}");
         }
-        for file in ["density.txt", "params.json", "fig1a-throughput.png", "fig1d-percentiles.png"] {
-            assert!(out.join(file).is_file(), "{file} missing");
-        }
-        assert_eq!(std::fs::read_to_string("/proc/swaps").expect("/proc/swaps"), swaps_before, "swap left behind");
-        assert!(!std::path::Path::new("/sys/fs/cgroup/memory/memext-cs").exists(), "server cgroup left behind");
-    })();
-    std::fs::remove_dir_all(&out).ok();
-    result
+        assert!(
+            out.join(format!("histograms/{mode}-n3.csv")).is_file(),
+            "{mode}: raw histogram"
+        );
+    }
+    for file in [
+        "density.txt",
+        "params.json",
+        "fig1a-throughput.png",
+        "fig1d-percentiles.png",
+    ] {
+        assert!(out.join(file).is_file(), "{file} missing");
+    }
+    assert_eq!(
+        std::fs::read_to_string("/proc/swaps").expect("/proc/swaps"),
+        swaps_before,
+        "swap left behind"
+    );
+    assert!(
+        !std::path::Path::new("/sys/fs/cgroup/memory/memext-cs").exists(),
+        "server cgroup left behind"
+    );
 }

@@ -7,48 +7,78 @@ use std::process::Command;
 
 use memext_e2e::docker::repo_root;
 use memext_e2e::is_root;
+use memext_e2e::sandbox::ScratchDir;
 
 #[test]
 fn cscm_quick_profile_runs_every_configuration_and_cleans_up() {
     assert!(is_root(), "bench/cscm needs root");
-    let out = tempfile_dir();
+    let scratch = ScratchDir::new("cscm");
+    let out = scratch.0.clone();
     let status = Command::new("python3")
         .arg(repo_root().join("bench/cscm/run.py"))
-        .args(["--quick", "--profile", "debug", "--backing", "tmpfs", "--out"])
+        .args([
+            "--quick",
+            "--profile",
+            "debug",
+            "--backing",
+            "tmpfs",
+            "--out",
+        ])
         .arg(&out)
         .status()
         .expect("run python3 bench/cscm/run.py");
-    let result = (|| {
-        assert!(status.success(), "bench/cscm --quick failed");
-        let csv = std::fs::read_to_string(out.join("cscm.csv")).expect("cscm.csv");
-        for config in ["host", "container+libscm", "container+volume", "container+storage", "dram"] {
-            for bench in ["array", "btree", "stream", "redis-SET", "redis-GET", "redis-LPUSH", "array-tx", "btree-tx"] {
-                let row = csv
-                    .lines()
-                    .find(|l| l.starts_with(&format!("tmpfs,{config},{bench},")))
-                    .unwrap_or_else(|| panic!("no row for {config} {bench}:\n{csv}"));
-                let value: f64 = row.split(',').nth(3).and_then(|v| v.parse().ok()).expect("a number");
-                assert!(value > 0.0, "{config} {bench} measured nothing: {row}");
-            }
+    assert!(status.success(), "bench/cscm --quick failed");
+    let csv = std::fs::read_to_string(out.join("cscm.csv")).expect("cscm.csv");
+    for config in [
+        "host",
+        "container+libscm",
+        "container+volume",
+        "container+storage",
+        "dram",
+    ] {
+        for bench in [
+            "array",
+            "btree",
+            "stream",
+            "redis-SET",
+            "redis-GET",
+            "redis-LPUSH",
+            "array-tx",
+            "btree-tx",
+        ] {
+            let row = csv
+                .lines()
+                .find(|l| l.starts_with(&format!("tmpfs,{config},{bench},")))
+                .unwrap_or_else(|| panic!("no row for {config} {bench}:\n{csv}"));
+            let value: f64 = row
+                .split(',')
+                .nth(3)
+                .and_then(|v| v.parse().ok())
+                .expect("a number");
+            assert!(value > 0.0, "{config} {bench} measured nothing: {row}");
         }
-        for file in ["params.json", "summary.txt", "cscm-array.png", "cscm-redis.png", "cscm-btree-tx.png"] {
-            assert!(out.join(file).is_file(), "{file} missing");
-        }
-        let leftovers: Vec<String> = std::fs::read_dir("/dev/shm")
-            .expect("/dev/shm")
-            .flatten()
-            .map(|e| e.file_name().to_string_lossy().into_owned())
-            .filter(|n| n.starts_with("memext-cscm-"))
-            .collect();
-        assert!(leftovers.is_empty(), "left behind in /dev/shm: {leftovers:?}");
-        assert!(!Path::new("/sys/fs/cgroup/memory/memext-docker").exists(), "the engine's cgroup is left behind");
-    })();
-    std::fs::remove_dir_all(&out).ok();
-    result
-}
-
-fn tempfile_dir() -> std::path::PathBuf {
-    let p = std::path::PathBuf::from(format!("/var/tmp/memext-e2e-{}-cscm", std::process::id()));
-    std::fs::create_dir_all(&p).expect("results dir");
-    p
+    }
+    for file in [
+        "params.json",
+        "summary.txt",
+        "cscm-array.png",
+        "cscm-redis.png",
+        "cscm-btree-tx.png",
+    ] {
+        assert!(out.join(file).is_file(), "{file} missing");
+    }
+    let leftovers: Vec<String> = std::fs::read_dir("/dev/shm")
+        .expect("/dev/shm")
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with("memext-cscm-"))
+        .collect();
+    assert!(
+        leftovers.is_empty(),
+        "left behind in /dev/shm: {leftovers:?}"
+    );
+    assert!(
+        !Path::new("/sys/fs/cgroup/memory/memext-docker").exists(),
+        "the engine's cgroup is left behind"
+    );
 }

@@ -31,7 +31,8 @@ fn build_probe(out: &Path) -> PathBuf {
     let lib_dir = memext_bin().parent().expect("target dir").to_path_buf();
     let crates = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
     std::fs::create_dir_all(out.join("lib")).expect("probe dir");
-    std::fs::copy(lib_dir.join("libscm.so"), out.join("lib/libscm.so")).expect("libscm.so is built (cargo build)");
+    std::fs::copy(lib_dir.join("libscm.so"), out.join("lib/libscm.so"))
+        .expect("libscm.so is built (cargo build)");
     let status = Command::new("cc")
         .args(["-std=c11", "-O1", "-Wall", "-Wextra", "-Werror", "-I"])
         .arg(crates.join("libscm/include"))
@@ -49,7 +50,10 @@ fn build_probe(out: &Path) -> PathBuf {
 
 fn setup(engine: &Engine) -> Setup {
     let dir = PathBuf::from(format!("/var/tmp/memext-e2e-{}-pmem", std::process::id()));
-    let region_root = PathBuf::from(format!("/dev/shm/memext-e2e-{}-regions", std::process::id()));
+    let region_root = PathBuf::from(format!(
+        "/dev/shm/memext-e2e-{}-regions",
+        std::process::id()
+    ));
     std::fs::create_dir_all(&dir).expect("test dir");
     let socket_dir = dir.join("sock");
     let config = dir.join("memext.toml");
@@ -65,11 +69,21 @@ fn setup(engine: &Engine) -> Setup {
     .expect("write config");
     let probe_dir = dir.join("probe");
     build_probe(&probe_dir);
-    Setup { dir, config, socket_dir, region_root, probe_dir }
+    Setup {
+        dir,
+        config,
+        socket_dir,
+        region_root,
+        probe_dir,
+    }
 }
 
 fn start_broker(s: &Setup) -> ChildGuard {
-    let log = std::fs::OpenOptions::new().create(true).append(true).open(s.dir.join("broker.log")).expect("log");
+    let log = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(s.dir.join("broker.log"))
+        .expect("log");
     let child = Command::new(memext_bin())
         .arg("--config")
         .arg(&s.config)
@@ -108,32 +122,54 @@ fn containers_get_only_their_own_regions_and_keep_them() {
 
     // Each container writes its own region "data"; each reads back only its own.
     let wrote = probe(&a, &["write", "data", "1048576", "alpha"]);
-    assert!(wrote.starts_with("ok mode 2"), "A writes (tmpfs: fence mode): {wrote}");
+    assert!(
+        wrote.starts_with("ok mode 2"),
+        "A writes (tmpfs: fence mode): {wrote}"
+    );
     let wrote = probe(&b, &["write", "data", "1048576", "beta"]);
     assert!(wrote.starts_with("ok"), "B writes: {wrote}");
     assert_eq!(probe(&a, &["read", "data"]), "text alpha");
     assert_eq!(probe(&b, &["read", "data"]), "text beta");
-    assert!(s.region_root.join(&a.id).join("data").is_file(), "filed under A's container id");
+    assert!(
+        s.region_root.join(&a.id).join("data").is_file(),
+        "filed under A's container id"
+    );
 
     // Whatever A sends, it never obtains B's region.
     for (request, why) in [
         (format!("OPEN {} 0 0", b.id), "B's id as a region name"),
-        (format!("OPEN ../{}/data 0 0", b.id), "a path out of A's directory"),
+        (
+            format!("OPEN ../{}/data 0 0", b.id),
+            "a path out of A's directory",
+        ),
         ("OPEN .. 0 0".to_owned(), "the parent directory"),
-        ("OPEN data 4294967296 1".to_owned(), "more than the region holds"),
+        (
+            "OPEN data 4294967296 1".to_owned(),
+            "more than the region holds",
+        ),
         ("OPEN huge 4294967296 1".to_owned(), "more than the quota"),
         ("OPEN data 0 0 extra".to_owned(), "a malformed request"),
     ] {
         let reply = probe(&a, &["raw", &request]);
-        assert!(reply.starts_with("reply ERR") && !reply.contains("+fd"), "{why}: {reply}");
+        assert!(
+            reply.starts_with("reply ERR") && !reply.contains("+fd"),
+            "{why}: {reply}"
+        );
     }
     let planted = s.region_root.join(&a.id).join("planted");
-    std::os::unix::fs::symlink(s.region_root.join(&b.id).join("data"), &planted).expect("plant a symlink");
+    std::os::unix::fs::symlink(s.region_root.join(&b.id).join("data"), &planted)
+        .expect("plant a symlink");
     let reply = probe(&a, &["read", "planted"]);
-    assert!(reply.starts_with("error 6") && reply.contains("symlink"), "a planted symlink is refused: {reply}");
+    assert!(
+        reply.starts_with("error 6") && reply.contains("symlink"),
+        "a planted symlink is refused: {reply}"
+    );
     std::fs::remove_file(&planted).ok();
     let reply = probe(&a, &["orphan", "data"]);
-    assert!(reply.contains("ERR") && reply.contains("exited"), "a connection whose connecting process exited: {reply}");
+    assert!(
+        reply.contains("ERR") && reply.contains("exited"),
+        "a connection whose connecting process exited: {reply}"
+    );
 
     // Host processes are refused by default.
     let host = Command::new(s.probe_dir.join("scm_probe"))
@@ -143,29 +179,70 @@ fn containers_get_only_their_own_regions_and_keep_them() {
         .output()
         .expect("host probe");
     let text = String::from_utf8_lossy(&host.stdout);
-    assert!(!host.status.success() && text.contains("outside a container"), "host caller: {text}");
+    assert!(
+        !host.status.success() && text.contains("outside a container"),
+        "host caller: {text}"
+    );
 
     // Persistence across docker restart and a broker restart.
-    engine.ok(&["restart", "-t", "1", &a.name]).expect("docker restart");
-    assert_eq!(probe(&a, &["read", "data"]), "text alpha", "after docker restart");
-    assert!(broker.terminate(10).is_some_and(|st| st.success()), "broker stops on SIGTERM");
+    engine
+        .ok(&["restart", "-t", "1", &a.name])
+        .expect("docker restart");
+    assert_eq!(
+        probe(&a, &["read", "data"]),
+        "text alpha",
+        "after docker restart"
+    );
+    assert!(
+        broker.terminate(10).is_some_and(|st| st.success()),
+        "broker stops on SIGTERM"
+    );
     drop(broker);
     broker = start_broker(&s);
-    assert_eq!(probe(&a, &["read", "data"]), "text alpha", "after a broker restart");
-    assert_eq!(probe(&b, &["read", "data"]), "text beta", "after a broker restart");
+    assert_eq!(
+        probe(&a, &["read", "data"]),
+        "text alpha",
+        "after a broker restart"
+    );
+    assert_eq!(
+        probe(&b, &["read", "data"]),
+        "text beta",
+        "after a broker restart"
+    );
 
     // Export A's regions, import them for a new container C.
     let c = container(&engine, &s, "memext-pmem-c");
     let tar = s.dir.join("a-regions.tar");
     let memext = |args: &[&str]| {
-        let out = Command::new(memext_bin()).arg("--config").arg(&s.config).args(args).output().expect("memext");
-        assert!(out.status.success(), "memext {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+        let out = Command::new(memext_bin())
+            .arg("--config")
+            .arg(&s.config)
+            .args(args)
+            .output()
+            .expect("memext");
+        assert!(
+            out.status.success(),
+            "memext {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
     };
     memext(&["pmem", "export", &a.name, tar.to_str().expect("utf-8 path")]);
-    memext(&["pmem", "import", &c.id[..12], tar.to_str().expect("utf-8 path")]);
-    assert_eq!(probe(&c, &["read", "data"]), "text alpha", "C has A's region after import");
+    memext(&[
+        "pmem",
+        "import",
+        &c.id[..12],
+        tar.to_str().expect("utf-8 path"),
+    ]);
+    assert_eq!(
+        probe(&c, &["read", "data"]),
+        "text alpha",
+        "C has A's region after import"
+    );
 
     let log = std::fs::read_to_string(s.dir.join("broker.log")).unwrap_or_default();
-    assert!(log.contains("refused") && log.contains("symlink"), "refusals are logged with their reason:\n{log}");
+    assert!(
+        log.contains("refused") && log.contains("symlink"),
+        "refusals are logged with their reason:\n{log}"
+    );
     drop(broker);
 }
