@@ -41,6 +41,7 @@ PARENT = "/memext-cs"
 IMAGE = "memext-base:bookworm"
 MODES = ["ideal", "linux", "memext"]
 COLUMNS = ["n", "throughput", "avg", "min", "max", "p90", "p95", "p99"]
+COLORS = {"ideal": "tab:blue", "linux": "tab:red", "memext": "tab:green"}
 MIB = 1 << 20
 
 
@@ -266,7 +267,7 @@ def plot(results, out):
         for mode, rows in results.items():
             for col, style in series:
                 ax.plot([r["n"] for r in rows], [r[col] for r in rows], style, marker="o", markersize=3,
-                        label=f"{mode} {col}" if len(series) > 1 else mode)
+                        color=COLORS.get(mode), label=f"{mode} {col}" if len(series) > 1 else mode)
         ax.set_xlabel("noise containers")
         ax.set_ylabel(ylabel)
         if logy:
