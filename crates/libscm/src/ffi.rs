@@ -9,6 +9,7 @@ use std::ffi::{c_char, c_int, c_void, CStr, CString};
 use std::os::fd::{BorrowedFd, OwnedFd};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use crate::client::{broker_socket, open_via_broker};
@@ -48,8 +49,14 @@ static REGIONS: Mutex<Vec<Arc<Region>>> = Mutex::new(Vec::new());
 static DEFAULT: Mutex<Option<Arc<Region>>> = Mutex::new(None);
 const DEFAULT_REGION_SIZE: u64 = 64 << 20;
 
+/// Bumped whenever a region is closed, so a thread's cached region is re-checked.
+static REGIONS_GENERATION: AtomicU64 = AtomicU64::new(0);
+
 thread_local! {
     static LAST_ERROR: RefCell<CString> = RefCell::new(CString::default());
+    /// The region this thread used last (with the generation it was found in): most
+    /// calls that take a pointer hit it and skip the registry's lock.
+    static LAST_REGION: RefCell<Option<(u64, Arc<Region>)>> = const { RefCell::new(None) };
 }
 
 fn set_last_error(message: &str) {
@@ -99,11 +106,21 @@ fn resolve(handle: *mut ScmRegion) -> Result<Arc<Region>, RegionError> {
 
 /// The region that contains `ptr`.
 fn containing(ptr: *const u8) -> Result<Arc<Region>, RegionError> {
-    lock(&REGIONS)
+    let generation = REGIONS_GENERATION.load(Ordering::Acquire);
+    let cached = LAST_REGION.with(|c| match &*c.borrow() {
+        Some((g, r)) if *g == generation && r.mem().offset_of(ptr).is_some() => Some(r.clone()),
+        _ => None,
+    });
+    if let Some(r) = cached {
+        return Ok(r);
+    }
+    let found = lock(&REGIONS)
         .iter()
         .find(|r| r.mem().offset_of(ptr).is_some())
         .cloned()
-        .ok_or_else(|| invalid(format!("{ptr:p} is not inside an open region")))
+        .ok_or_else(|| invalid(format!("{ptr:p} is not inside an open region")))?;
+    LAST_REGION.with(|c| *c.borrow_mut() = Some((generation, found.clone())));
+    Ok(found)
 }
 
 fn parse_size(text: &str) -> Option<u64> {
@@ -215,7 +232,10 @@ pub extern "C" fn scm_close(region: *mut ScmRegion) -> ScmResult {
             .position(|r| Arc::as_ptr(r) as *mut ScmRegion == region)
             .ok_or_else(|| invalid("not a region handle from scm_open"))?;
         let r = regions.remove(at);
+        REGIONS_GENERATION.fetch_add(1, Ordering::AcqRel);
         drop(regions);
+        // This thread's cache must not keep the closed region mapped.
+        LAST_REGION.with(|c| *c.borrow_mut() = None);
         let mut default = lock(&DEFAULT);
         if default.as_ref().is_some_and(|d| Arc::ptr_eq(d, &r)) {
             *default = None;

@@ -231,13 +231,16 @@ impl Heap {
 
     /// Makes a reserved block allocated, splitting off what it does not need, and
     /// performs `publish` (offset, value) stores in the same crash-atomic step; a
-    /// value of `u64::MAX` stands for the new payload's offset.
+    /// value of `u64::MAX` stands for the new payload's offset. `pending` says the
+    /// caller has flushed something that must be durable before the block is
+    /// allocated (a transaction's log entry); one drain serves both.
     pub fn commit(
         &mut self,
         pm: &Pm,
         (block, size): (u64, u64),
         need: u64,
         publish: &[(u64, u64)],
+        pending: bool,
     ) -> Result<u64, RegionError> {
         let payload = block + BLOCK_HEADER;
         let mut kept = size;
@@ -247,6 +250,8 @@ impl Heap {
             pm.store_persist(rest, size - need)?;
             self.insert_free(pm, rest, size - need)?;
             kept = need;
+        } else if pending {
+            pm.drain();
         }
         let mut stores = Vec::with_capacity(publish.len() + 1);
         stores.push((block, kept | ALLOCATED));
@@ -268,9 +273,12 @@ impl Heap {
         pm.atomic_stores(&stores)?;
         self.mark(block, false);
         let (block, mut size) = match self.free_block_before(pm, block)? {
+            // A merge is one store that needs no fence of its own: the absorbed block
+            // is durably free already, so the store may reach the region whenever.
             Some((prev, prev_size)) => {
                 self.remove_free(pm, prev, prev_size)?;
-                pm.store_persist(prev, prev_size + size)?;
+                pm.mem.store(prev, prev_size + size)?;
+                pm.flush(prev, 8)?;
                 (prev, prev_size + size)
             }
             None => (block, size),
@@ -283,7 +291,8 @@ impl Heap {
             }
             self.remove_free(pm, next, next_size)?;
             size += next_size;
-            pm.store_persist(block, size)?;
+            pm.mem.store(block, size)?;
+            pm.flush(block, 8)?;
         }
         self.insert_free(pm, block, size)
     }

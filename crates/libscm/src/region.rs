@@ -18,6 +18,15 @@ use crate::persist::{persist_point, ScmMode};
 use crate::pm::Pm;
 use crate::tx::{Recovery, UndoLog};
 
+thread_local! {
+    static THREAD: ThreadId = std::thread::current().id();
+}
+
+/// This thread's id, without `thread::current()`'s reference count on every call.
+fn this_thread() -> ThreadId {
+    THREAD.with(|t| *t)
+}
+
 const TMPFS_MAGIC: i64 = 0x0102_1994;
 const RAMFS_MAGIC: i64 = 0x8584_58f6;
 
@@ -162,7 +171,7 @@ impl Region {
     }
 
     fn owns_tx(inner: &Inner) -> bool {
-        inner.tx_owner == Some(std::thread::current().id())
+        inner.tx_owner == Some(this_thread())
     }
 
     /// Allocates `size` bytes; if `dest` is given (an offset in the heap), the new
@@ -179,14 +188,15 @@ impl Region {
         let need = Heap::block_size(size).ok_or_else(|| invalid(format!("allocation of {size} bytes")))?;
         let inner = &mut *self.lock();
         let reserved = inner.heap.reserve(&self.pm, need)?;
-        if Self::owns_tx(inner) {
+        let in_tx = Self::owns_tx(inner);
+        if in_tx {
             if let Err(e) = inner.undo.log_alloc(&self.pm, reserved.0) {
                 inner.heap.unreserve(&self.pm, reserved.0, reserved.1)?;
                 return Err(e);
             }
         }
         let publish: Vec<(u64, u64)> = dest.iter().map(|&d| (d, u64::MAX)).collect();
-        inner.heap.commit(&self.pm, reserved, need, &publish)
+        inner.heap.commit(&self.pm, reserved, need, &publish, in_tx)
     }
 
     /// Frees the object at payload offset `off`; if `clear` is given, that word is
@@ -233,7 +243,7 @@ impl Region {
         // the mapping that nothing else uses (it is off the free lists and not allocated).
         unsafe { std::ptr::write_bytes(ptr, 0, size as usize) };
         self.pm.persist(payload, size)?;
-        inner.heap.commit(&self.pm, (block, bsize), need, &[(H_ROOT, u64::MAX), (H_ROOT_SIZE, size)])
+        inner.heap.commit(&self.pm, (block, bsize), need, &[(H_ROOT, u64::MAX), (H_ROOT_SIZE, size)], false)
     }
 
     pub fn persist(&self, off: u64, len: u64) -> Result<(), RegionError> {
@@ -261,7 +271,7 @@ impl Region {
             return Err(RegionError::Tx { what: "a transaction is already open on this region" });
         }
         inner.undo.begin(&self.pm)?;
-        inner.tx_owner = Some(std::thread::current().id());
+        inner.tx_owner = Some(this_thread());
         Ok(())
     }
 

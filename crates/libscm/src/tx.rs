@@ -126,6 +126,13 @@ impl UndoLog {
 
     /// Appends one entry; durable once this returns.
     fn append(&mut self, pm: &Pm, kind: u64, off: u64, len: u64) -> Result<(), RegionError> {
+        self.append_flushed(pm, kind, off, len)?;
+        pm.drain();
+        Ok(())
+    }
+
+    /// Appends one entry and flushes it; durable after the caller's next drain.
+    fn append_flushed(&mut self, pm: &Pm, kind: u64, off: u64, len: u64) -> Result<(), RegionError> {
         let (generation, state) = self.load_word(pm)?;
         if state != ACTIVE {
             return Err(RegionError::Tx { what: "no transaction is open on this region" });
@@ -153,7 +160,6 @@ impl UndoLog {
             pm.flush(self.start + U_STATE, 8)?;
             self.begin_unflushed = false;
         }
-        pm.drain();
         self.used += size;
         self.open.push(Entry { kind, len, off, data });
         Ok(())
@@ -167,8 +173,10 @@ impl UndoLog {
         self.append(pm, DATA, off, len)
     }
 
+    /// Logs an allocation about to be made. Only flushed: `Heap::commit` drains
+    /// before the block's header says allocated, which is all the order needed.
     pub fn log_alloc(&mut self, pm: &Pm, block: u64) -> Result<(), RegionError> {
-        self.append(pm, ALLOC, block, 0)
+        self.append_flushed(pm, ALLOC, block, 0)
     }
 
     pub fn log_free(&mut self, pm: &Pm, block: u64) -> Result<(), RegionError> {

@@ -18,7 +18,7 @@
 
 #define REGION_SIZE (1u << 20)
 #define SLOTS 8
-#define OPS 160
+#define OPS 200
 
 struct root {
     uint64_t list; /* offset of the first node */
