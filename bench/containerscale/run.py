@@ -11,13 +11,16 @@ recorded); and n noise containers, Redis blob caches holding blobs of 2.5, 10
 and 25 MiB (--blobs), fetched whole by one serial noise client that pauses
 --pause-us between fetches, so the total noise load stays constant while n
 grows. n goes 1, 3, 5, ... --max-n, containers added cumulatively; at each step
-the critical workload is measured for --seconds.
+each critical workload is measured for --seconds. The second critical workload
+(--workloads web) is a three-container web application like the paper's AcmeAir:
+an nginx front, a Python app tier and a Redis data store (--web-dataset), talking
+over Unix sockets, driven by the same number of keep-alive HTTP clients.
 
 Modes, each a full sweep: ideal (no cap), linux (cap + swap), memext (cap + swap
 + `memext daemon`, critical Redis in class critical, the noise in extend).
 
-Writes per mode <mode>.csv (n, throughput, avg, min, max, p90, p95, p99; ms),
-histograms/<mode>-n<N>.csv, params.json (every parameter, the machine's facts),
+Writes per mode <mode>.csv for Redis and <mode>-web.csv for the web workload (n,
+throughput, avg, min, max, p90, p95, p99; ms), histograms/<mode>[-web]-n<N>.csv, params.json (every parameter, the machine's facts),
 density.txt, and PNG plots mirroring the paper's Figures 1a-1d / 3-4. Cleans up
 every container, cgroup, swap file and daemon it started, also when interrupted."""
 import argparse
@@ -38,8 +41,9 @@ from memextbench import Cleanup, log  # noqa: E402
 
 ENGINE_DIR = os.environ.get("MEMEXT_ENGINE_DIR", "/var/tmp/memext-dockerd-cs")
 PARENT = "/memext-cs"
-IMAGE = "memext-base:bookworm"
+IMAGE = "memext-base:bookworm-2"
 MODES = ["ideal", "linux", "memext"]
+WORKLOADS = ["redis", "web"]
 COLUMNS = ["n", "throughput", "avg", "min", "max", "p90", "p95", "p99"]
 COLORS = {"ideal": "tab:blue", "linux": "tab:red", "memext": "tab:green"}
 MIB = 1 << 20
@@ -61,7 +65,10 @@ def docker(*args, check=True):
 
 
 def tool(*args, **kw):
-    return subprocess.run([os.path.join(mb.BIN, "memext-e2e"), *args], check=True, capture_output=True, text=True, **kw).stdout
+    r = subprocess.run([os.path.join(mb.BIN, "memext-e2e"), *args], capture_output=True, text=True, **kw)
+    if r.returncode != 0:
+        raise RuntimeError(f"memext-e2e {args[0]}: {r.stderr.strip()}")
+    return r.stdout
 
 
 class Run:
@@ -103,6 +110,9 @@ class Run:
     def redis_container(self, name, sock_dir):
         os.makedirs(sock_dir, exist_ok=True)
         docker("rm", "-f", name, check=False)
+        stale = os.path.join(sock_dir, f"{name}.sock")
+        if os.path.exists(stale):  # left by the previous mode's container
+            os.unlink(stale)
         docker("run", "-d", "--name", name, "--network", "none", "-v", f"{sock_dir}:/sock", IMAGE,
                "redis-server", "--port", "0", "--unixsocket", f"/sock/{name}.sock", "--unixsocketperm", "777",
                "--save", "", "--appendonly", "no", "--maxmemory-policy", "noeviction")
@@ -119,6 +129,7 @@ class Run:
         with open(cfg, "w") as f:
             f.write(f'[host]\nstate_dir = "{self.work}/dstate"\n\n'
                     f'[[select]]\nname = "cs-critical"\nclass = "critical"\n\n'
+                    f'[[select]]\nname = "cs-web-*"\nclass = "critical"\n\n'
                     f'[[select]]\ncgroup = "{PARENT}/*"\nclass = "extend"\n\n'
                     f'[class.extend]\nidle_after = "{self.a.idle_after}s"\nfloor = "16MiB"\n\n'
                     f'[runtimes]\ndocker_roots = ["{ENGINE_DIR}/root"]\n\n'
@@ -148,10 +159,37 @@ class Run:
         self.cleanup.push(f"noise client {p.pid}", stop)
         return stop
 
-    def measure(self, sock, mode, n):
+    def start_web(self):
+        """The web workload: HTTP front (nginx) -> app tier (python) -> data store
+        (Redis), three containers talking over Unix sockets in a shared directory."""
         a = self.a
-        hist = os.path.join(a.out, "histograms", f"{mode}-n{n}.csv")
-        out = tool("redis-load", sock, str(a.clients), str(a.seconds), str(a.keys), "key", hist)
+        web_dir = os.path.join(self.work, "web")
+        for stale in ("front.sock", "app.sock"):
+            if os.path.exists(os.path.join(web_dir, stale)):
+                os.unlink(os.path.join(web_dir, stale))
+        db = self.redis_container("cs-web-db", web_dir)
+        tool("redis-fill", db, "key", str(a.web_keys), str(a.value_size))
+        conf = os.path.join(HERE, "web")
+        for name, cmd in (("cs-web-app", ["python3", "/web/app.py", "/sock/app.sock", "/sock/cs-web-db.sock"]),
+                          ("cs-web-front", ["nginx", "-c", "/web/nginx.conf", "-g", "daemon off;"])):
+            docker("rm", "-f", name, check=False)
+            docker("run", "-d", "--name", name, "--network", "none", "-v", f"{web_dir}:/sock", "-v", f"{conf}:/web:ro", IMAGE, *cmd)
+            self.cleanup.push(f"container {name}", lambda name=name: docker("rm", "-f", name, check=False))
+        front = os.path.join(web_dir, "front.sock")
+        for _ in range(200):
+            if os.path.exists(front) and os.path.exists(os.path.join(web_dir, "app.sock")):
+                return front
+            time.sleep(0.05)
+        raise RuntimeError("the web workload's front did not open its socket")
+
+    def measure(self, workload, sock, mode, n):
+        a = self.a
+        suffix = "" if workload == "redis" else f"-{workload}"
+        hist = os.path.join(a.out, "histograms", f"{mode}{suffix}-n{n}.csv")
+        if workload == "redis":
+            out = tool("redis-load", sock, str(a.clients), str(a.seconds), str(a.keys), "key", hist)
+        else:
+            out = tool("http-load", sock, str(a.clients), str(a.seconds), str(a.web_keys), hist)
         r = json.loads(out)
         return {"n": n, **{k: r[k] for k in COLUMNS[1:]}}
 
@@ -162,12 +200,17 @@ class Run:
         stop_daemon = self.start_daemon() if mode == "memext" else None
         shutil.rmtree(self.noise_dir, ignore_errors=True)
         os.makedirs(self.noise_dir)
-        critical = self.redis_container("cs-critical", self.critical_dir)
-        t0 = time.time()
-        tool("redis-fill", critical, "key", str(a.keys), str(a.value_size))
-        log(f"  critical dataset: {a.keys:,} keys of {a.value_size} B in {time.time() - t0:.1f} s")
+        sockets = {}
+        if "redis" in a.workloads:
+            sockets["redis"] = self.redis_container("cs-critical", self.critical_dir)
+            t0 = time.time()
+            tool("redis-fill", sockets["redis"], "key", str(a.keys), str(a.value_size))
+            log(f"  critical dataset: {a.keys:,} keys of {a.value_size} B in {time.time() - t0:.1f} s")
+        if "web" in a.workloads:
+            sockets["web"] = self.start_web()
+            log(f"  web workload: front -> app -> data store of {a.web_keys:,} keys")
         stop_noise = self.start_noise_client()
-        rows, noise = [], 0
+        rows, noise = {w: [] for w in sockets}, 0
         for n in range(1, a.max_n + 1, 2):
             while noise < n:
                 name = f"cs-noise-{noise:02d}"
@@ -176,20 +219,24 @@ class Run:
                     tool("redis-fill", sock, prefix, str(count), str(blob))
                 noise += 1
             time.sleep(a.settle)
-            row = self.measure(critical, mode, n)
-            rows.append(row)
-            log(f"  {mode:6} n={n:2}  {row['throughput']:>9,.0f} req/s  avg {row['avg']:.3f}  p99 {row['p99']:.3f}  max {row['max']:.1f} ms")
+            for workload, sock in sockets.items():
+                row = self.measure(workload, sock, mode, n)
+                rows[workload].append(row)
+                log(f"  {mode:6} {workload:5} n={n:2}  {row['throughput']:>9,.0f} req/s  avg {row['avg']:.3f}  "
+                    f"p99 {row['p99']:.3f}  max {row['max']:.1f} ms")
         fetches = stop_noise()
         log(f"  noise client: {fetches.strip() if fetches else '?'}")
         if stop_daemon:
             stop_daemon()
         for i in range(noise):
             docker("rm", "-f", f"cs-noise-{i:02d}", check=False)
-        docker("rm", "-f", "cs-critical", check=False)
-        with open(os.path.join(a.out, f"{mode}.csv"), "w", newline="") as f:
-            w = csv.DictWriter(f, fieldnames=COLUMNS)
-            w.writeheader()
-            w.writerows(rows)
+        for name in ("cs-critical", "cs-web-front", "cs-web-app", "cs-web-db"):
+            docker("rm", "-f", name, check=False)
+        for workload, wrows in rows.items():
+            with open(os.path.join(a.out, f"{mode}{'' if workload == 'redis' else '-' + workload}.csv"), "w", newline="") as f:
+                w = csv.DictWriter(f, fieldnames=COLUMNS)
+                w.writeheader()
+                w.writerows(wrows)
         return rows
 
 
@@ -212,18 +259,21 @@ def density(results, same_n=False):
     return out
 
 
-def report(results, a):
-    """density.txt, params.json and the plots from the per-mode results."""
-    dens, dens_same = density(results), density(results, same_n=True)
+def report(all_results, a):
+    """density.txt, params.json and the plots from the results of each workload."""
     lines = ["# density: the largest n at which the critical p99 is within 1.2x and its throughput",
-             "# within 0.9x of the ideal mode's at n = 1 (paper) / at the same n (CPU taken out)",
-             "mode     vs-ideal-n1  vs-ideal-same-n"]
-    lines += [f"{m:8} {dens[m]:>11}  {dens_same.get(m, 0):>15}" for m in dens]
-    for name, d in (("n = 1", dens), ("same n", dens_same)):
-        if d.get("linux") and d.get("memext"):
-            lines.append(f"memext / linux ({name}): {d['memext'] / d['linux']:.2f}x")
-    if "linux" in results and "memext" in results:
-        lines.append(f"throughput at n=1, memext / linux: {results['memext'][0]['throughput'] / results['linux'][0]['throughput']:.3f}")
+             "# within 0.9x of the ideal mode's at n = 1 (paper) / at the same n (CPU taken out)"]
+    densities = {}
+    for workload, results in all_results.items():
+        dens, dens_same = density(results), density(results, same_n=True)
+        densities[workload] = {"vs_ideal_n1": dens, "vs_ideal_same_n": dens_same}
+        lines += ["", f"workload {workload}", "mode     vs-ideal-n1  vs-ideal-same-n"]
+        lines += [f"{m:8} {dens[m]:>11}  {dens_same.get(m, 0):>15}" for m in dens]
+        for name, d in (("n = 1", dens), ("same n", dens_same)):
+            if d.get("linux") and d.get("memext"):
+                lines.append(f"memext / linux ({name}): {d['memext'] / d['linux']:.2f}x")
+        if "linux" in results and "memext" in results:
+            lines.append(f"throughput at n=1, memext / linux: {results['memext'][0]['throughput'] / results['linux'][0]['throughput']:.3f}")
     text = "\n".join(lines) + "\n"
     with open(os.path.join(a.out, "density.txt"), "w") as f:
         f.write(text)
@@ -237,23 +287,28 @@ def report(results, a):
                  "cgroup": "v1" if mb.V1 else "v2",
                  "redis": subprocess.run(["redis-server", "--version"], capture_output=True, text=True).stdout.strip()}
         record = {"params": {k: v for k, v in vars(a).items()}, "machine": facts}
-    record.update({"density": dens, "density_same_n": dens_same})
+    record.pop("density_same_n", None)
+    record["density"] = densities
     mb.write_json(path, record)
-    for p in plot(results, a.out):
-        log(f"plot {p}")
+    for workload, results in all_results.items():
+        for p in plot(results, a.out, "" if workload == "redis" else f"{workload}-"):
+            log(f"plot {p}")
 
 
 def load_results(out):
-    results = {}
-    for mode in MODES:
-        path = os.path.join(out, f"{mode}.csv")
-        if os.path.exists(path):
-            with open(path) as f:
-                results[mode] = [{k: (int(v) if k == "n" else float(v)) for k, v in r.items()} for r in csv.DictReader(f)]
-    return results
+    all_results = {}
+    for workload in WORKLOADS:
+        suffix = "" if workload == "redis" else f"-{workload}"
+        for mode in MODES:
+            path = os.path.join(out, f"{mode}{suffix}.csv")
+            if os.path.exists(path):
+                with open(path) as f:
+                    rows = [{k: (int(v) if k == "n" else float(v)) for k, v in r.items()} for r in csv.DictReader(f)]
+                all_results.setdefault(workload, {})[mode] = rows
+    return all_results
 
 
-def plot(results, out):
+def plot(results, out, prefix=""):
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
@@ -275,7 +330,7 @@ def plot(results, out):
         ax.legend(fontsize=7, ncol=2)
         ax.grid(alpha=0.3)
         fig.tight_layout()
-        path = os.path.join(out, f"{name}.png")
+        path = os.path.join(out, f"{prefix}{name}.png")
         fig.savefig(path, dpi=110)
         plt.close(fig)
         paths.append(path)
@@ -297,6 +352,9 @@ def main():
     ap.add_argument("--max-n", type=int, default=49, help="noise containers at the end of the sweep (default 49)")
     ap.add_argument("--idle-after", type=float, default=10.0, help="memext: seconds before an extend context is idle")
     ap.add_argument("--modes", default=",".join(MODES))
+    ap.add_argument("--workloads", default=",".join(WORKLOADS),
+                    help="critical workloads measured at each step: redis, web (nginx -> python app -> redis)")
+    ap.add_argument("--web-dataset", default=None, help="the web workload's data store (default a sixteenth of --cap)")
     ap.add_argument("--profile", default="release", choices=["release", "debug"],
                     help="which build of memext to use (debug: as built, no cargo build)")
     ap.add_argument("--quick", action="store_true", help="n up to 9, smaller server, short steps (under 15 min)")
@@ -315,6 +373,10 @@ def main():
     a.cap, a.swap = size(a.cap), size(a.swap)
     a.dataset = size(a.dataset) if a.dataset else a.cap // 4
     a.keys = a.dataset // a.value_size
+    a.web_keys = (size(a.web_dataset) if a.web_dataset else a.cap // 16) // a.value_size
+    a.workloads = [w for w in a.workloads.split(",") if w]
+    if not a.workloads or any(w not in WORKLOADS for w in a.workloads):
+        ap.error(f"workloads are {', '.join(WORKLOADS)}")
     a.blobs = [(size(b.split(":")[0]), int(b.split(":")[1])) for b in a.blobs.split(",")]
     a.modes = [m for m in a.modes.split(",") if m]
     if any(m not in MODES for m in a.modes):
@@ -337,7 +399,8 @@ def main():
         run.start_engine()
         run.start_tiers()
         for mode in a.modes:
-            results[mode] = run.sweep(mode)
+            for workload, rows in run.sweep(mode).items():
+                results.setdefault(workload, {})[mode] = rows
     finally:
         cleanup.run()
     report(results, a)

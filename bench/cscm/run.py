@@ -42,7 +42,7 @@ FIGURES = {"array": "Fig. 4: array updates", "btree": "Fig. 5: B-tree inserts", 
            "redis": "Fig. 7: Redis", "array-tx": "Fig. 8: array updates, durable transactions of 10",
            "btree-tx": "Fig. 9: B-tree inserts, each durable"}
 ENGINE_DIR = os.environ.get("MEMEXT_ENGINE_DIR", "/var/tmp/memext-dockerd")
-IMAGE = "memext-base:bookworm"
+IMAGE = "memext-base:bookworm-2"
 INSIDE = "/opt/cscm"
 
 

@@ -17,7 +17,7 @@ pub struct Engine {
     pub dir: PathBuf,
 }
 
-pub const IMAGE: &str = "memext-base:bookworm";
+pub const IMAGE: &str = "memext-base:bookworm-2";
 
 fn script(action: &str, dir: &Path) -> anyhow::Result<()> {
     let out = Command::new(repo_root().join("scripts/docker-engine"))

@@ -5,6 +5,7 @@
 //!   memext-e2e workload MIB busy|idle  a demo process holding memory
 //!   memext-e2e redis-fill SOCKET PREFIX COUNT SIZE         SET PREFIX:0..COUNT to random bytes
 //!   memext-e2e redis-load SOCKET CLIENTS SECONDS KEYS PREFIX [HIST_CSV]   the critical load (JSON out)
+//!   memext-e2e http-load SOCKET CLIENTS SECONDS KEYS [HIST_CSV]   the same against an HTTP front
 //!   memext-e2e redis-noise DIR PAUSE_US PREFIX:COUNT,...    the serial noise client, until stdin closes
 #![forbid(unsafe_code)]
 use std::process::ExitCode;
@@ -23,9 +24,9 @@ fn main() -> ExitCode {
             _ => Err(anyhow::anyhow!("usage: memext-e2e workload MIB busy|idle")),
         },
         Some("kbench") => memext_e2e::kbench::run(args.get(2).map(String::as_str)),
-        Some("redis-fill") | Some("redis-load") | Some("redis-noise") => redis(&args),
+        Some("redis-fill") | Some("redis-load") | Some("redis-noise") | Some("http-load") => redis(&args),
         _ => Err(anyhow::anyhow!(
-            "usage: memext-e2e toucher BYTES | v2-suite | kbench [SIZE_MIB] | workload MIB busy|idle | redis-fill | redis-load | redis-noise"
+            "usage: memext-e2e toucher BYTES | v2-suite | kbench [SIZE_MIB] | workload MIB busy|idle | redis-fill | redis-load | http-load | redis-noise"
         )),
     };
     match result {
@@ -60,19 +61,25 @@ fn redis(args: &[String]) -> anyhow::Result<()> {
                 size,
             )
         }
-        "redis-load" => {
+        "redis-load" | "http-load" => {
             let seconds: f64 = arg(4, "SECONDS")?
                 .parse()
                 .map_err(|_| anyhow::anyhow!("SECONDS must be a number"))?;
             let clients = usize::try_from(num(3, "CLIENTS")?)?;
+            let (protocol, prefix, hist) = if args[1] == "http-load" {
+                (redisload::Protocol::Http, "", args.get(6))
+            } else {
+                (redisload::Protocol::Redis, arg(6, "PREFIX")?, args.get(7))
+            };
             let r = redisload::load(
                 Path::new(arg(2, "SOCKET")?),
+                protocol,
                 clients,
                 seconds,
                 num(5, "KEYS")?,
-                arg(6, "PREFIX")?,
+                prefix,
             )?;
-            println!("{}", redisload::report(&r, args.get(7).map(Path::new))?);
+            println!("{}", redisload::report(&r, hist.map(Path::new))?);
             Ok(())
         }
         _ => {

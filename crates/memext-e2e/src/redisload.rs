@@ -4,7 +4,9 @@
 //! - `load`: the critical workload, N clients each sending GET of a random key of
 //!   the whole keyspace, every latency recorded in an HDR histogram;
 //! - `noise`: one serial client fetching a random blob of a random noise container,
-//!   with a pause between fetches, until told to stop.
+//!   with a pause between fetches, until told to stop;
+//! - `load` with [`Protocol::Http`]: the same clients against the web workload's
+//!   HTTP front (keep-alive `GET /item/<k>`).
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::os::unix::net::UnixStream;
@@ -110,9 +112,47 @@ pub struct LoadResult {
     pub histogram: Histogram<u64>,
 }
 
-/// `clients` clients, each GET of a random key `prefix:0..keys`, for `seconds`.
+/// What the load clients speak.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Protocol {
+    /// Redis `GET prefix:<k>`.
+    Redis,
+    /// HTTP/1.1 keep-alive `GET /item/<k>`.
+    Http,
+}
+
+/// One HTTP/1.1 request and its response (headers, then Content-Length bytes).
+fn http_get(conn: &mut Conn, key: u64, body: &mut Vec<u8>) -> anyhow::Result<()> {
+    conn.writer
+        .write_all(format!("GET /item/{key} HTTP/1.1\r\nHost: front\r\n\r\n").as_bytes())?;
+    let mut line = String::new();
+    conn.reader.read_line(&mut line)?;
+    if !line.starts_with("HTTP/1.1 200") {
+        bail!("front answered {:?}", line.trim_end());
+    }
+    let mut length = 0usize;
+    loop {
+        line.clear();
+        conn.reader.read_line(&mut line)?;
+        let header = line.trim_end();
+        if header.is_empty() {
+            break;
+        }
+        if let Some((name, value)) = header.split_once(':') {
+            if name.eq_ignore_ascii_case("content-length") {
+                length = value.trim().parse().context("Content-Length")?;
+            }
+        }
+    }
+    body.resize(length, 0);
+    conn.reader.read_exact(body)?;
+    Ok(())
+}
+
+/// `clients` clients, each GET of a random key of `0..keys`, for `seconds`.
 pub fn load(
     socket: &Path,
+    protocol: Protocol,
     clients: usize,
     seconds: f64,
     keys: u64,
@@ -131,10 +171,18 @@ pub fn load(
                 let mut rng = 0x9E37_79B9_7F4A_7C15_u64 ^ ((c as u64 + 1) << 32);
                 let mut body = Vec::new();
                 while start.elapsed() < deadline {
-                    let key = format!("{prefix}:{}", xorshift(&mut rng) % keys.max(1));
+                    let k = xorshift(&mut rng) % keys.max(1);
                     let t = Instant::now();
-                    conn.send(&[b"GET", key.as_bytes()])?;
-                    conn.reply(&mut body)?;
+                    if protocol == Protocol::Http {
+                        // A front may close a kept-alive connection; open another and ask again.
+                        if http_get(&mut conn, k, &mut body).is_err() {
+                            conn = Conn::open(&socket)?;
+                            http_get(&mut conn, k, &mut body)?;
+                        }
+                    } else {
+                        conn.send(&[b"GET", format!("{prefix}:{k}").as_bytes()])?;
+                        conn.reply(&mut body)?;
+                    }
                     hist.saturating_record(
                         u64::try_from(t.elapsed().as_micros())
                             .unwrap_or(u64::MAX)

@@ -1,5 +1,6 @@
 //! The smoke test of bench/containerscale: --smoke (n up to 3, tiny sizes) runs all
-//! three modes with real containers, writes the per-mode CSVs, histograms, plots
+//! three modes with real containers and both critical workloads (Redis, and the
+//! nginx -> app -> Redis web application), writes the per-mode CSVs, histograms, plots
 //! and density table, and leaves no container, cgroup, swap file or daemon behind.
 
 use std::process::Command;
@@ -21,7 +22,7 @@ fn containerscale_smoke_runs_all_modes_and_cleans_up() {
         .status()
         .expect("run python3 bench/containerscale/run.py");
     assert!(status.success(), "bench/containerscale --smoke failed");
-    for mode in ["ideal", "linux", "memext"] {
+    for mode in ["ideal", "linux", "memext", "ideal-web", "linux-web", "memext-web"] {
         let csv = std::fs::read_to_string(out.join(format!("{mode}.csv"))).expect("per-mode CSV");
         let mut lines = csv.lines();
         assert_eq!(lines.next(), Some("n,throughput,avg,min,max,p90,p95,p99"));
@@ -45,6 +46,7 @@ fn containerscale_smoke_runs_all_modes_and_cleans_up() {
         "params.json",
         "fig1a-throughput.png",
         "fig1d-percentiles.png",
+        "web-fig1a-throughput.png",
     ] {
         assert!(out.join(file).is_file(), "{file} missing");
     }
