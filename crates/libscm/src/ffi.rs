@@ -61,7 +61,8 @@ thread_local! {
 
 fn set_last_error(message: &str) {
     let text = CString::new(message.replace('\0', " ")).unwrap_or_default();
-    LAST_ERROR.with(|e| *e.borrow_mut() = text);
+    // During thread exit the slot may be gone already (a free() from a destructor).
+    let _ = LAST_ERROR.try_with(|e| *e.borrow_mut() = text);
 }
 
 fn fail(e: &RegionError) -> ScmResult {
@@ -107,10 +108,14 @@ fn resolve(handle: *mut ScmRegion) -> Result<Arc<Region>, RegionError> {
 /// The region that contains `ptr`.
 fn containing(ptr: *const u8) -> Result<Arc<Region>, RegionError> {
     let generation = REGIONS_GENERATION.load(Ordering::Acquire);
-    let cached = LAST_REGION.with(|c| match &*c.borrow() {
-        Some((g, r)) if *g == generation && r.mem().offset_of(ptr).is_some() => Some(r.clone()),
-        _ => None,
-    });
+    // try_with: the cache is unusable while the thread's locals are being destroyed.
+    let cached = LAST_REGION
+        .try_with(|c| match &*c.borrow() {
+            Some((g, r)) if *g == generation && r.mem().offset_of(ptr).is_some() => Some(r.clone()),
+            _ => None,
+        })
+        .ok()
+        .flatten();
     if let Some(r) = cached {
         return Ok(r);
     }
@@ -119,7 +124,7 @@ fn containing(ptr: *const u8) -> Result<Arc<Region>, RegionError> {
         .find(|r| r.mem().offset_of(ptr).is_some())
         .cloned()
         .ok_or_else(|| invalid(format!("{ptr:p} is not inside an open region")))?;
-    LAST_REGION.with(|c| *c.borrow_mut() = Some((generation, found.clone())));
+    let _ = LAST_REGION.try_with(|c| *c.borrow_mut() = Some((generation, found.clone())));
     Ok(found)
 }
 
@@ -235,7 +240,7 @@ pub extern "C" fn scm_close(region: *mut ScmRegion) -> ScmResult {
         REGIONS_GENERATION.fetch_add(1, Ordering::AcqRel);
         drop(regions);
         // This thread's cache must not keep the closed region mapped.
-        LAST_REGION.with(|c| *c.borrow_mut() = None);
+        let _ = LAST_REGION.try_with(|c| *c.borrow_mut() = None);
         let mut default = lock(&DEFAULT);
         if default.as_ref().is_some_and(|d| Arc::ptr_eq(d, &r)) {
             *default = None;
@@ -490,7 +495,7 @@ pub unsafe extern "C" fn scm_region_info(region: *mut ScmRegion, out: *mut ScmIn
 /// thread's next failing call.
 #[no_mangle]
 pub extern "C" fn scm_last_error() -> *const c_char {
-    LAST_ERROR.with(|e| e.borrow().as_ptr())
+    LAST_ERROR.try_with(|e| e.borrow().as_ptr()).unwrap_or(c"".as_ptr())
 }
 
 /// A fixed description of a result code.

@@ -9,7 +9,6 @@ use std::os::fd::{AsRawFd, OwnedFd};
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
 use std::sync::{Mutex, MutexGuard};
-use std::thread::ThreadId;
 
 use crate::error::{invalid, RegionError};
 use crate::heap::{Heap, HeapStats};
@@ -18,13 +17,23 @@ use crate::persist::{persist_point, ScmMode};
 use crate::pm::Pm;
 use crate::tx::{Recovery, UndoLog};
 
+/// A thread, by its kernel id.
+type ThreadId = i32;
+
 thread_local! {
-    static THREAD: ThreadId = std::thread::current().id();
+    // Const-initialised and without a destructor, so it can be read even while the
+    // thread's other thread-locals are being destroyed (a program's free() at exit).
+    static THREAD: std::cell::Cell<ThreadId> = const { std::cell::Cell::new(0) };
 }
 
-/// This thread's id, without `thread::current()`'s reference count on every call.
+/// This thread's kernel id, asked of the kernel once per thread.
 fn this_thread() -> ThreadId {
-    THREAD.with(|t| *t)
+    THREAD.with(|t| {
+        if t.get() == 0 {
+            t.set(rustix::thread::gettid().as_raw_nonzero().get());
+        }
+        t.get()
+    })
 }
 
 const TMPFS_MAGIC: i64 = 0x0102_1994;

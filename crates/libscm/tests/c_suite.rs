@@ -30,6 +30,7 @@ fn compile(name: &str, out: &Path) -> PathBuf {
         .arg(format!("-L{}", lib_dir.display()))
         .arg(format!("-Wl,-rpath,{}", lib_dir.display()))
         .arg("-lscm")
+        .arg("-lpthread")
         .status()
         .expect("run cc");
     assert!(status.success(), "cc failed on tests/c/{name}.c");
@@ -70,4 +71,13 @@ fn no_crash_at_any_persist_point_leaves_an_inconsistent_region() {
     let out = run(&exe, &[Path::new("sweep"), shm.path(), Path::new("1000")]);
     println!("{out}");
     assert!(out.contains(" 0 inconsistent regions"), "{out}");
+}
+
+#[test]
+fn calls_from_a_thread_exit_destructor_work() {
+    let build = tempfile::tempdir().expect("build dir");
+    let exe = compile("tls_exit", build.path());
+    let shm = tmpfs_dir();
+    let out = run(&exe, &[shm.path()]);
+    assert!(out.contains("persist 0, free 0, alloc 0"), "{out}");
 }
