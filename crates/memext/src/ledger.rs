@@ -209,8 +209,10 @@ impl Ledger {
             }),
         }
         self.save()?;
-        cg.write_limit(knob, value)?;
-        // The kernel may round; keep what it holds so the next check matches.
+        let wrote = cg.write_limit(knob, value);
+        // The kernel may round, or refuse (v1 answers EBUSY to a limit below usage
+        // it cannot reclaim to): keep what the knob holds, so the next check does not
+        // mistake memext's own failed write for someone else's change.
         let held = cg.read_limit(knob)?;
         if held != value {
             if let Some(r) = self
@@ -222,6 +224,7 @@ impl Ledger {
             }
             self.save()?;
         }
+        wrote?;
         Ok(Written::Done)
     }
 
@@ -301,6 +304,71 @@ mod tests {
                 .join(file),
         )
         .expect("read")
+    }
+
+    /// A cgroup whose limit writes fail, as v1's do below usage it cannot reclaim.
+    struct Refusing<'a>(&'a memext_cgroup::AnyCgroup);
+
+    impl MemoryCgroup for Refusing<'_> {
+        fn path(&self) -> &CgroupPath {
+            self.0.path()
+        }
+        fn version(&self) -> memext_cgroup::Version {
+            self.0.version()
+        }
+        fn procs(&self) -> Result<Vec<u32>, CgroupError> {
+            self.0.procs()
+        }
+        fn procs_recursive(&self) -> Result<Vec<u32>, CgroupError> {
+            self.0.procs_recursive()
+        }
+        fn memory(&self) -> Result<memext_cgroup::MemoryStats, CgroupError> {
+            self.0.memory()
+        }
+        fn cpu_usage(&self) -> Result<Option<std::time::Duration>, CgroupError> {
+            self.0.cpu_usage()
+        }
+        fn memory_pressure(&self) -> Result<Option<memext_cgroup::Pressure>, CgroupError> {
+            self.0.memory_pressure()
+        }
+        fn read_limit(&self, knob: LimitKnob) -> Result<Limit, CgroupError> {
+            self.0.read_limit(knob)
+        }
+        fn write_limit(&self, knob: LimitKnob, value: Limit) -> Result<(), CgroupError> {
+            Err(CgroupError::Write {
+                path: self.0.path().clone(),
+                file: knob.to_string(),
+                value: value.to_string(),
+                source: std::io::Error::from_raw_os_error(EBUSY),
+            })
+        }
+        fn swappiness(&self) -> Result<Option<u32>, CgroupError> {
+            self.0.swappiness()
+        }
+        fn set_swappiness(&self, value: u32) -> Result<(), CgroupError> {
+            self.0.set_swappiness(value)
+        }
+        fn reclaim(&self, bytes: u64) -> Result<memext_cgroup::Reclaimed, CgroupError> {
+            self.0.reclaim(bytes)
+        }
+    }
+
+    const EBUSY: i32 = 16;
+
+    #[test]
+    fn a_refused_write_is_not_taken_for_someone_elses_change() {
+        let t = fake("v1");
+        let h = Hierarchy::probe(t.path()).expect("v1");
+        let mut l = Ledger::load(&t.path().join("state/daemon.json")).expect("load");
+        let cg = h.open(&CgroupPath::parse(DOCKER).expect("path")).expect("open");
+        l.write(&cg, LimitKnob::V1Limit, Limit::Bytes(256 << 20)).expect("first write");
+        assert!(l.write(&Refusing(&cg), LimitKnob::V1Limit, Limit::Bytes(16 << 20)).is_err());
+        assert_eq!(
+            l.write(&cg, LimitKnob::V1Limit, Limit::Bytes(128 << 20)).expect("next write"),
+            Written::Done,
+            "memext still manages the knob after its own write was refused"
+        );
+        assert_eq!(knob_file(&t, DOCKER, "memory.limit_in_bytes"), "134217728");
     }
 
     #[test]
