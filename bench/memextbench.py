@@ -2,6 +2,7 @@
 the harness, the toucher helper (crates/memext-e2e), the memext binary, and a
 cleanup stack that runs on exit, on error and on SIGINT/SIGTERM."""
 import json
+import platform
 import os
 import signal
 import subprocess
@@ -164,3 +165,47 @@ def proc_cpu_seconds(pid):
 def write_json(path, obj):
     with open(path, "w") as f:
         json.dump(obj, f, indent=2)
+
+
+class DockerEngine:
+    """A private Docker engine (scripts/docker-engine: dockerd in a network
+    namespace of its own, state in `engine_dir`, containers under `cgroup_parent`)
+    and the base image it runs, built once with debootstrap."""
+
+    IMAGE = "memext-base:bookworm-2"
+
+    def __init__(self, engine_dir, cgroup_parent=None):
+        self.dir = engine_dir
+        self.env = {**os.environ, **({"MEMEXT_DOCKER_CGROUP": cgroup_parent} if cgroup_parent else {})}
+        self.cli = ["/usr/bin/docker", "-H", f"unix://{engine_dir}/docker.sock"]
+
+    def _script(self, action):
+        subprocess.run([os.path.join(ROOT, "scripts/docker-engine"), action, self.dir], check=True,
+                       env=self.env, capture_output=True)
+
+    def start(self, cleanup):
+        """Starts the engine (stopped again by `cleanup`) and imports the image."""
+        self._script("start")
+        cleanup.push("stop the Docker engine", lambda: self._script("stop"))
+        self._script("image")
+
+    def docker(self, *args, check=True):
+        r = subprocess.run([*self.cli, *args], capture_output=True, text=True)
+        if check and r.returncode != 0:
+            raise RuntimeError(f"docker {' '.join(args[:3])}: {r.stderr.strip()}")
+        return r.stdout.strip()
+
+
+def machine_facts():
+    """What a results directory records about the machine it was measured on."""
+    def out(cmd):
+        try:
+            return subprocess.run(cmd, capture_output=True, text=True).stdout.strip()
+        except OSError:
+            return "unknown"
+    return {"kernel": platform.release(), "machine": platform.machine(), "cpus": os.cpu_count(),
+            "cpu_model": next((line.split(":", 1)[1].strip() for line in open("/proc/cpuinfo")
+                               if line.startswith("model name")), ""),
+            "mem_total_kib": int(open("/proc/meminfo").read().split()[1]),
+            "cgroup": "v1" if V1 else "v2", "docker": out(["dockerd", "--version"]),
+            "redis": out(["redis-server", "--version"])}

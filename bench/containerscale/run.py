@@ -27,7 +27,6 @@ import argparse
 import csv
 import json
 import os
-import platform
 import shutil
 import subprocess
 import sys
@@ -39,9 +38,9 @@ sys.path.insert(0, os.path.dirname(HERE))
 import memextbench as mb  # noqa: E402
 from memextbench import Cleanup, log  # noqa: E402
 
-ENGINE_DIR = os.environ.get("MEMEXT_ENGINE_DIR", "/var/tmp/memext-dockerd-cs")
 PARENT = "/memext-cs"
-IMAGE = "memext-base:bookworm-2"
+ENGINE = mb.DockerEngine(os.environ.get("MEMEXT_ENGINE_DIR", "/var/tmp/memext-dockerd-cs"), PARENT)
+ENGINE_DIR, IMAGE, docker = ENGINE.dir, ENGINE.IMAGE, ENGINE.docker
 MODES = ["ideal", "linux", "memext"]
 WORKLOADS = ["redis", "web"]
 COLUMNS = ["n", "throughput", "avg", "min", "max", "p90", "p95", "p99"]
@@ -55,13 +54,6 @@ def size(text):
     if t and t[-1] in units:
         return int(float(t[:-1]) * (1 << units[t[-1]]))
     return int(t)
-
-
-def docker(*args, check=True):
-    r = subprocess.run(["/usr/bin/docker", "-H", f"unix://{ENGINE_DIR}/docker.sock", *args], capture_output=True, text=True)
-    if check and r.returncode != 0:
-        raise RuntimeError(f"docker {' '.join(args[:3])}: {r.stderr.strip()}")
-    return r.stdout.strip()
 
 
 def tool(*args, **kw):
@@ -80,13 +72,6 @@ class Run:
         self.critical_dir = os.path.join(self.work, "critical")
         self.noise_dir = os.path.join(self.work, "noise")
         self.blobs = [(f"b{i}", count, blob) for i, (blob, count) in enumerate(a.blobs)]
-
-    def start_engine(self):
-        env = {**os.environ, "MEMEXT_DOCKER_CGROUP": PARENT}
-        script = os.path.join(ROOT, "scripts/docker-engine")
-        subprocess.run([script, "start", ENGINE_DIR], check=True, env=env, capture_output=True)
-        self.cleanup.push("stop the Docker engine", lambda: subprocess.run([script, "stop", ENGINE_DIR], env=env, capture_output=True))
-        subprocess.run([script, "image", ENGINE_DIR], check=True, env=env, capture_output=True)
 
     def start_tiers(self):
         cfg = os.path.join(self.work, "tiers.toml")
@@ -283,9 +268,7 @@ def report(all_results, a):
         with open(path) as f:
             record = json.load(f)  # the run's own parameters and machine facts
     else:
-        facts = {"kernel": platform.release(), "cpus": os.cpu_count(), "mem_total_kib": int(open("/proc/meminfo").read().split()[1]),
-                 "cgroup": "v1" if mb.V1 else "v2",
-                 "redis": subprocess.run(["redis-server", "--version"], capture_output=True, text=True).stdout.strip()}
+        facts = mb.machine_facts()
         record = {"params": {k: v for k, v in vars(a).items()}, "machine": facts}
     record.pop("density_same_n", None)
     record["density"] = densities
@@ -396,7 +379,7 @@ def main():
             mb.BIN = os.path.join(ROOT, "target", "debug")
         run = Run(a, cleanup)
         log("starting the private Docker engine and the swap tier")
-        run.start_engine()
+        ENGINE.start(cleanup)
         run.start_tiers()
         for mode in a.modes:
             for workload, rows in run.sweep(mode).items():

@@ -23,7 +23,6 @@ import argparse
 import csv
 import json
 import os
-import platform
 import re
 import shutil
 import statistics
@@ -34,6 +33,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, os.path.dirname(HERE))
+import memextbench as mb  # noqa: E402
 from memextbench import Cleanup, log  # noqa: E402
 
 CONFIGS = ["host", "container+libscm", "container+volume", "container+storage", "dram"]
@@ -41,21 +41,13 @@ BENCHES = ["array", "btree", "stream", "redis", "array-tx", "btree-tx"]
 FIGURES = {"array": "Fig. 4: array updates", "btree": "Fig. 5: B-tree inserts", "stream": "Fig. 6: STREAM Copy",
            "redis": "Fig. 7: Redis", "array-tx": "Fig. 8: array updates, durable transactions of 10",
            "btree-tx": "Fig. 9: B-tree inserts, each durable"}
-ENGINE_DIR = os.environ.get("MEMEXT_ENGINE_DIR", "/var/tmp/memext-dockerd")
-IMAGE = "memext-base:bookworm-2"
+ENGINE = mb.DockerEngine(os.environ.get("MEMEXT_ENGINE_DIR", "/var/tmp/memext-dockerd"))
+ENGINE_DIR, IMAGE, docker = ENGINE.dir, ENGINE.IMAGE, ENGINE.docker
 INSIDE = "/opt/cscm"
 
 
 def sh(cmd, **kw):
     return subprocess.run(cmd, check=True, capture_output=True, text=True, **kw).stdout
-
-
-def docker(*args, check=True):
-    r = subprocess.run(["/usr/bin/docker", "-H", f"unix://{ENGINE_DIR}/docker.sock", *args],
-                       capture_output=True, text=True)
-    if check and r.returncode != 0:
-        raise RuntimeError(f"docker {' '.join(args)}: {r.stderr.strip()}")
-    return r.stdout.strip()
 
 
 def build(a, out):
@@ -136,7 +128,7 @@ class Bench:
         else:
             where = {"container+libscm": ["scm-broker", "cscm"], "container+volume": ["mmap", "/vol/bench.map"],
                      "container+storage": ["mmap", "/var/cscm/bench.map"]}[config]
-            cmd = ["/usr/bin/docker", "-H", f"unix://{ENGINE_DIR}/docker.sock", "exec",
+            cmd = [*ENGINE.cli, "exec",
                    *sum((["-e", f"{k}={v}"] for k, v in env.items()), []), self.container, f"{INSIDE}/cscmbench", *where, *args]
         out = subprocess.run(cmd, capture_output=True, text=True, env={**os.environ, **env})
         if out.returncode != 0:
@@ -163,8 +155,8 @@ class Bench:
             wait = lambda: os.path.exists("/tmp/cscm-redis.sock")  # noqa: E731
         else:
             docker("exec", "-d", self.container, "env", *env, *server)
-            run = lambda cmd: subprocess.run(["/usr/bin/docker", "-H", f"unix://{ENGINE_DIR}/docker.sock", "exec",  # noqa: E731
-                                              self.container, *cmd], capture_output=True, text=True)
+            run = lambda cmd: subprocess.run([*ENGINE.cli, "exec", self.container, *cmd],  # noqa: E731
+                                             capture_output=True, text=True)
             wait = lambda: run(["test", "-S", "/tmp/cscm-redis.sock"]).returncode == 0  # noqa: E731
         for _ in range(100):
             if wait():
@@ -305,9 +297,7 @@ def main():
     try:
         tools, memext = build(a, a.out)
         log("starting the private Docker engine")
-        sh([os.path.join(ROOT, "scripts/docker-engine"), "start", ENGINE_DIR])
-        cleanup.push("stop the Docker engine", lambda: sh([os.path.join(ROOT, "scripts/docker-engine"), "stop", ENGINE_DIR]))
-        sh([os.path.join(ROOT, "scripts/docker-engine"), "image", ENGINE_DIR])
+        ENGINE.start(cleanup)
         b = Bench(a, cleanup, tools, memext, a.out)
         for backing in backings:
             b.run_backing(backing)
@@ -318,10 +308,7 @@ def main():
         w = csv.DictWriter(f, fieldnames=["backing", "config", "bench", "value", "unit", "rounds"])
         w.writeheader()
         w.writerows(rows)
-    facts = {"kernel": platform.release(), "cpus": os.cpu_count(), "machine": platform.machine(),
-             "mem_total_kib": int(open("/proc/meminfo").read().split()[1]),
-             "cpu_model": next((line.split(":", 1)[1].strip() for line in open("/proc/cpuinfo") if line.startswith("model name")), ""),
-             "docker": docker_version(), "redis": sh(["redis-server", "--version"]).strip()}
+    facts = mb.machine_facts()
     params = {k: v for k, v in vars(a).items() if k != "sizes"}
     with open(os.path.join(a.out, "params.json"), "w") as f:
         json.dump({"params": params, "machine": facts, "configs": CONFIGS}, f, indent=2)
@@ -332,13 +319,6 @@ def main():
     for p in plot(rows, a.out, backings):
         log(f"plot {p}")
     log(f"results in {a.out}")
-
-
-def docker_version():
-    try:
-        return sh(["dockerd", "--version"]).strip()
-    except Exception:
-        return "unknown"
 
 
 if __name__ == "__main__":
