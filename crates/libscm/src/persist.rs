@@ -41,13 +41,6 @@ impl ScmMode {
 
 const CACHE_LINE: usize = 64;
 
-/// Makes `len` bytes at `addr` of a mapping starting at `base` durable: flush, then drain.
-pub fn persist(mode: ScmMode, base: *mut u8, addr: *const u8, len: usize) -> Result<(), RegionError> {
-    flush(mode, base, addr, len)?;
-    drain(mode);
-    Ok(())
-}
-
 /// Starts writing `len` bytes at `addr` back (DAX: cache-line write-back; msync
 /// mode: msync, which is synchronous). Durable only after [`drain`].
 pub fn flush(mode: ScmMode, base: *mut u8, addr: *const u8, len: usize) -> Result<(), RegionError> {

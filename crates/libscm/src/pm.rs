@@ -4,7 +4,7 @@
 
 use crate::error::RegionError;
 use crate::layout::{Mem, H_REDO_COUNT, H_REDO_ENTRIES, REDO_MAX};
-use crate::persist::{drain, flush, persist, ScmMode};
+use crate::persist::{drain, flush, ScmMode};
 
 #[derive(Debug)]
 pub struct Pm {
@@ -17,11 +17,9 @@ impl Pm {
         if len == 0 {
             return Ok(());
         }
-        if !self.mem.contains(off, len) {
-            return Err(RegionError::Corrupt { what: format!("persist of {len} bytes at {off}") });
-        }
-        let addr = self.mem.ptr_at(off).expect("contains() checked the range");
-        persist(self.mode, self.mem.base(), addr, len as usize)
+        self.flush(off, len)?;
+        self.drain();
+        Ok(())
     }
 
     /// Starts writing a range back; durable after [`Pm::drain`].

@@ -159,14 +159,10 @@ impl<'a> NameResolver<'a> {
         })
     }
 
-    fn docker_name(&self, id: &str) -> Option<String> {
+    /// The name of Docker container `id`, from its metadata.
+    pub fn docker_name(&self, id: &str) -> Option<String> {
         let c = self.docker_config(id)?;
         Some(c.name.trim_start_matches('/').to_owned()).filter(|n| !n.is_empty())
-    }
-
-    /// The name of Docker container `id` (for matching a name given on the command line).
-    pub fn docker_label_or_name(&self, id: &str) -> Option<String> {
-        self.docker_name(id)
     }
 
     /// The value of label `label` of Docker container `id`.

@@ -86,15 +86,7 @@ impl Broker {
         let names = NameResolver::new(&self.runtimes.docker_roots, &self.runtimes.podman_roots);
         let key = match &self.key {
             RegionKey::Id => Some(id.to_owned()),
-            RegionKey::Name => {
-                let identity = crate::identity::Identity {
-                    runtime: crate::identity::Runtime::Docker,
-                    id: id.to_owned(),
-                    pod: None,
-                };
-                let mut names = names;
-                names.name(&identity)
-            }
+            RegionKey::Name => names.docker_name(id),
             RegionKey::Label(label) => names.docker_label(id, label),
         };
         match key {

@@ -27,7 +27,7 @@ pub fn resolve_container(runtimes: &RuntimePaths, arg: &str) -> anyhow::Result<S
                 continue;
             }
             let by_prefix = arg.len() >= 4 && id.starts_with(arg);
-            if by_prefix || names.docker_label_or_name(&id).as_deref() == Some(arg) {
+            if by_prefix || names.docker_name(&id).as_deref() == Some(arg) {
                 found.push(id);
             }
         }

@@ -76,10 +76,7 @@ impl RegionStore {
     /// Opens (creating it 0700 if missing) the root directory.
     pub fn open(root: &Path, container_quota: u64, total_quota: u64) -> Result<Self, StoreError> {
         let err = |source: std::io::Error| StoreError::Root { path: root.to_path_buf(), source };
-        match std::fs::create_dir_all(root) {
-            Ok(()) => {}
-            Err(e) => return Err(err(e)),
-        }
+        std::fs::create_dir_all(root).map_err(err)?;
         let fd = rustix::fs::open(root, DIR_FLAGS, Mode::empty()).map_err(|e| err(e.into()))?;
         rustix::fs::fchmod(&fd, Mode::from_raw_mode(0o700)).map_err(|e| err(e.into()))?;
         let fs = rustix::fs::fstatfs(&fd).map_err(|e| err(e.into()))?;
