@@ -73,9 +73,9 @@ impl From<&RegionError> for ScmResult {
         match e {
             RegionError::Invalid { .. } | RegionError::TooSmall { .. } => ScmResult::SCM_EINVAL,
             RegionError::Full { .. } | RegionError::UndoFull { .. } => ScmResult::SCM_ENOMEM,
-            RegionError::Corrupt { .. } | RegionError::NotARegion { .. } | RegionError::Version { .. } => {
-                ScmResult::SCM_ECORRUPT
-            }
+            RegionError::Corrupt { .. }
+            | RegionError::NotARegion { .. }
+            | RegionError::Version { .. } => ScmResult::SCM_ECORRUPT,
             RegionError::Path { .. } | RegionError::Io { .. } => ScmResult::SCM_EIO,
             RegionError::Broker { .. } => ScmResult::SCM_EBROKER,
             RegionError::Refused { .. } => ScmResult::SCM_EREFUSED,

@@ -165,9 +165,15 @@ fn open_region(name: &str, size: u64, flags: u32) -> Result<*mut ScmRegion, Regi
         (open_path(Path::new(name), size, create)?.into(), size)
     } else {
         if !valid_name(name) {
-            return Err(invalid(format!("region name {name:?}: use 1-64 of [A-Za-z0-9_.-], not starting with '.'")));
+            return Err(invalid(format!(
+                "region name {name:?}: use 1-64 of [A-Za-z0-9_.-], not starting with '.'"
+            )));
         }
-        let request = OpenRequest { name: name.to_string(), size, create };
+        let request = OpenRequest {
+            name: name.to_string(),
+            size,
+            create,
+        };
         open_via_broker(&broker_socket(), &request)?
     };
     Ok(register(Region::open(fd, size)?))
@@ -191,13 +197,20 @@ unsafe fn write_out<T>(out: *mut T, value: T) -> Result<(), RegionError> {
 /// # Safety
 /// `name` must be null or a NUL-terminated string; `out` must be null or writable.
 #[no_mangle]
-pub unsafe extern "C" fn scm_open(name: *const c_char, size: u64, flags: u32, out: *mut *mut ScmRegion) -> ScmResult {
+pub unsafe extern "C" fn scm_open(
+    name: *const c_char,
+    size: u64,
+    flags: u32,
+    out: *mut *mut ScmRegion,
+) -> ScmResult {
     boundary(|| {
         if name.is_null() {
             return Err(invalid("null name"));
         }
         // SAFETY: non-null and NUL-terminated per the contract.
-        let name = unsafe { CStr::from_ptr(name) }.to_str().map_err(|_| invalid("name is not UTF-8"))?;
+        let name = unsafe { CStr::from_ptr(name) }
+            .to_str()
+            .map_err(|_| invalid("name is not UTF-8"))?;
         let handle = open_region(name, size, flags)?;
         // SAFETY: out is null or writable per the contract; write_out checks null.
         unsafe { write_out(out, handle) }
@@ -217,7 +230,9 @@ pub unsafe extern "C" fn scm_open_fd(fd: c_int, size: u64, out: *mut *mut ScmReg
         // SAFETY: fd is a non-negative descriptor the caller says is open; it is only
         // borrowed here to duplicate it.
         let borrowed = unsafe { BorrowedFd::borrow_raw(fd) };
-        let owned = borrowed.try_clone_to_owned().map_err(|source| RegionError::Io { op: "dup", source })?;
+        let owned = borrowed
+            .try_clone_to_owned()
+            .map_err(|source| RegionError::Io { op: "dup", source })?;
         let handle = register(Region::open(owned, size)?);
         // SAFETY: out is null or writable per the contract.
         unsafe { write_out(out, handle) }
@@ -276,7 +291,10 @@ fn ptr_result(f: impl FnOnce() -> Result<*mut c_void, RegionError>) -> *mut c_vo
 }
 
 fn address(region: &Region, off: u64) -> *mut c_void {
-    region.mem().ptr_at(off).map_or(std::ptr::null_mut(), |p| p.cast())
+    region
+        .mem()
+        .ptr_at(off)
+        .map_or(std::ptr::null_mut(), |p| p.cast())
 }
 
 /// Allocates `size` bytes in the default region, like malloc; NULL on failure.
@@ -308,10 +326,19 @@ pub extern "C" fn scm_free(ptr: *mut c_void) -> ScmResult {
 /// # Safety
 /// `out` must be null or writable.
 #[no_mangle]
-pub unsafe extern "C" fn scm_alloc(region: *mut ScmRegion, size: u64, dest: *mut u64, out: *mut *mut c_void) -> ScmResult {
+pub unsafe extern "C" fn scm_alloc(
+    region: *mut ScmRegion,
+    size: u64,
+    dest: *mut u64,
+    out: *mut *mut c_void,
+) -> ScmResult {
     boundary(|| {
         let r = resolve(region)?;
-        let dest = if dest.is_null() { None } else { Some(r.heap_offset(dest.cast(), 8)?) };
+        let dest = if dest.is_null() {
+            None
+        } else {
+            Some(r.heap_offset(dest.cast(), 8)?)
+        };
         let off = r.alloc(size, dest)?;
         if !out.is_null() {
             // SAFETY: non-null; writable per the contract.
@@ -353,7 +380,11 @@ pub extern "C" fn scm_root(size: u64) -> *mut c_void {
 /// # Safety
 /// `out` must be null or writable.
 #[no_mangle]
-pub unsafe extern "C" fn scm_region_root(region: *mut ScmRegion, size: u64, out: *mut *mut c_void) -> ScmResult {
+pub unsafe extern "C" fn scm_region_root(
+    region: *mut ScmRegion,
+    size: u64,
+    out: *mut *mut c_void,
+) -> ScmResult {
     boundary(|| {
         let r = resolve(region)?;
         let off = r.root(size)?;
@@ -383,9 +414,14 @@ pub unsafe extern "C" fn scm_object_size(ptr: *const c_void, out: *mut u64) -> S
 pub extern "C" fn scm_persist(ptr: *const c_void, len: u64) -> ScmResult {
     boundary(|| {
         let r = containing(ptr.cast())?;
-        let off = r.mem().offset_of(ptr.cast()).ok_or_else(|| invalid("pointer outside the region"))?;
+        let off = r
+            .mem()
+            .offset_of(ptr.cast())
+            .ok_or_else(|| invalid("pointer outside the region"))?;
         if !r.mem().contains(off, len) {
-            return Err(invalid(format!("{len} bytes from {ptr:p} run past the region")));
+            return Err(invalid(format!(
+                "{len} bytes from {ptr:p} run past the region"
+            )));
         }
         r.persist(off, len)
     })
@@ -446,7 +482,10 @@ pub extern "C" fn scm_mode(region: *mut ScmRegion) -> ScmMode {
 /// region instead of the pointer. 0 if `ptr` is not inside it.
 #[no_mangle]
 pub extern "C" fn scm_off(region: *mut ScmRegion, ptr: *const c_void) -> u64 {
-    resolve(region).ok().and_then(|r| r.mem().offset_of(ptr.cast())).unwrap_or(0)
+    resolve(region)
+        .ok()
+        .and_then(|r| r.mem().offset_of(ptr.cast()))
+        .unwrap_or(0)
 }
 
 /// The address of offset `off` in `region` (NULL: default); NULL for 0 or out of range.
@@ -495,7 +534,9 @@ pub unsafe extern "C" fn scm_region_info(region: *mut ScmRegion, out: *mut ScmIn
 /// thread's next failing call.
 #[no_mangle]
 pub extern "C" fn scm_last_error() -> *const c_char {
-    LAST_ERROR.try_with(|e| e.borrow().as_ptr()).unwrap_or(c"".as_ptr())
+    LAST_ERROR
+        .try_with(|e| e.borrow().as_ptr())
+        .unwrap_or(c"".as_ptr())
 }
 
 /// A fixed description of a result code.

@@ -93,7 +93,9 @@ impl Heap {
         let h = pm.load(off)?;
         let size = h & !(ALIGN - 1);
         if h & (ALIGN - 1) & !ALLOCATED != 0 || size < MIN_BLOCK || off + size > self.end {
-            return Err(RegionError::Corrupt { what: format!("block header {h:#x} at {off}") });
+            return Err(RegionError::Corrupt {
+                what: format!("block header {h:#x} at {off}"),
+            });
         }
         Ok((size, h & ALLOCATED != 0))
     }
@@ -135,7 +137,9 @@ impl Heap {
             return Ok(None);
         }
         let size = pm.load(block - 8)?;
-        let Some(prev) = block.checked_sub(size) else { return Ok(None) };
+        let Some(prev) = block.checked_sub(size) else {
+            return Ok(None);
+        };
         if size < MIN_BLOCK || size % ALIGN != 0 || prev < self.start || !self.is_free_start(prev) {
             return Ok(None);
         }
@@ -255,7 +259,11 @@ impl Heap {
         }
         let mut stores = Vec::with_capacity(publish.len() + 1);
         stores.push((block, kept | ALLOCATED));
-        stores.extend(publish.iter().map(|&(o, v)| (o, if v == u64::MAX { payload } else { v })));
+        stores.extend(
+            publish
+                .iter()
+                .map(|&(o, v)| (o, if v == u64::MAX { payload } else { v })),
+        );
         pm.atomic_stores(&stores)?;
         self.mark(block, true);
         Ok(payload)
@@ -266,7 +274,9 @@ impl Heap {
     pub fn free(&mut self, pm: &Pm, block: u64, clear: &[(u64, u64)]) -> Result<(), RegionError> {
         let (size, allocated) = self.header(pm, block)?;
         if !allocated {
-            return Err(RegionError::Invalid { what: format!("block {block} is already free") });
+            return Err(RegionError::Invalid {
+                what: format!("block {block} is already free"),
+            });
         }
         let mut stores = vec![(block, size)];
         stores.extend_from_slice(clear);
@@ -314,7 +324,9 @@ impl Heap {
             let (size, allocated) = self.header(pm, off)?;
             let (word, bit) = self.granule(off);
             if allocated != (self.allocated[word] & bit != 0) {
-                return Err(RegionError::Corrupt { what: format!("block {off}: header and allocation map disagree") });
+                return Err(RegionError::Corrupt {
+                    what: format!("block {off}: header and allocation map disagree"),
+                });
             }
             stats.blocks += 1;
             if allocated {
@@ -325,11 +337,16 @@ impl Heap {
             off += size;
         }
         if off != self.end {
-            return Err(RegionError::Corrupt { what: format!("blocks end at {off}, heap at {}", self.end) });
+            return Err(RegionError::Corrupt {
+                what: format!("blocks end at {off}, heap at {}", self.end),
+            });
         }
         if stats.free_bytes != self.free_bytes {
             return Err(RegionError::Corrupt {
-                what: format!("{} free bytes in the heap, {} on the free lists", stats.free_bytes, self.free_bytes),
+                what: format!(
+                    "{} free bytes in the heap, {} on the free lists",
+                    stats.free_bytes, self.free_bytes
+                ),
             });
         }
         Ok(stats)

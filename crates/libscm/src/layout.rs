@@ -68,15 +68,27 @@ pub struct Geometry {
 impl Geometry {
     pub fn for_size(size: u64) -> Result<Self, RegionError> {
         if size < MIN_REGION {
-            return Err(RegionError::TooSmall { size, min: MIN_REGION });
+            return Err(RegionError::TooSmall {
+                size,
+                min: MIN_REGION,
+            });
         }
         let undo_cap = (size / 16).clamp(MIN_UNDO, MAX_UNDO) & !(PAGE - 1);
         let heap_start = PAGE + undo_cap;
         let heap_end = size & !(ALIGN - 1);
         if heap_end < heap_start + PAGE {
-            return Err(RegionError::TooSmall { size, min: MIN_REGION });
+            return Err(RegionError::TooSmall {
+                size,
+                min: MIN_REGION,
+            });
         }
-        Ok(Self { size, undo_start: PAGE, undo_cap, heap_start, heap_end })
+        Ok(Self {
+            size,
+            undo_start: PAGE,
+            undo_cap,
+            heap_start,
+            heap_end,
+        })
     }
 
     /// Checks a geometry read back from a region against the file it is in.
@@ -92,7 +104,9 @@ impl Geometry {
         if ok {
             Ok(self)
         } else {
-            Err(RegionError::Corrupt { what: format!("header geometry {self:?} for a file of {file_size} bytes") })
+            Err(RegionError::Corrupt {
+                what: format!("header geometry {self:?} for a file of {file_size} bytes"),
+            })
         }
     }
 }
@@ -136,9 +150,13 @@ impl Mem {
 
     fn word(&self, off: u64) -> Result<&AtomicU64, RegionError> {
         if !off.is_multiple_of(8) || !self.contains(off, 8) {
-            return Err(RegionError::Corrupt { what: format!("word offset {off} outside the region") });
+            return Err(RegionError::Corrupt {
+                what: format!("word offset {off} outside the region"),
+            });
         }
-        let off = usize::try_from(off).map_err(|_| RegionError::Corrupt { what: format!("offset {off}") })?;
+        let off = usize::try_from(off).map_err(|_| RegionError::Corrupt {
+            what: format!("offset {off}"),
+        })?;
         // SAFETY: off is 8-aligned and off+8 <= len, inside the live mapping (Mem::new's
         // contract); AtomicU64 has the layout of u64 and every bit pattern is valid.
         Ok(unsafe { &*(self.base.add(off) as *const AtomicU64) })
@@ -157,11 +175,17 @@ impl Mem {
     /// Copies `len` bytes inside the region (ranges may not overlap).
     pub fn copy_within(&self, from: u64, to: u64, len: u64) -> Result<(), RegionError> {
         if !self.contains(from, len) || !self.contains(to, len) || from.abs_diff(to) < len {
-            return Err(RegionError::Corrupt { what: format!("copy of {len} bytes {from} -> {to}") });
+            return Err(RegionError::Corrupt {
+                what: format!("copy of {len} bytes {from} -> {to}"),
+            });
         }
         // SAFETY: both ranges lie inside the mapping and do not overlap (checked above).
         unsafe {
-            std::ptr::copy_nonoverlapping(self.base.add(from as usize), self.base.add(to as usize), len as usize)
+            std::ptr::copy_nonoverlapping(
+                self.base.add(from as usize),
+                self.base.add(to as usize),
+                len as usize,
+            )
         };
         Ok(())
     }
@@ -190,7 +214,10 @@ mod tests {
         assert_eq!(g.undo_cap, 4 << 20);
         assert_eq!(g.heap_start, PAGE + (4 << 20));
         assert!(g.validate(64 << 20).is_ok());
-        assert!(g.validate(32 << 20).is_err(), "a header claiming more than the file is corrupt");
+        assert!(
+            g.validate(32 << 20).is_err(),
+            "a header claiming more than the file is corrupt"
+        );
         assert!(Geometry::for_size(MIN_REGION - 1).is_err());
         assert!(Geometry::for_size(MIN_REGION).is_ok());
     }

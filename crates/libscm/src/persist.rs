@@ -115,7 +115,9 @@ fn flush_lines(addr: *const u8, len: usize) {
             // the line back, and the CPU has them (line_flush checked CPUID).
             unsafe {
                 match kind {
-                    LineFlush::Clwb => std::arch::asm!("clwb [{0}]", in(reg) p, options(nostack, preserves_flags)),
+                    LineFlush::Clwb => {
+                        std::arch::asm!("clwb [{0}]", in(reg) p, options(nostack, preserves_flags))
+                    }
                     LineFlush::Clflushopt => {
                         std::arch::asm!("clflushopt [{0}]", in(reg) p, options(nostack, preserves_flags))
                     }
@@ -137,7 +139,10 @@ fn msync_range(base: *mut u8, addr: *const u8, len: usize) -> Result<(), RegionE
     // from an address inside it, but never below base (base is page-aligned).
     let rc = unsafe { libc::msync(start as *mut libc::c_void, end - start, libc::MS_SYNC) };
     if rc != 0 {
-        return Err(RegionError::Io { op: "msync", source: std::io::Error::last_os_error() });
+        return Err(RegionError::Io {
+            op: "msync",
+            source: std::io::Error::last_os_error(),
+        });
     }
     Ok(())
 }
@@ -152,7 +157,10 @@ static CRASH_AT: OnceLock<u64> = OnceLock::new();
 /// dies (exit 77, no cleanup) right after the Nth one, as if it crashed there.
 pub fn persist_point() {
     let target = *CRASH_AT.get_or_init(|| {
-        std::env::var("SCM_CRASH_AT").ok().and_then(|v| v.parse().ok()).unwrap_or(0)
+        std::env::var("SCM_CRASH_AT")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(0)
     });
     let n = PERSIST_POINTS.fetch_add(1, Ordering::Relaxed) + 1;
     if target != 0 && n == target {

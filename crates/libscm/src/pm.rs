@@ -28,7 +28,9 @@ impl Pm {
             return Ok(());
         }
         if !self.mem.contains(off, len) {
-            return Err(RegionError::Corrupt { what: format!("flush of {len} bytes at {off}") });
+            return Err(RegionError::Corrupt {
+                what: format!("flush of {len} bytes at {off}"),
+            });
         }
         let addr = self.mem.ptr_at(off).expect("contains() checked the range");
         flush(self.mode, self.mem.base(), addr, len as usize)
@@ -61,12 +63,16 @@ impl Pm {
 
     fn redo(&self, stores: &[(u64, u64)]) -> Result<(), RegionError> {
         if stores.len() > REDO_MAX {
-            return Err(RegionError::Invalid { what: format!("{} stores in one redo record", stores.len()) });
+            return Err(RegionError::Invalid {
+                what: format!("{} stores in one redo record", stores.len()),
+            });
         }
         for (i, (off, value)) in stores.iter().enumerate() {
             // Refuse before the commit point anything replay could not apply.
             if off % 8 != 0 || !self.mem.contains(*off, 8) {
-                return Err(RegionError::Corrupt { what: format!("redo store to {off}") });
+                return Err(RegionError::Corrupt {
+                    what: format!("redo store to {off}"),
+                });
             }
             let entry = H_REDO_ENTRIES + 16 * i as u64;
             self.mem.store(entry, *off)?;
@@ -96,7 +102,9 @@ impl Pm {
             return Ok(false);
         }
         if count > REDO_MAX as u64 {
-            return Err(RegionError::Corrupt { what: format!("redo log count {count}") });
+            return Err(RegionError::Corrupt {
+                what: format!("redo log count {count}"),
+            });
         }
         self.apply_redo(count)?;
         Ok(true)

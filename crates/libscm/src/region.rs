@@ -81,13 +81,20 @@ pub fn open_path(path: &Path, size: u64, create: bool) -> Result<File, RegionErr
         .mode(0o600)
         .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
         .open(path)
-        .map_err(|source| RegionError::Path { op: "open", path: path.to_path_buf(), source })?;
+        .map_err(|source| RegionError::Path {
+            op: "open",
+            path: path.to_path_buf(),
+            source,
+        })?;
     let len = file.metadata().map_err(io("fstat"))?.len();
     if len == 0 && size > 0 {
         // fallocate reserves the space now, so a full disk fails here, not at a later store.
         if let Err(e) = rustix::fs::fallocate(&file, rustix::fs::FallocateFlags::empty(), 0, size) {
             if e != rustix::io::Errno::OPNOTSUPP {
-                return Err(RegionError::Io { op: "fallocate", source: e.into() });
+                return Err(RegionError::Io {
+                    op: "fallocate",
+                    source: e.into(),
+                });
             }
             file.set_len(size).map_err(io("ftruncate"))?;
         }
@@ -109,7 +116,9 @@ impl Region {
             return Err(invalid("empty region file: give a size to create it"));
         }
         if size_wanted > len {
-            return Err(invalid(format!("region is {len} bytes, {size_wanted} asked for")));
+            return Err(invalid(format!(
+                "region is {len} bytes, {size_wanted} asked for"
+            )));
         }
         let (base, mode) = map(&file, len)?;
         // SAFETY: base..base+len is the mapping just made; Region unmaps it in Drop,
@@ -133,7 +142,10 @@ impl Region {
         }
         let version = pm.load(H_VERSION)?;
         if version != VERSION {
-            return Err(RegionError::Version { found: version, expected: VERSION });
+            return Err(RegionError::Version {
+                found: version,
+                expected: VERSION,
+            });
         }
         let geometry = Geometry {
             size: pm.load(H_SIZE)?,
@@ -149,8 +161,20 @@ impl Region {
         let undo = UndoLog::new(geometry.undo_start, geometry.undo_cap);
         let recovery = undo.recover(&pm)?;
         let heap = Heap::open(&pm, geometry.heap_start, geometry.heap_end)?;
-        let inner = Mutex::new(Inner { heap, undo, tx_owner: None, tx_frees: HashSet::new() });
-        Ok(Self { pm, _file: file, geometry, was_clean, recovery, inner })
+        let inner = Mutex::new(Inner {
+            heap,
+            undo,
+            tx_owner: None,
+            tx_frees: HashSet::new(),
+        });
+        Ok(Self {
+            pm,
+            _file: file,
+            geometry,
+            was_clean,
+            recovery,
+            inner,
+        })
     }
 
     fn lock(&self) -> MutexGuard<'_, Inner> {
@@ -168,14 +192,19 @@ impl Region {
     }
 
     fn in_heap(&self, off: u64, len: u64) -> bool {
-        off >= self.geometry.heap_start && off.checked_add(len).is_some_and(|e| e <= self.geometry.heap_end)
+        off >= self.geometry.heap_start
+            && off
+                .checked_add(len)
+                .is_some_and(|e| e <= self.geometry.heap_end)
     }
 
     /// The offset of `ptr` if `len` bytes from it lie in the heap.
     pub fn heap_offset(&self, ptr: *const u8, len: u64) -> Result<u64, RegionError> {
         match self.pm.mem.offset_of(ptr) {
             Some(off) if self.in_heap(off, len) => Ok(off),
-            _ => Err(invalid(format!("{len} bytes at {ptr:p} are not inside this region's heap"))),
+            _ => Err(invalid(format!(
+                "{len} bytes at {ptr:p} are not inside this region's heap"
+            ))),
         }
     }
 
@@ -191,10 +220,13 @@ impl Region {
         }
         if let Some(d) = dest {
             if d % 8 != 0 || !self.in_heap(d, 8) {
-                return Err(invalid(format!("publish location {d} is not an aligned heap word")));
+                return Err(invalid(format!(
+                    "publish location {d} is not an aligned heap word"
+                )));
             }
         }
-        let need = Heap::block_size(size).ok_or_else(|| invalid(format!("allocation of {size} bytes")))?;
+        let need =
+            Heap::block_size(size).ok_or_else(|| invalid(format!("allocation of {size} bytes")))?;
         let inner = &mut *self.lock();
         let reserved = inner.heap.reserve(&self.pm, need)?;
         let in_tx = Self::owns_tx(inner);
@@ -218,10 +250,15 @@ impl Region {
             }
         }
         let inner = &mut *self.lock();
-        let block = inner.heap.allocated_block(off).ok_or_else(|| invalid(format!("{off} is not an allocated object")))?;
+        let block = inner
+            .heap
+            .allocated_block(off)
+            .ok_or_else(|| invalid(format!("{off} is not an allocated object")))?;
         if Self::owns_tx(inner) {
             if !inner.tx_frees.insert(block) {
-                return Err(invalid(format!("object {off} freed twice in one transaction")));
+                return Err(invalid(format!(
+                    "object {off} freed twice in one transaction"
+                )));
             }
             if let Some(c) = clear {
                 inner.undo.add(&self.pm, c, 8)?;
@@ -239,20 +276,35 @@ impl Region {
         let root = self.pm.load(H_ROOT)?;
         if root != 0 {
             let have = self.pm.load(H_ROOT_SIZE)?;
-            return if size <= have { Ok(root) } else { Err(invalid(format!("root is {have} bytes, {size} asked for"))) };
+            return if size <= have {
+                Ok(root)
+            } else {
+                Err(invalid(format!("root is {have} bytes, {size} asked for")))
+            };
         }
         if size == 0 {
             return Err(invalid("root of 0 bytes"));
         }
-        let need = Heap::block_size(size).ok_or_else(|| invalid(format!("root of {size} bytes")))?;
+        let need =
+            Heap::block_size(size).ok_or_else(|| invalid(format!("root of {size} bytes")))?;
         let (block, bsize) = inner.heap.reserve(&self.pm, need)?;
         let payload = block + BLOCK_HEADER;
-        let ptr = self.pm.mem.ptr_at(payload).expect("a reserved block is inside the region");
+        let ptr = self
+            .pm
+            .mem
+            .ptr_at(payload)
+            .expect("a reserved block is inside the region");
         // SAFETY: the payload of a reserved block is need - BLOCK_HEADER >= size bytes of
         // the mapping that nothing else uses (it is off the free lists and not allocated).
         unsafe { std::ptr::write_bytes(ptr, 0, size as usize) };
         self.pm.persist(payload, size)?;
-        inner.heap.commit(&self.pm, (block, bsize), need, &[(H_ROOT, u64::MAX), (H_ROOT_SIZE, size)], false)
+        inner.heap.commit(
+            &self.pm,
+            (block, bsize),
+            need,
+            &[(H_ROOT, u64::MAX), (H_ROOT_SIZE, size)],
+            false,
+        )
     }
 
     pub fn persist(&self, off: u64, len: u64) -> Result<(), RegionError> {
@@ -263,9 +315,18 @@ impl Region {
     pub fn sync(&self) -> Result<(), RegionError> {
         if self.pm.mode == ScmMode::SCM_MODE_MSYNC {
             // SAFETY: the whole mapping, live for the region's lifetime.
-            let rc = unsafe { libc::msync(self.pm.mem.base().cast(), self.pm.mem.len() as usize, libc::MS_SYNC) };
+            let rc = unsafe {
+                libc::msync(
+                    self.pm.mem.base().cast(),
+                    self.pm.mem.len() as usize,
+                    libc::MS_SYNC,
+                )
+            };
             if rc != 0 {
-                return Err(RegionError::Io { op: "msync", source: std::io::Error::last_os_error() });
+                return Err(RegionError::Io {
+                    op: "msync",
+                    source: std::io::Error::last_os_error(),
+                });
             }
             persist_point();
             Ok(())
@@ -277,7 +338,9 @@ impl Region {
     pub fn tx_begin(&self) -> Result<(), RegionError> {
         let inner = &mut *self.lock();
         if inner.tx_owner.is_some() {
-            return Err(RegionError::Tx { what: "a transaction is already open on this region" });
+            return Err(RegionError::Tx {
+                what: "a transaction is already open on this region",
+            });
         }
         inner.undo.begin(&self.pm)?;
         inner.tx_owner = Some(this_thread());
@@ -287,14 +350,18 @@ impl Region {
     fn owned_tx(&self) -> Result<MutexGuard<'_, Inner>, RegionError> {
         let inner = self.lock();
         if !Self::owns_tx(&inner) {
-            return Err(RegionError::Tx { what: "this thread has no transaction open on this region" });
+            return Err(RegionError::Tx {
+                what: "this thread has no transaction open on this region",
+            });
         }
         Ok(inner)
     }
 
     pub fn tx_add(&self, off: u64, len: u64) -> Result<(), RegionError> {
         if len == 0 || !self.in_heap(off, len) {
-            return Err(invalid(format!("tx_add of {len} bytes at {off} outside the heap")));
+            return Err(invalid(format!(
+                "tx_add of {len} bytes at {off} outside the heap"
+            )));
         }
         let mut inner = self.owned_tx()?;
         inner.undo.add(&self.pm, off, len)
@@ -303,8 +370,11 @@ impl Region {
     pub fn tx_end(&self, commit: bool) -> Result<(), RegionError> {
         let mut guard = self.owned_tx()?;
         let inner = &mut *guard;
-        let result =
-            if commit { inner.undo.commit(&self.pm, &mut inner.heap) } else { inner.undo.abort(&self.pm, &mut inner.heap) };
+        let result = if commit {
+            inner.undo.commit(&self.pm, &mut inner.heap)
+        } else {
+            inner.undo.abort(&self.pm, &mut inner.heap)
+        };
         inner.tx_owner = None;
         inner.tx_frees.clear();
         result
@@ -315,15 +385,21 @@ impl Region {
     pub fn check(&self) -> Result<HeapStats, RegionError> {
         let inner = self.lock();
         if self.pm.load(H_REDO_COUNT)? != 0 {
-            return Err(RegionError::Corrupt { what: "redo log not empty".into() });
+            return Err(RegionError::Corrupt {
+                what: "redo log not empty".into(),
+            });
         }
         if inner.tx_owner.is_none() && inner.undo.active(&self.pm)? {
-            return Err(RegionError::Corrupt { what: "undo log active with no transaction open".into() });
+            return Err(RegionError::Corrupt {
+                what: "undo log active with no transaction open".into(),
+            });
         }
         let stats = inner.heap.check(&self.pm)?;
         let root = self.pm.load(H_ROOT)?;
         if root != 0 && inner.heap.allocated_block(root).is_none() {
-            return Err(RegionError::Corrupt { what: format!("root {root} is not an allocated object") });
+            return Err(RegionError::Corrupt {
+                what: format!("root {root} is not an allocated object"),
+            });
         }
         Ok(stats)
     }
@@ -342,7 +418,10 @@ impl Region {
     /// The payload size of the allocated object at `off`.
     pub fn object_size(&self, off: u64) -> Result<u64, RegionError> {
         let inner = self.lock();
-        let block = inner.heap.allocated_block(off).ok_or_else(|| invalid(format!("{off} is not an allocated object")))?;
+        let block = inner
+            .heap
+            .allocated_block(off)
+            .ok_or_else(|| invalid(format!("{off} is not an allocated object")))?;
         inner.heap.payload_size(&self.pm, block)
     }
 }
@@ -350,9 +429,18 @@ impl Region {
 impl Drop for Region {
     fn drop(&mut self) {
         let clean = self.lock().tx_owner.is_none();
-        if clean && self.pm.store_persist(H_CLEAN, 1).is_ok() && self.pm.mode == ScmMode::SCM_MODE_MSYNC {
+        if clean
+            && self.pm.store_persist(H_CLEAN, 1).is_ok()
+            && self.pm.mode == ScmMode::SCM_MODE_MSYNC
+        {
             // SAFETY: the whole mapping, still live.
-            unsafe { libc::msync(self.pm.mem.base().cast(), self.pm.mem.len() as usize, libc::MS_SYNC) };
+            unsafe {
+                libc::msync(
+                    self.pm.mem.base().cast(),
+                    self.pm.mem.len() as usize,
+                    libc::MS_SYNC,
+                )
+            };
         }
         // SAFETY: the mapping made in Region::open; nothing refers to it after drop.
         unsafe { libc::munmap(self.pm.mem.base().cast(), self.pm.mem.len() as usize) };
@@ -387,23 +475,50 @@ fn format(pm: &Pm, len: u64) -> Result<(), RegionError> {
 fn map(file: &File, len: u64) -> Result<(*mut u8, ScmMode), RegionError> {
     let fd = file.as_raw_fd();
     let prot = libc::PROT_READ | libc::PROT_WRITE;
-    let len_usize = usize::try_from(len).map_err(|_| invalid("region larger than the address space"))?;
+    let len_usize =
+        usize::try_from(len).map_err(|_| invalid("region larger than the address space"))?;
     // SAFETY: a fresh shared mapping of our own fd; the kernel picks the address.
     let p = unsafe {
-        libc::mmap(std::ptr::null_mut(), len_usize, prot, libc::MAP_SHARED_VALIDATE | libc::MAP_SYNC, fd, 0)
+        libc::mmap(
+            std::ptr::null_mut(),
+            len_usize,
+            prot,
+            libc::MAP_SHARED_VALIDATE | libc::MAP_SYNC,
+            fd,
+            0,
+        )
     };
     if p != libc::MAP_FAILED {
         return Ok((p.cast(), ScmMode::SCM_MODE_DAX));
     }
     // SAFETY: as above, without MAP_SYNC (the file system is not DAX).
-    let p = unsafe { libc::mmap(std::ptr::null_mut(), len_usize, prot, libc::MAP_SHARED, fd, 0) };
+    let p = unsafe {
+        libc::mmap(
+            std::ptr::null_mut(),
+            len_usize,
+            prot,
+            libc::MAP_SHARED,
+            fd,
+            0,
+        )
+    };
     if p == libc::MAP_FAILED {
-        return Err(RegionError::Io { op: "mmap", source: std::io::Error::last_os_error() });
+        return Err(RegionError::Io {
+            op: "mmap",
+            source: std::io::Error::last_os_error(),
+        });
     }
-    let fs = rustix::fs::fstatfs(file).map_err(|e| RegionError::Io { op: "fstatfs", source: e.into() })?;
+    let fs = rustix::fs::fstatfs(file).map_err(|e| RegionError::Io {
+        op: "fstatfs",
+        source: e.into(),
+    })?;
     #[allow(clippy::unnecessary_cast)]
     let magic = fs.f_type as i64;
-    let mode = if magic == TMPFS_MAGIC || magic == RAMFS_MAGIC { ScmMode::SCM_MODE_FENCE } else { ScmMode::SCM_MODE_MSYNC };
+    let mode = if magic == TMPFS_MAGIC || magic == RAMFS_MAGIC {
+        ScmMode::SCM_MODE_FENCE
+    } else {
+        ScmMode::SCM_MODE_MSYNC
+    };
     Ok((p.cast(), forced_mode().unwrap_or(mode)))
 }
 

@@ -63,7 +63,14 @@ fn word(generation: u64, state: u64) -> u64 {
 }
 
 /// A checksum of an entry's header fields and its (zero-padded) saved bytes.
-fn checksum(pm: &Pm, head: u64, off: u64, generation: u64, data: u64, len: u64) -> Result<u64, RegionError> {
+fn checksum(
+    pm: &Pm,
+    head: u64,
+    off: u64,
+    generation: u64,
+    data: u64,
+    len: u64,
+) -> Result<u64, RegionError> {
     let mix = |h: u64, w: u64| (h ^ w).wrapping_mul(0x0100_0000_01b3).rotate_left(29);
     let mut h = mix(mix(mix(0xcbf2_9ce4_8422_2325, head), off), generation);
     let mut at = data;
@@ -76,7 +83,13 @@ fn checksum(pm: &Pm, head: u64, off: u64, generation: u64, data: u64, len: u64) 
 
 impl UndoLog {
     pub fn new(start: u64, cap: u64) -> Self {
-        Self { start, cap, used: 0, open: Vec::new(), begin_unflushed: false }
+        Self {
+            start,
+            cap,
+            used: 0,
+            open: Vec::new(),
+            begin_unflushed: false,
+        }
     }
 
     fn load_word(&self, pm: &Pm) -> Result<(u64, u64), RegionError> {
@@ -91,14 +104,19 @@ impl UndoLog {
     pub fn begin(&mut self, pm: &Pm) -> Result<(), RegionError> {
         let (generation, state) = self.load_word(pm)?;
         if state != IDLE {
-            return Err(RegionError::Tx { what: "a transaction is already open on this region" });
+            return Err(RegionError::Tx {
+                what: "a transaction is already open on this region",
+            });
         }
         self.used = 0;
         self.open.clear();
         // Not flushed yet: until the first entry is durable there is nothing to roll back,
         // so the state may reach the region before, with or after that entry.
         self.begin_unflushed = true;
-        pm.mem.store(self.start + U_STATE, word(generation.wrapping_add(1) & (u64::MAX >> 2), ACTIVE))
+        pm.mem.store(
+            self.start + U_STATE,
+            word(generation.wrapping_add(1) & (u64::MAX >> 2), ACTIVE),
+        )
     }
 
     /// The entries of the log's current generation.
@@ -114,11 +132,17 @@ impl UndoLog {
             if pm.load(at + 16)? != generation
                 || !(DATA..=FREE).contains(&kind)
                 || at + ENTRY_HEADER + len.next_multiple_of(8) > end
-                || checksum(pm, head, off, generation, at + ENTRY_HEADER, len)? != pm.load(at + 24)?
+                || checksum(pm, head, off, generation, at + ENTRY_HEADER, len)?
+                    != pm.load(at + 24)?
             {
                 break;
             }
-            out.push(Entry { kind, len, off, data: at + ENTRY_HEADER });
+            out.push(Entry {
+                kind,
+                len,
+                off,
+                data: at + ENTRY_HEADER,
+            });
             at += (ENTRY_HEADER + len.next_multiple_of(8)).next_multiple_of(64);
         }
         Ok(out)
@@ -132,15 +156,25 @@ impl UndoLog {
     }
 
     /// Appends one entry and flushes it; durable after the caller's next drain.
-    fn append_flushed(&mut self, pm: &Pm, kind: u64, off: u64, len: u64) -> Result<(), RegionError> {
+    fn append_flushed(
+        &mut self,
+        pm: &Pm,
+        kind: u64,
+        off: u64,
+        len: u64,
+    ) -> Result<(), RegionError> {
         let (generation, state) = self.load_word(pm)?;
         if state != ACTIVE {
-            return Err(RegionError::Tx { what: "no transaction is open on this region" });
+            return Err(RegionError::Tx {
+                what: "no transaction is open on this region",
+            });
         }
         // Entries start on a cache line, so a small one is flushed as one line.
         let size = (ENTRY_HEADER + len.next_multiple_of(8)).next_multiple_of(64);
         if U_ENTRIES + self.used + size > self.cap {
-            return Err(RegionError::UndoFull { cap: self.cap - U_ENTRIES });
+            return Err(RegionError::UndoFull {
+                cap: self.cap - U_ENTRIES,
+            });
         }
         let at = self.start + U_ENTRIES + self.used;
         let data = at + ENTRY_HEADER;
@@ -154,21 +188,29 @@ impl UndoLog {
         pm.mem.store(at, head)?;
         pm.mem.store(at + 8, off)?;
         pm.mem.store(at + 16, generation)?;
-        pm.mem.store(at + 24, checksum(pm, head, off, generation, data, len)?)?;
+        pm.mem
+            .store(at + 24, checksum(pm, head, off, generation, data, len)?)?;
         pm.flush(at, ENTRY_HEADER + len)?;
         if self.begin_unflushed {
             pm.flush(self.start + U_STATE, 8)?;
             self.begin_unflushed = false;
         }
         self.used += size;
-        self.open.push(Entry { kind, len, off, data });
+        self.open.push(Entry {
+            kind,
+            len,
+            off,
+            data,
+        });
         Ok(())
     }
 
     /// Saves `len` bytes at `off` before the caller changes them.
     pub fn add(&mut self, pm: &Pm, off: u64, len: u64) -> Result<(), RegionError> {
         if len > u64::from(u32::MAX) {
-            return Err(RegionError::Invalid { what: format!("range of {len} bytes in one tx_add") });
+            return Err(RegionError::Invalid {
+                what: format!("range of {len} bytes in one tx_add"),
+            });
         }
         self.append(pm, DATA, off, len)
     }
@@ -187,14 +229,20 @@ impl UndoLog {
     pub fn commit(&mut self, pm: &Pm, heap: &mut Heap) -> Result<(), RegionError> {
         let (generation, state) = self.load_word(pm)?;
         if state != ACTIVE {
-            return Err(RegionError::Tx { what: "commit without a transaction" });
+            return Err(RegionError::Tx {
+                what: "commit without a transaction",
+            });
         }
         let entries = std::mem::take(&mut self.open);
         for e in entries.iter().filter(|e| e.kind == DATA) {
             pm.flush(e.off, e.len)?;
         }
         pm.drain();
-        let frees: Vec<u64> = entries.iter().filter(|e| e.kind == FREE).map(|e| e.off).collect();
+        let frees: Vec<u64> = entries
+            .iter()
+            .filter(|e| e.kind == FREE)
+            .map(|e| e.off)
+            .collect();
         if !frees.is_empty() {
             pm.store_persist(self.start + U_STATE, word(generation, COMMITTING))?;
             for block in frees {
@@ -207,7 +255,9 @@ impl UndoLog {
     /// Restores every added range and frees what the transaction allocated.
     pub fn abort(&mut self, pm: &Pm, heap: &mut Heap) -> Result<(), RegionError> {
         if !self.active(pm)? {
-            return Err(RegionError::Tx { what: "abort without a transaction" });
+            return Err(RegionError::Tx {
+                what: "abort without a transaction",
+            });
         }
         self.open.clear();
         self.roll_back(pm, Some(heap))
@@ -251,7 +301,9 @@ impl UndoLog {
                 pm.store_persist(self.start + U_STATE, word(generation, IDLE))?;
                 Ok(Recovery::FinishedCommit)
             }
-            s => Err(RegionError::Corrupt { what: format!("undo log state {s}") }),
+            s => Err(RegionError::Corrupt {
+                what: format!("undo log state {s}"),
+            }),
         }
     }
 }

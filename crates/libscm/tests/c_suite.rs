@@ -13,7 +13,11 @@ fn target_dir() -> PathBuf {
 /// Compiles tests/c/`name`.c into `out` and returns the program's path.
 fn compile(name: &str, out: &Path) -> PathBuf {
     let crate_dir = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let profile = if cfg!(debug_assertions) { "debug" } else { "release" };
+    let profile = if cfg!(debug_assertions) {
+        "debug"
+    } else {
+        "release"
+    };
     let lib_dir = target_dir().join(profile);
     assert!(
         lib_dir.join("libscm.so").exists(),
@@ -38,7 +42,10 @@ fn compile(name: &str, out: &Path) -> PathBuf {
 }
 
 fn run(exe: &Path, args: &[&Path]) -> String {
-    let output = Command::new(exe).args(args).output().expect("run the C test");
+    let output = Command::new(exe)
+        .args(args)
+        .output()
+        .expect("run the C test");
     let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
     assert!(
         output.status.success(),
@@ -51,14 +58,20 @@ fn run(exe: &Path, args: &[&Path]) -> String {
 }
 
 fn tmpfs_dir() -> tempfile::TempDir {
-    tempfile::Builder::new().prefix("libscm-test").tempdir_in("/dev/shm").expect("a directory on /dev/shm (tmpfs)")
+    tempfile::Builder::new()
+        .prefix("libscm-test")
+        .tempdir_in("/dev/shm")
+        .expect("a directory on /dev/shm (tmpfs)")
 }
 
 #[test]
 fn c_api_behaves_and_refuses_bad_input() {
     let build = tempfile::tempdir().expect("build dir");
     let exe = compile("test_api", build.path());
-    let (shm, disk) = (tmpfs_dir(), tempfile::tempdir_in(target_dir()).expect("dir on disk"));
+    let (shm, disk) = (
+        tmpfs_dir(),
+        tempfile::tempdir_in(target_dir()).expect("dir on disk"),
+    );
     let out = run(&exe, &[shm.path(), disk.path()]);
     assert!(out.contains("test_api: 0 failures"), "{out}");
 }

@@ -268,7 +268,8 @@ pub fn noise(
             std::thread::sleep(Duration::from_millis(50));
             continue;
         }
-        let socket = &sockets[usize::try_from(xorshift(&mut rng) % sockets.len() as u64).expect("an index below len")];
+        let socket = &sockets[usize::try_from(xorshift(&mut rng) % sockets.len() as u64)
+            .expect("an index below len")];
         let mut pick = xorshift(&mut rng) % total;
         let (prefix, index) = blobs
             .iter()

@@ -38,10 +38,16 @@ pub struct PeerCred {
 
 /// SO_PEERCRED: the peer's pid, uid and gid when it connected.
 pub fn peer_cred(socket: BorrowedFd<'_>) -> Result<PeerCred, PeerError> {
-    let ucred = rustix::net::sockopt::socket_peercred(socket)
-        .map_err(|e| PeerError::Sockopt { option: "SO_PEERCRED", source: e.into() })?;
+    let ucred = rustix::net::sockopt::socket_peercred(socket).map_err(|e| PeerError::Sockopt {
+        option: "SO_PEERCRED",
+        source: e.into(),
+    })?;
     let pid = u32::try_from(ucred.pid.as_raw_nonzero().get()).map_err(|_| PeerError::Exited)?;
-    Ok(PeerCred { pid, uid: ucred.uid.as_raw(), gid: ucred.gid.as_raw() })
+    Ok(PeerCred {
+        pid,
+        uid: ucred.uid.as_raw(),
+        gid: ucred.gid.as_raw(),
+    })
 }
 
 /// SO_PEERPIDFD: a pidfd on the process that connected. `Ok(None)` on kernels
@@ -49,8 +55,8 @@ pub fn peer_cred(socket: BorrowedFd<'_>) -> Result<PeerCred, PeerError> {
 pub fn peer_pidfd(socket: BorrowedFd<'_>) -> Result<Option<OwnedFd>, PeerError> {
     let mut fd: libc::c_int = -1;
     let mut len: libc::socklen_t = 4; // size_of::<c_int>()
-    // SAFETY: getsockopt writes at most `len` bytes (one c_int) into `fd`, a live local,
-    // and updates `len`; the socket fd is borrowed and stays open for the call.
+                                      // SAFETY: getsockopt writes at most `len` bytes (one c_int) into `fd`, a live local,
+                                      // and updates `len`; the socket fd is borrowed and stays open for the call.
     let rc = unsafe {
         libc::getsockopt(
             socket.as_raw_fd(),
@@ -66,7 +72,10 @@ pub fn peer_pidfd(socket: BorrowedFd<'_>) -> Result<Option<OwnedFd>, PeerError> 
             Some(libc::ENOPROTOOPT) => Ok(None),
             // ESRCH: the peer is already gone (reaped).
             Some(libc::ESRCH) => Err(PeerError::Exited),
-            _ => Err(PeerError::Sockopt { option: "SO_PEERPIDFD", source: err }),
+            _ => Err(PeerError::Sockopt {
+                option: "SO_PEERPIDFD",
+                source: err,
+            }),
         };
     }
     // SAFETY: on success the kernel installed a new pidfd that this process now owns.
@@ -83,7 +92,10 @@ pub fn pidfd_pid(pidfd: BorrowedFd<'_>) -> Result<Pid, PeerError> {
         .lines()
         .find_map(|l| l.strip_prefix("Pid:"))
         .map(str::trim)
-        .ok_or_else(|| PeerError::FdInfo { fd, source: std::io::Error::other("no Pid: line") })?;
+        .ok_or_else(|| PeerError::FdInfo {
+            fd,
+            source: std::io::Error::other("no Pid: line"),
+        })?;
     match pid.parse::<i64>() {
         Ok(p) if p > 0 => u32::try_from(p).map_err(|_| PeerError::Exited),
         _ => Err(PeerError::Exited),
@@ -95,7 +107,16 @@ pub fn pidfd_pid(pidfd: BorrowedFd<'_>) -> Result<Pid, PeerError> {
 pub fn pidfd_alive(pidfd: impl AsFd) -> bool {
     use rustix::event::{poll, PollFd, PollFlags, Timespec};
     let mut fds = [PollFd::new(&pidfd, PollFlags::IN)];
-    matches!(poll(&mut fds, Some(&Timespec { tv_sec: 0, tv_nsec: 0 })), Ok(0))
+    matches!(
+        poll(
+            &mut fds,
+            Some(&Timespec {
+                tv_sec: 0,
+                tv_nsec: 0
+            })
+        ),
+        Ok(0)
+    )
 }
 
 #[cfg(test)]
@@ -110,16 +131,23 @@ mod tests {
         assert_eq!(cred.pid, std::process::id());
         assert_eq!(cred.uid, rustix::process::getuid().as_raw());
         if let Some(pidfd) = peer_pidfd(a.as_fd()).expect("SO_PEERPIDFD or ENOPROTOOPT") {
-            assert_eq!(pidfd_pid(pidfd.as_fd()).expect("pid of our own pidfd"), std::process::id());
+            assert_eq!(
+                pidfd_pid(pidfd.as_fd()).expect("pid of our own pidfd"),
+                std::process::id()
+            );
             assert!(pidfd_alive(&pidfd), "this process is running");
         }
     }
 
     #[test]
     fn an_exited_child_is_not_alive() {
-        let mut child = std::process::Command::new("true").spawn().expect("spawn true");
-        let pid = rustix::process::Pid::from_raw(child.id() as i32).expect("a child pid is positive");
-        let pidfd = rustix::process::pidfd_open(pid, rustix::process::PidfdFlags::empty()).expect("pidfd_open");
+        let mut child = std::process::Command::new("true")
+            .spawn()
+            .expect("spawn true");
+        let pid =
+            rustix::process::Pid::from_raw(child.id() as i32).expect("a child pid is positive");
+        let pidfd = rustix::process::pidfd_open(pid, rustix::process::PidfdFlags::empty())
+            .expect("pidfd_open");
         child.wait().expect("wait");
         assert!(!pidfd_alive(&pidfd));
         assert!(matches!(pidfd_pid(pidfd.as_fd()), Err(PeerError::Exited)));

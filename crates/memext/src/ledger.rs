@@ -360,11 +360,17 @@ mod tests {
         let t = fake("v1");
         let h = Hierarchy::probe(t.path()).expect("v1");
         let mut l = Ledger::load(&t.path().join("state/daemon.json")).expect("load");
-        let cg = h.open(&CgroupPath::parse(DOCKER).expect("path")).expect("open");
-        l.write(&cg, LimitKnob::V1Limit, Limit::Bytes(256 << 20)).expect("first write");
-        assert!(l.write(&Refusing(&cg), LimitKnob::V1Limit, Limit::Bytes(16 << 20)).is_err());
+        let cg = h
+            .open(&CgroupPath::parse(DOCKER).expect("path"))
+            .expect("open");
+        l.write(&cg, LimitKnob::V1Limit, Limit::Bytes(256 << 20))
+            .expect("first write");
+        assert!(l
+            .write(&Refusing(&cg), LimitKnob::V1Limit, Limit::Bytes(16 << 20))
+            .is_err());
         assert_eq!(
-            l.write(&cg, LimitKnob::V1Limit, Limit::Bytes(128 << 20)).expect("next write"),
+            l.write(&cg, LimitKnob::V1Limit, Limit::Bytes(128 << 20))
+                .expect("next write"),
             Written::Done,
             "memext still manages the knob after its own write was refused"
         );

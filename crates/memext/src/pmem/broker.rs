@@ -108,7 +108,13 @@ impl Broker {
         if log {
             tracing::warn!("pmem broker: refused {who} (pid {pid:?}): {reason}");
         }
-        let _ = send_reply(conn, &Reply::Err { reason: reason.to_owned() }, None);
+        let _ = send_reply(
+            conn,
+            &Reply::Err {
+                reason: reason.to_owned(),
+            },
+            None,
+        );
     }
 
     /// Answers one connection.
@@ -135,18 +141,31 @@ impl Broker {
         };
         let mut line = String::new();
         let limit = u64::try_from(MAX_LINE).unwrap_or(256) + 1;
-        BufReader::new((&conn).take(limit)).read_line(&mut line).context("reading the request")?;
+        BufReader::new((&conn).take(limit))
+            .read_line(&mut line)
+            .context("reading the request")?;
         let request = match OpenRequest::parse(&line) {
             Ok(r) => r,
             Err(why) => {
-                self.refuse(&conn, &who, Some(caller.pid), &format!("bad request: {why}"));
+                self.refuse(
+                    &conn,
+                    &who,
+                    Some(caller.pid),
+                    &format!("bad request: {why}"),
+                );
                 return Ok(());
             }
         };
         match self.store.open_region(&key, &request) {
             Ok((file, size)) => {
-                tracing::info!("pmem broker: {who} opened region {:?} ({size} bytes)", request.name);
-                let reply = Reply::Ok { size, backing: self.store.backing.to_owned() };
+                tracing::info!(
+                    "pmem broker: {who} opened region {:?} ({size} bytes)",
+                    request.name
+                );
+                let reply = Reply::Ok {
+                    size,
+                    backing: self.store.backing.to_owned(),
+                };
                 send_reply(&conn, &reply, Some(file.as_fd())).context("sending the region")?;
             }
             Err(e) => {
@@ -168,19 +187,25 @@ pub fn bind(socket: &Path) -> anyhow::Result<UnixListener> {
     }
     match std::fs::symlink_metadata(socket) {
         Ok(m) if std::os::unix::fs::FileTypeExt::is_socket(&m.file_type()) => {
-            std::fs::remove_file(socket).with_context(|| format!("removing stale {}", socket.display()))?
+            std::fs::remove_file(socket)
+                .with_context(|| format!("removing stale {}", socket.display()))?
         }
         Ok(_) => anyhow::bail!("{} exists and is not a socket", socket.display()),
         Err(_) => {}
     }
-    let listener = UnixListener::bind(socket).with_context(|| format!("binding {}", socket.display()))?;
+    let listener =
+        UnixListener::bind(socket).with_context(|| format!("binding {}", socket.display()))?;
     std::fs::set_permissions(socket, std::fs::Permissions::from_mode(0o666))?;
     listener.set_nonblocking(true)?;
     Ok(listener)
 }
 
 /// Serves until `stop` is set; removes the socket when done.
-pub fn serve(broker: Arc<Broker>, socket: PathBuf, stop: Arc<AtomicBool>) -> anyhow::Result<std::thread::JoinHandle<()>> {
+pub fn serve(
+    broker: Arc<Broker>,
+    socket: PathBuf,
+    stop: Arc<AtomicBool>,
+) -> anyhow::Result<std::thread::JoinHandle<()>> {
     let listener = bind(&socket)?;
     tracing::info!(
         "pmem broker: serving {} on {} ({}, key {:?})",

@@ -20,7 +20,9 @@ pub fn resolve_container(runtimes: &RuntimePaths, arg: &str) -> anyhow::Result<S
     let names = crate::contexts::NameResolver::new(&runtimes.docker_roots, &runtimes.podman_roots);
     let mut found = Vec::new();
     for root in &runtimes.docker_roots {
-        let Ok(entries) = std::fs::read_dir(root.join("containers")) else { continue };
+        let Ok(entries) = std::fs::read_dir(root.join("containers")) else {
+            continue;
+        };
         for e in entries.flatten() {
             let id = e.file_name().to_string_lossy().into_owned();
             if !is_container_id(&id) {
@@ -36,7 +38,13 @@ pub fn resolve_container(runtimes: &RuntimePaths, arg: &str) -> anyhow::Result<S
     found.dedup();
     match found.as_slice() {
         [one] => Ok(one.clone()),
-        [] => anyhow::bail!("no Docker container is called {arg:?} (looked in {:?})", runtimes.docker_roots),
-        _ => anyhow::bail!("{arg:?} names {} containers; give more of the id", found.len()),
+        [] => anyhow::bail!(
+            "no Docker container is called {arg:?} (looked in {:?})",
+            runtimes.docker_roots
+        ),
+        _ => anyhow::bail!(
+            "{arg:?} names {} containers; give more of the id",
+            found.len()
+        ),
     }
 }

@@ -62,23 +62,39 @@ pub fn identify_caller(stream: &UnixStream) -> Result<Caller, CallerError> {
         // Older kernels: a pidfd opened now, which narrows but cannot close the window
         // in which the connecting process exits and its pid is reused.
         None => match ProcessHandle::open(cred.pid) {
-            Ok(h) => (h.as_fd().try_clone_to_owned().map_err(|source| CallerError::Cgroup { pid: cred.pid, source })?, false),
+            Ok(h) => (
+                h.as_fd()
+                    .try_clone_to_owned()
+                    .map_err(|source| CallerError::Cgroup {
+                        pid: cred.pid,
+                        source,
+                    })?,
+                false,
+            ),
             Err(_) => return Err(CallerError::Exited { pid: cred.pid }),
         },
     };
     let pid = pidfd_pid(pidfd.as_fd()).map_err(|_| CallerError::Exited { pid: cred.pid })?;
-    let text = read_capped(&format!("/proc/{pid}/cgroup")).map_err(|source| CallerError::Cgroup { pid, source })?;
+    let text = read_capped(&format!("/proc/{pid}/cgroup"))
+        .map_err(|source| CallerError::Cgroup { pid, source })?;
     // The pidfd still refers to a running process, so /proc/{pid} was that process.
     if !pidfd_alive(&pidfd) {
         return Err(CallerError::Exited { pid });
     }
-    Ok(Caller { pid, uid: cred.uid, container: container_of(&text), by_pidfd })
+    Ok(Caller {
+        pid,
+        uid: cred.uid,
+        container: container_of(&text),
+        by_pidfd,
+    })
 }
 
 fn read_capped(path: &str) -> std::io::Result<String> {
     use std::io::Read;
     let mut text = String::new();
-    std::fs::File::open(path)?.take(64 * 1024).read_to_string(&mut text)?;
+    std::fs::File::open(path)?
+        .take(64 * 1024)
+        .read_to_string(&mut text)?;
     Ok(text)
 }
 

@@ -27,15 +27,30 @@ pub enum StoreError {
     #[error("region name {name:?} is not valid")]
     BadName { name: String },
     #[error("{key}/{name}: {what}")]
-    Unsafe { key: String, name: String, what: &'static str },
+    Unsafe {
+        key: String,
+        name: String,
+        what: &'static str,
+    },
     #[error("{key}/{name} does not exist (ask with create)")]
     Missing { key: String, name: String },
     #[error("{key}/{name} is {have} bytes, {asked} asked for")]
-    TooSmall { key: String, name: String, have: u64, asked: u64 },
+    TooSmall {
+        key: String,
+        name: String,
+        have: u64,
+        asked: u64,
+    },
     #[error("{key}/{name}: a new region needs a size")]
     NoSize { key: String, name: String },
     #[error("{key}: {asked} more bytes would exceed the {which} quota of {quota} ({used} in use)")]
-    Quota { key: String, which: &'static str, asked: u64, used: u64, quota: u64 },
+    Quota {
+        key: String,
+        which: &'static str,
+        asked: u64,
+        used: u64,
+        quota: u64,
+    },
     #[error("{op} {key}/{name}")]
     Io {
         op: &'static str,
@@ -50,8 +65,12 @@ impl StoreError {
     /// The reason sent back to the caller: short, and naming nothing of other containers.
     pub fn reason(&self) -> String {
         match self {
-            StoreError::Root { .. } | StoreError::Io { .. } => "the broker could not open the region".into(),
-            StoreError::Quota { which, quota, .. } => format!("{which} quota of {quota} bytes reached"),
+            StoreError::Root { .. } | StoreError::Io { .. } => {
+                "the broker could not open the region".into()
+            }
+            StoreError::Quota { which, quota, .. } => {
+                format!("{which} quota of {quota} bytes reached")
+            }
             StoreError::Unsafe { what, .. } => format!("refused: {what}"),
             other => other.to_string(),
         }
@@ -70,12 +89,18 @@ pub struct RegionStore {
     create: Mutex<()>,
 }
 
-const DIR_FLAGS: OFlags = OFlags::DIRECTORY.union(OFlags::NOFOLLOW).union(OFlags::CLOEXEC).union(OFlags::RDONLY);
+const DIR_FLAGS: OFlags = OFlags::DIRECTORY
+    .union(OFlags::NOFOLLOW)
+    .union(OFlags::CLOEXEC)
+    .union(OFlags::RDONLY);
 
 impl RegionStore {
     /// Opens (creating it 0700 if missing) the root directory.
     pub fn open(root: &Path, container_quota: u64, total_quota: u64) -> Result<Self, StoreError> {
-        let err = |source: std::io::Error| StoreError::Root { path: root.to_path_buf(), source };
+        let err = |source: std::io::Error| StoreError::Root {
+            path: root.to_path_buf(),
+            source,
+        };
         std::fs::create_dir_all(root).map_err(err)?;
         let fd = rustix::fs::open(root, DIR_FLAGS, Mode::empty()).map_err(|e| err(e.into()))?;
         rustix::fs::fchmod(&fd, Mode::from_raw_mode(0o700)).map_err(|e| err(e.into()))?;
@@ -104,7 +129,12 @@ impl RegionStore {
         if !valid_name(key) {
             return Err(StoreError::BadKey { key: key.into() });
         }
-        let io = |op, source: Errno| StoreError::Io { op, key: key.into(), name: String::new(), source: source.into() };
+        let io = |op, source: Errno| StoreError::Io {
+            op,
+            key: key.into(),
+            name: String::new(),
+            source: source.into(),
+        };
         if create {
             match mkdirat(&self.root, key, Mode::from_raw_mode(0o700)) {
                 Ok(()) | Err(Errno::EXIST) => {}
@@ -114,9 +144,11 @@ impl RegionStore {
         match openat(&self.root, key, DIR_FLAGS, Mode::empty()) {
             Ok(fd) => Ok(Some(fd)),
             Err(Errno::NOENT) => Ok(None),
-            Err(Errno::LOOP | Errno::NOTDIR) => {
-                Err(StoreError::Unsafe { key: key.into(), name: String::new(), what: "the key directory is not a plain directory" })
-            }
+            Err(Errno::LOOP | Errno::NOTDIR) => Err(StoreError::Unsafe {
+                key: key.into(),
+                name: String::new(),
+                what: "the key directory is not a plain directory",
+            }),
             Err(e) => Err(io("open", e)),
         }
     }
@@ -124,10 +156,16 @@ impl RegionStore {
     /// Opens (or, with `create`, makes) region `req.name` of `key`.
     pub fn open_region(&self, key: &str, req: &OpenRequest) -> Result<(File, u64), StoreError> {
         if !valid_name(&req.name) {
-            return Err(StoreError::BadName { name: req.name.clone() });
+            return Err(StoreError::BadName {
+                name: req.name.clone(),
+            });
         }
         let (k, n) = (key.to_string(), req.name.clone());
-        let _serial = if req.create { Some(self.create.lock().unwrap_or_else(|p| p.into_inner())) } else { None };
+        let _serial = if req.create {
+            Some(self.create.lock().unwrap_or_else(|p| p.into_inner()))
+        } else {
+            None
+        };
         let Some(dir) = self.key_dir(key, req.create)? else {
             return Err(StoreError::Missing { key: k, name: n });
         };
@@ -136,46 +174,108 @@ impl RegionStore {
             Ok(fd) => fd,
             Err(Errno::NOENT) if req.create => return self.create_region(&dir, key, req),
             Err(Errno::NOENT) => return Err(StoreError::Missing { key: k, name: n }),
-            Err(Errno::LOOP) => return Err(StoreError::Unsafe { key: k, name: n, what: "the region is a symlink" }),
-            Err(e) => return Err(StoreError::Io { op: "open", key: k, name: n, source: e.into() }),
+            Err(Errno::LOOP) => {
+                return Err(StoreError::Unsafe {
+                    key: k,
+                    name: n,
+                    what: "the region is a symlink",
+                })
+            }
+            Err(e) => {
+                return Err(StoreError::Io {
+                    op: "open",
+                    key: k,
+                    name: n,
+                    source: e.into(),
+                })
+            }
         };
-        let st = fstat(&fd).map_err(|e| StoreError::Io { op: "fstat", key: k.clone(), name: n.clone(), source: e.into() })?;
+        let st = fstat(&fd).map_err(|e| StoreError::Io {
+            op: "fstat",
+            key: k.clone(),
+            name: n.clone(),
+            source: e.into(),
+        })?;
         if FileType::from_raw_mode(st.st_mode) != FileType::RegularFile {
-            return Err(StoreError::Unsafe { key: k, name: n, what: "the region is not a regular file" });
+            return Err(StoreError::Unsafe {
+                key: k,
+                name: n,
+                what: "the region is not a regular file",
+            });
         }
         if st.st_nlink != 1 {
-            return Err(StoreError::Unsafe { key: k, name: n, what: "the region file has other links" });
+            return Err(StoreError::Unsafe {
+                key: k,
+                name: n,
+                what: "the region file has other links",
+            });
         }
         let have = u64::try_from(st.st_size).unwrap_or(0);
         if req.size > have {
-            return Err(StoreError::TooSmall { key: k, name: n, have, asked: req.size });
+            return Err(StoreError::TooSmall {
+                key: k,
+                name: n,
+                have,
+                asked: req.size,
+            });
         }
         Ok((File::from(fd), have))
     }
 
-    fn create_region(&self, dir: &OwnedFd, key: &str, req: &OpenRequest) -> Result<(File, u64), StoreError> {
+    fn create_region(
+        &self,
+        dir: &OwnedFd,
+        key: &str,
+        req: &OpenRequest,
+    ) -> Result<(File, u64), StoreError> {
         let (k, n) = (key.to_string(), req.name.clone());
         if req.size == 0 {
             return Err(StoreError::NoSize { key: k, name: n });
         }
         let used_by_key = dir_bytes(dir);
         if used_by_key.saturating_add(req.size) > self.container_quota {
-            return Err(StoreError::Quota { key: k, which: "container", asked: req.size, used: used_by_key, quota: self.container_quota });
+            return Err(StoreError::Quota {
+                key: k,
+                which: "container",
+                asked: req.size,
+                used: used_by_key,
+                quota: self.container_quota,
+            });
         }
         let used = self.total_bytes();
         if used.saturating_add(req.size) > self.total_quota {
-            return Err(StoreError::Quota { key: k, which: "total", asked: req.size, used, quota: self.total_quota });
+            return Err(StoreError::Quota {
+                key: k,
+                which: "total",
+                asked: req.size,
+                used,
+                quota: self.total_quota,
+            });
         }
-        let flags = OFlags::RDWR | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC;
-        let fd = openat(dir, req.name.as_str(), flags, Mode::from_raw_mode(0o600))
-            .map_err(|e| StoreError::Io { op: "create", key: k.clone(), name: n.clone(), source: e.into() })?;
-        let sized = match rustix::fs::fallocate(&fd, rustix::fs::FallocateFlags::empty(), 0, req.size) {
-            Err(Errno::OPNOTSUPP) => rustix::fs::ftruncate(&fd, req.size),
-            other => other,
-        };
+        let flags =
+            OFlags::RDWR | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+        let fd =
+            openat(dir, req.name.as_str(), flags, Mode::from_raw_mode(0o600)).map_err(|e| {
+                StoreError::Io {
+                    op: "create",
+                    key: k.clone(),
+                    name: n.clone(),
+                    source: e.into(),
+                }
+            })?;
+        let sized =
+            match rustix::fs::fallocate(&fd, rustix::fs::FallocateFlags::empty(), 0, req.size) {
+                Err(Errno::OPNOTSUPP) => rustix::fs::ftruncate(&fd, req.size),
+                other => other,
+            };
         if let Err(e) = sized {
             let _ = unlinkat(dir, req.name.as_str(), AtFlags::empty());
-            return Err(StoreError::Io { op: "fallocate", key: k, name: n, source: e.into() });
+            return Err(StoreError::Io {
+                op: "fallocate",
+                key: k,
+                name: n,
+                source: e.into(),
+            });
         }
         Ok((File::from(fd), req.size))
     }
@@ -193,13 +293,22 @@ impl RegionStore {
 
     /// Every region of `key`, opened (for export).
     pub fn regions_of(&self, key: &str) -> Result<Vec<(String, File)>, StoreError> {
-        let Some(dir) = self.key_dir(key, false)? else { return Ok(Vec::new()) };
+        let Some(dir) = self.key_dir(key, false)? else {
+            return Ok(Vec::new());
+        };
         let mut names = Vec::new();
         for_each_entry(&dir, |name| names.push(name.to_owned()));
         names.sort();
         let mut out = Vec::new();
         for name in names.into_iter().filter(|n| valid_name(n)) {
-            let (file, _) = self.open_region(key, &OpenRequest { name: name.clone(), size: 0, create: false })?;
+            let (file, _) = self.open_region(
+                key,
+                &OpenRequest {
+                    name: name.clone(),
+                    size: 0,
+                    create: false,
+                },
+            )?;
             out.push((name, file));
         }
         Ok(out)
@@ -208,13 +317,24 @@ impl RegionStore {
     /// A new, empty region file `name` of `key` for import, within the quotas; never
     /// replaces an existing one.
     pub fn create_for_import(&self, key: &str, name: &str, size: u64) -> Result<File, StoreError> {
-        let req = OpenRequest { name: name.to_owned(), size, create: true };
+        let req = OpenRequest {
+            name: name.to_owned(),
+            size,
+            create: true,
+        };
         let _serial = self.create.lock().unwrap_or_else(|p| p.into_inner());
         let Some(dir) = self.key_dir(key, true)? else {
-            return Err(StoreError::Missing { key: key.into(), name: name.into() });
+            return Err(StoreError::Missing {
+                key: key.into(),
+                name: name.into(),
+            });
         };
         if statat_exists(&dir, name) {
-            return Err(StoreError::Unsafe { key: key.into(), name: name.into(), what: "a region of that name exists" });
+            return Err(StoreError::Unsafe {
+                key: key.into(),
+                name: name.into(),
+                what: "a region of that name exists",
+            });
         }
         Ok(self.create_region(&dir, key, &req)?.0)
     }
@@ -225,8 +345,12 @@ fn statat_exists(dir: &OwnedFd, name: &str) -> bool {
 }
 
 fn for_each_entry(dir: &impl AsFd, mut f: impl FnMut(&str)) {
-    let Ok(fd) = openat(dir, ".", DIR_FLAGS, Mode::empty()) else { return };
-    let Ok(mut entries) = Dir::read_from(&fd) else { return };
+    let Ok(fd) = openat(dir, ".", DIR_FLAGS, Mode::empty()) else {
+        return;
+    };
+    let Ok(mut entries) = Dir::read_from(&fd) else {
+        return;
+    };
     while let Some(Ok(e)) = entries.next() {
         if let Ok(name) = e.file_name().to_str() {
             if name != "." && name != ".." {
@@ -254,7 +378,11 @@ mod tests {
     use super::*;
 
     fn req(name: &str, size: u64, create: bool) -> OpenRequest {
-        OpenRequest { name: name.into(), size, create }
+        OpenRequest {
+            name: name.into(),
+            size,
+            create,
+        }
     }
 
     fn store(quota: u64, total: u64) -> (tempfile::TempDir, RegionStore) {
@@ -266,40 +394,87 @@ mod tests {
     #[test]
     fn regions_are_created_once_sized_and_reopened() {
         let (_d, s) = store(1 << 20, 4 << 20);
-        let (_f, size) = s.open_region("a", &req("heap", 65536, true)).expect("create");
+        let (_f, size) = s
+            .open_region("a", &req("heap", 65536, true))
+            .expect("create");
         assert_eq!(size, 65536);
         let (_f, size) = s.open_region("a", &req("heap", 0, false)).expect("reopen");
         assert_eq!(size, 65536);
-        assert!(matches!(s.open_region("a", &req("heap", 1 << 20, false)), Err(StoreError::TooSmall { .. })));
-        assert!(matches!(s.open_region("a", &req("other", 0, false)), Err(StoreError::Missing { .. })));
-        assert!(matches!(s.open_region("b", &req("heap", 0, false)), Err(StoreError::Missing { .. })));
-        assert!(matches!(s.open_region("a", &req("new", 0, true)), Err(StoreError::NoSize { .. })));
+        assert!(matches!(
+            s.open_region("a", &req("heap", 1 << 20, false)),
+            Err(StoreError::TooSmall { .. })
+        ));
+        assert!(matches!(
+            s.open_region("a", &req("other", 0, false)),
+            Err(StoreError::Missing { .. })
+        ));
+        assert!(matches!(
+            s.open_region("b", &req("heap", 0, false)),
+            Err(StoreError::Missing { .. })
+        ));
+        assert!(matches!(
+            s.open_region("a", &req("new", 0, true)),
+            Err(StoreError::NoSize { .. })
+        ));
     }
 
     #[test]
     fn quotas_hold_per_key_and_in_total() {
         let (_d, s) = store(100_000, 150_000);
-        s.open_region("a", &req("r1", 60_000, true)).expect("within quota");
-        assert!(matches!(s.open_region("a", &req("r2", 60_000, true)), Err(StoreError::Quota { which: "container", .. })));
-        s.open_region("b", &req("r1", 80_000, true)).expect("b within its quota");
-        assert!(matches!(s.open_region("c", &req("r1", 20_000, true)), Err(StoreError::Quota { which: "total", .. })));
+        s.open_region("a", &req("r1", 60_000, true))
+            .expect("within quota");
+        assert!(matches!(
+            s.open_region("a", &req("r2", 60_000, true)),
+            Err(StoreError::Quota {
+                which: "container",
+                ..
+            })
+        ));
+        s.open_region("b", &req("r1", 80_000, true))
+            .expect("b within its quota");
+        assert!(matches!(
+            s.open_region("c", &req("r1", 20_000, true)),
+            Err(StoreError::Quota { which: "total", .. })
+        ));
         assert_eq!(s.total_bytes(), 140_000);
     }
 
     #[test]
     fn planted_symlinks_and_hard_links_are_refused() {
         let (d, s) = store(1 << 20, 4 << 20);
-        s.open_region("victim", &req("secret", 4096, true)).expect("victim's region");
+        s.open_region("victim", &req("secret", 4096, true))
+            .expect("victim's region");
         let root = d.path().join("root");
         std::fs::create_dir(root.join("attacker")).expect("mkdir");
-        std::os::unix::fs::symlink(root.join("victim/secret"), root.join("attacker/secret")).expect("symlink");
-        assert!(matches!(s.open_region("attacker", &req("secret", 0, false)), Err(StoreError::Unsafe { .. })));
-        assert!(matches!(s.open_region("attacker", &req("secret", 4096, true)), Err(StoreError::Unsafe { .. })));
-        std::fs::hard_link(root.join("victim/secret"), root.join("attacker/linked")).expect("hard link");
-        assert!(matches!(s.open_region("attacker", &req("linked", 0, false)), Err(StoreError::Unsafe { .. })));
-        std::os::unix::fs::symlink(root.join("victim"), root.join("mallory")).expect("symlinked key dir");
-        assert!(matches!(s.open_region("mallory", &req("secret", 0, false)), Err(StoreError::Unsafe { .. })));
-        assert!(matches!(s.open_region("..", &req("secret", 0, false)), Err(StoreError::BadKey { .. })));
-        assert!(matches!(s.open_region("a", &req("../victim", 0, false)), Err(StoreError::BadName { .. })));
+        std::os::unix::fs::symlink(root.join("victim/secret"), root.join("attacker/secret"))
+            .expect("symlink");
+        assert!(matches!(
+            s.open_region("attacker", &req("secret", 0, false)),
+            Err(StoreError::Unsafe { .. })
+        ));
+        assert!(matches!(
+            s.open_region("attacker", &req("secret", 4096, true)),
+            Err(StoreError::Unsafe { .. })
+        ));
+        std::fs::hard_link(root.join("victim/secret"), root.join("attacker/linked"))
+            .expect("hard link");
+        assert!(matches!(
+            s.open_region("attacker", &req("linked", 0, false)),
+            Err(StoreError::Unsafe { .. })
+        ));
+        std::os::unix::fs::symlink(root.join("victim"), root.join("mallory"))
+            .expect("symlinked key dir");
+        assert!(matches!(
+            s.open_region("mallory", &req("secret", 0, false)),
+            Err(StoreError::Unsafe { .. })
+        ));
+        assert!(matches!(
+            s.open_region("..", &req("secret", 0, false)),
+            Err(StoreError::BadKey { .. })
+        ));
+        assert!(matches!(
+            s.open_region("a", &req("../victim", 0, false)),
+            Err(StoreError::BadName { .. })
+        ));
     }
 }
