@@ -4,8 +4,9 @@
 //!
 //! Order of service: critical contexts get their working set plus headroom
 //! first, always; every extend context gets at least its floor; what remains
-//! goes to waking and prefetched contexts, then to active ones. Idle extend
-//! contexts are held at their floor. Critical contexts are never pushed out or
+//! goes to waking and prefetched contexts, then to active ones, and what is
+//! still left is split among the active ones. Idle extend contexts are held at
+//! their floor. Critical contexts are never pushed out or
 //! limited; when one shows pressure, page-out and prefetch are throttled.
 
 use crate::model::State;
@@ -164,6 +165,18 @@ pub fn plan(input: &PlanInput) -> Plan {
             }
         }
     }
+    // 4. What nobody needs now is split evenly among the active extend
+    //    contexts, so one that allocates fast between two ticks grows into free
+    //    DRAM instead of reclaiming its own pages at a limit set a tick ago.
+    //    The sum still fits: a context that wakes takes its room back next tick.
+    let active: Vec<usize> = (0..cs.len())
+        .filter(|&i| cs[i].class == Class::Extend && rank(&cs[i]) == 2)
+        .collect();
+    if let Some(each) = left.checked_div(active.len() as u64) {
+        for &i in &active {
+            targets[i] += each;
+        }
+    }
     let throttle = cs
         .iter()
         .any(|c| c.class == Class::Critical && c.under_pressure);
@@ -248,7 +261,11 @@ mod tests {
         let p = plan(&input);
         assert_eq!(target(&p, &input, "redis"), 1100 * MIB);
         assert_eq!(target(&p, &input, "idle"), 32 * MIB);
-        assert_eq!(target(&p, &input, "busy"), 332 * MIB);
+        assert_eq!(
+            target(&p, &input, "busy"),
+            (2048 - 1100 - 32) * MIB,
+            "the active context gets all the room nobody else needs"
+        );
         assert!(p.actions.contains(&Action::PushOut {
             key: "idle".into(),
             keep: 32 * MIB
@@ -284,6 +301,39 @@ mod tests {
             key: "waking".into(),
             reason: PrefetchReason::Woke
         }));
+    }
+
+    #[test]
+    fn free_room_is_split_among_active_contexts_and_given_up_to_a_waking_one() {
+        let input = PlanInput {
+            capacity: 2048 * MIB,
+            contexts: vec![
+                ctx("job1", Class::Extend, State::Active, 300, 300),
+                ctx("job2", Class::Extend, State::Active, 500, 500),
+                ctx("idle", Class::Extend, State::Idle, 200, 200),
+            ],
+        };
+        let p = plan(&input);
+        // 2048 - 32 (idle's floor) - 332 - 532 = 1152 left, 576 each.
+        assert_eq!(target(&p, &input, "job1"), (332 + 576) * MIB);
+        assert_eq!(target(&p, &input, "job2"), (532 + 576) * MIB);
+        assert_eq!(target(&p, &input, "idle"), 32 * MIB);
+
+        let mut woken = input.clone();
+        woken.contexts[2].state = State::Waking;
+        woken.contexts[2].working_set = 900 * MIB;
+        let p = plan(&woken);
+        assert_eq!(
+            target(&p, &woken, "idle"),
+            932 * MIB,
+            "its working set first"
+        );
+        assert_eq!(p.targets.iter().sum::<u64>(), 2048 * MIB);
+        assert_eq!(
+            target(&p, &woken, "job1"),
+            (332 + 126) * MIB,
+            "the actives keep their use plus an even share of the rest"
+        );
     }
 
     #[test]

@@ -239,6 +239,7 @@ struct ClassOverrides {
     headroom: Option<Percent>,
     pageout_bandwidth: Option<ByteSize>,
     prefetch_bandwidth: Option<ByteSize>,
+    map_back: Option<bool>,
 }
 
 /// Parameters of a class, resolved against the defaults.
@@ -254,6 +255,11 @@ pub struct ClassParams {
     pub pageout_bandwidth: ByteSize,
     /// Prefetch (bring-back) bandwidth cap, bytes per second.
     pub prefetch_bandwidth: ByteSize,
+    /// Before a predicted periodic wake, also map the brought-back working set
+    /// (MADV_COLLAPSE: whole 2 MiB blocks as huge pages), so that the wake
+    /// takes no page faults at all. Pages mapped this way no longer tell
+    /// whether the context touched them: prefetch accuracy leaves them out.
+    pub map_back: bool,
 }
 
 impl ClassOverrides {
@@ -264,6 +270,7 @@ impl ClassOverrides {
             headroom: self.headroom.unwrap_or(d.headroom),
             pageout_bandwidth: self.pageout_bandwidth.unwrap_or(d.pageout_bandwidth),
             prefetch_bandwidth: self.prefetch_bandwidth.unwrap_or(d.prefetch_bandwidth),
+            map_back: self.map_back.unwrap_or(d.map_back),
         }
     }
 }
@@ -337,6 +344,9 @@ pub struct ZramConfig {
     pub algorithm: String,
     #[serde(default = "default_zram_priority")]
     pub priority: i32,
+    /// Host DRAM the compressed pool may take (zram's `mem_limit`); none: unbounded.
+    #[serde(default)]
+    pub mem_limit: Option<ByteSize>,
 }
 fn default_zram_algorithm() -> String {
     "lz4".into()
@@ -473,7 +483,9 @@ impl TryFrom<String> for RegionKey {
             "name" => Ok(RegionKey::Name),
             _ => match s.strip_prefix("label:") {
                 Some(l) if !l.is_empty() => Ok(RegionKey::Label(l.to_owned())),
-                _ => Err(format!("pmem.key must be \"id\", \"name\" or \"label:KEY\", not {s:?}")),
+                _ => Err(format!(
+                    "pmem.key must be \"id\", \"name\" or \"label:KEY\", not {s:?}"
+                )),
             },
         }
     }
@@ -544,7 +556,9 @@ fn validate_pmem(p: &PmemConfig) -> Option<String> {
         return Some("pmem.socket must not lie under pmem.root".into());
     }
     if p.container_quota.0 == 0 || p.container_quota.0 > p.total_quota.0 {
-        return Some("pmem.container_quota must be more than 0 and at most pmem.total_quota".into());
+        return Some(
+            "pmem.container_quota must be more than 0 and at most pmem.total_quota".into(),
+        );
     }
     None
 }
@@ -590,6 +604,7 @@ impl Config {
             headroom: Percent(10),
             pageout_bandwidth: ByteSize(256 << 20),
             prefetch_bandwidth: ByteSize(512 << 20),
+            map_back: true,
         }
     }
 
@@ -600,6 +615,7 @@ impl Config {
             headroom: Percent(0),
             pageout_bandwidth: ByteSize(256 << 20),
             prefetch_bandwidth: ByteSize(512 << 20),
+            map_back: true,
         }
     }
 
@@ -729,6 +745,11 @@ fn validate_tiers(t: &TiersConfig) -> Option<String> {
                 z.priority
             ));
         }
+        if z.mem_limit.is_some_and(|l| l.0 == 0) {
+            return Some(
+                "tiers.zram.mem_limit must be more than 0 (leave it out for no limit)".into(),
+            );
+        }
         if t.zswap.is_some() {
             return Some("tiers.zswap in front of tiers.zram compresses every page twice; configure one of them".into());
         }
@@ -823,6 +844,7 @@ docker_roots = ["/var/lib/docker", "/srv/docker"]
 [tiers.zram]
 size = "4G"
 algorithm = "lz4"
+mem_limit = "1GiB"
 
 [[tiers.swapfile]]
 path = "/var/lib/memext/swap0"
@@ -842,8 +864,8 @@ priority = 50
         );
         assert_eq!(c.critical, Config::critical_defaults());
         assert_eq!(
-            c.tiers.zram.as_ref().map(|z| z.size),
-            Some(ByteSize(4 << 30))
+            c.tiers.zram.as_ref().map(|z| (z.size, z.mem_limit)),
+            Some((ByteSize(4 << 30), Some(ByteSize(1 << 30))))
         );
         assert_eq!(c.tiers.swapfile[0].priority, 50);
         assert_eq!(c.runtimes.docker_roots.len(), 2);
@@ -925,7 +947,11 @@ priority = 50
 
     #[test]
     fn pmem_section_parses_keys_and_refuses_unsafe_paths() {
-        let c = Config::parse("[pmem]\nkey = \"label:app\"\ncontainer_quota = \"1G\"\n", Path::new("m.toml")).expect("valid");
+        let c = Config::parse(
+            "[pmem]\nkey = \"label:app\"\ncontainer_quota = \"1G\"\n",
+            Path::new("m.toml"),
+        )
+        .expect("valid");
         assert_eq!(c.pmem.key, RegionKey::Label("app".into()));
         assert_eq!(c.pmem.container_quota.0, 1 << 30);
         assert!(!c.pmem.allow_host, "host callers are refused by default");
@@ -1016,6 +1042,8 @@ priority = 50
         assert!(err_line(dup).1.contains("twice"));
         let prio = "[tiers.zram]\nsize = \"1G\"\npriority = 99999\n";
         assert!(err_line(prio).1.contains("priority"));
+        let no_room = "[tiers.zram]\nsize = \"1G\"\nmem_limit = \"0\"\n";
+        assert!(err_line(no_room).1.contains("mem_limit"));
     }
 
     #[test]

@@ -29,6 +29,9 @@ pub struct DaemonRow {
     pub last_wake_s_ago: Option<f64>,
     pub pushed_out_pages: u64,
     pub brought_back_pages: u64,
+    /// Of those, pages mapped back as huge pages before a predicted wake.
+    #[serde(default)]
+    pub mapped_back_pages: u64,
     /// Of the pages last brought back, the share touched within the window.
     pub prefetch_accuracy: Option<f64>,
     /// memext pushed it out and has not brought it back since.
@@ -238,6 +241,7 @@ mod tests {
             last_wake_s_ago: Some(12.0),
             pushed_out_pages: 120_000,
             brought_back_pages: 0,
+            mapped_back_pages: 0,
             prefetch_accuracy: Some(0.93),
             out: true,
         }

@@ -54,10 +54,35 @@ struct Tracked {
     under_pressure: bool,
     /// memext pushed it out and has not brought it back since.
     out: bool,
+    /// Brought back for a predicted wake: held in (sized for its working set,
+    /// not pushed out again) until then, so the wake finds it in DRAM.
+    held: Option<(Duration, PrefetchReason)>,
+    /// Faults the kernel counted to the context while memext itself was
+    /// moving its pages (MADV_COLLAPSE reads swapped pages in as the context's
+    /// faults): (minor, major), left out of what the model sees, so that memext's
+    /// own bring-back is never taken for a wake.
+    faults_by_memext: (u64, u64),
+    /// The mover had a job for it at the last tick.
+    was_moving: bool,
     target: u64,
     accuracy: Option<f64>,
     /// Actions printed last (dry run): print only what changes.
     said: String,
+}
+
+impl Tracked {
+    /// What the model sees: the context's counters less memext's own faults.
+    fn counters(&self, at: Duration, cpu: Duration) -> Counters {
+        Counters {
+            at,
+            cpu,
+            pgfault: self.memory.pgfault.saturating_sub(self.faults_by_memext.0),
+            pgmajfault: self
+                .memory
+                .pgmajfault
+                .saturating_sub(self.faults_by_memext.1),
+        }
+    }
 }
 
 fn model_params(p: &ClassParams) -> ModelParams {
@@ -156,8 +181,15 @@ impl Daemon {
         // The pmem broker, when the policy asks for it here rather than on its own.
         let broker_stop = Arc::new(AtomicBool::new(false));
         let broker = if self.cfg.pmem.in_daemon && !self.opts.dry_run {
-            let b = Arc::new(crate::pmem::broker::Broker::new(&self.cfg.pmem, &self.cfg.runtimes)?);
-            Some(crate::pmem::broker::serve(b, self.cfg.pmem.socket.clone(), broker_stop.clone())?)
+            let b = Arc::new(crate::pmem::broker::Broker::new(
+                &self.cfg.pmem,
+                &self.cfg.runtimes,
+            )?);
+            Some(crate::pmem::broker::serve(
+                b,
+                self.cfg.pmem.socket.clone(),
+                broker_stop.clone(),
+            )?)
         } else {
             None
         };
@@ -258,6 +290,9 @@ impl Daemon {
                     last_majflt: 0,
                     under_pressure: false,
                     out: false,
+                    held: None,
+                    faults_by_memext: (0, 0),
+                    was_moving: false,
                     target: 0,
                     accuracy: None,
                     said: String::new(),
@@ -287,14 +322,16 @@ impl Daemon {
             t.under_pressure = psi.is_some_and(|p| p.some.avg10 > PRESSURE_PSI)
                 || (t.last_majflt > 0 && majflt > 10);
             t.last_majflt = memory.pgmajfault;
+            let moving = self.mover.as_ref().is_some_and(|m| m.is_busy(key));
+            if moving || t.was_moving {
+                // Faults since the last tick happened while memext moved pages.
+                t.faults_by_memext.0 += memory.pgfault.saturating_sub(t.memory.pgfault);
+                t.faults_by_memext.1 += memory.pgmajfault.saturating_sub(t.memory.pgmajfault);
+            }
+            t.was_moving = moving;
             t.memory = memory;
             t.pids = pids;
-            let c = Counters {
-                at: now,
-                cpu: cpu.unwrap_or_default(),
-                pgfault: memory.pgfault,
-                pgmajfault: memory.pgmajfault,
-            };
+            let c = t.counters(now, cpu.unwrap_or_default());
             let transition = t.model.observe(c, &model_params(&t.params));
             let snapshot = match transition {
                 // The working set is recorded before the context is pushed out.
@@ -310,6 +347,9 @@ impl Daemon {
             }
             if let Some(tr) = transition {
                 tracing::info!("{key}: {tr:?} ({})", t.model.state);
+                if tr != Transition::BecameIdle {
+                    t.held = None; // the wake it was held for has come
+                }
                 if tr == Transition::Woke {
                     self.gauges
                         .wakes
@@ -349,8 +389,11 @@ impl Daemon {
                         floor: t.params.floor.0,
                         headroom_pct: t.params.headroom.0,
                         under_pressure: t.under_pressure,
-                        // A context memext did not push out has nothing of memext's to bring back.
-                        prefetch: p.filter(|_| t.out),
+                        // A context memext did not push out has nothing of memext's to
+                        // bring back; one brought back for a predicted wake stays held.
+                        prefetch: p
+                            .filter(|_| t.out)
+                            .or(t.held.filter(|(until, _)| now < *until).map(|(_, r)| r)),
                     }
                 })
                 .collect(),
@@ -383,6 +426,8 @@ impl Daemon {
             return Ok(());
         }
         let slow = if throttle { 4 } else { 1 };
+        let now = self.now();
+        let lead = self.cfg.daemon.prefetch_lead.0;
         let order = |a: &Action, t: &Tracked| match a {
             Action::Protect { .. } => 0,
             Action::Limit { bytes, .. } if *bytes >= t.memory.usage_bytes => 1,
@@ -448,6 +493,9 @@ impl Daemon {
                     );
                 }
                 Action::BringBack { reason, .. } => {
+                    if !t.out {
+                        continue; // already back (held for its predicted wake)
+                    }
                     tracing::info!("{key}: bringing back ({reason})");
                     let order = t.ws.ranked(self.start.elapsed(), HEAT_LIFETIME);
                     let bandwidth = t.params.prefetch_bandwidth.0 / slow;
@@ -456,8 +504,16 @@ impl Daemon {
                         pids: t.pids.clone(),
                         order,
                         bandwidth,
+                        // Mapping is for a wake still `prefetch_lead` away: a context
+                        // already touching its pages (woke) or about to (its leader
+                        // woke, it follows within a second) would race the collapse
+                        // and lose (measured: a follower's touch went from 0.17 s to
+                        // 0.9 s), so those get the read-back alone.
+                        map_back: t.params.map_back && *reason == PrefetchReason::Periodic,
                     });
                     t.out = false;
+                    // Held until well past the predicted wake; a wake ends it sooner.
+                    t.held = (*reason != PrefetchReason::Woke).then(|| (now + 2 * lead, *reason));
                 }
                 Action::PushOut { keep, .. } => {
                     if busy || t.out {
@@ -528,12 +584,7 @@ impl Daemon {
                 Ok(c) => c.unwrap_or_default(),
                 Err(_) => continue, // vanished: the next tick drops it
             };
-            let c = Counters {
-                at: now,
-                cpu,
-                pgfault: t.memory.pgfault,
-                pgmajfault: t.memory.pgmajfault,
-            };
+            let c = t.counters(now, cpu);
             if t.model.observe(c, &model_params(&t.params)) == Some(Transition::Woke) {
                 woke.push(key.clone());
             }
@@ -618,6 +669,7 @@ impl Daemon {
                         .map(|w| now.saturating_sub(w).as_secs_f64()),
                     pushed_out_pages: s.pushed_out_pages,
                     brought_back_pages: s.brought_back_pages,
+                    mapped_back_pages: s.mapped_back_pages,
                     prefetch_accuracy: t.accuracy,
                     out: t.out,
                 }

@@ -165,12 +165,13 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             for class in [config::Class::Critical, config::Class::Extend] {
                 if let Some(p) = c.params(class) {
                     println!(
-                        "  class {class}: idle_after={} floor={} headroom={}% pageout={}/s prefetch={}/s",
+                        "  class {class}: idle_after={} floor={} headroom={}% pageout={}/s prefetch={}/s map_back={}",
                         humantime::format_duration(p.idle_after),
                         p.floor,
                         p.headroom.0,
                         p.pageout_bandwidth,
-                        p.prefetch_bandwidth
+                        p.prefetch_bandwidth,
+                        if p.map_back { "on" } else { "off" }
                     );
                 }
             }
@@ -253,7 +254,11 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             )?
             .run(&stop)
         }
-        Command::PmemBroker { root, socket, allow_host } => {
+        Command::PmemBroker {
+            root,
+            socket,
+            allow_host,
+        } => {
             require_root("memext pmem-broker")?;
             let mut cfg = load_config(cli.config.as_deref())?;
             if let Some(r) = root {
@@ -283,14 +288,24 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                 PmemAction::Import { container, file } => (container, file, false),
             };
             let id = pmem::resolve_container(&cfg.runtimes, &container)?;
-            let key = broker.key_of_container(&id).map_err(|why| anyhow::anyhow!("container {container}: {why}"))?;
+            let key = broker
+                .key_of_container(&id)
+                .map_err(|why| anyhow::anyhow!("container {container}: {why}"))?;
             let (n, bytes) = if export {
                 pmem::archive::export(broker.store(), &key, &file)?
             } else {
                 pmem::archive::import(broker.store(), &key, &file)?
             };
-            let verb = if export { "exported to" } else { "imported from" };
-            println!("{n} region(s), {} {verb} {}", units::human_bytes(bytes), file.display());
+            let verb = if export {
+                "exported to"
+            } else {
+                "imported from"
+            };
+            println!(
+                "{n} region(s), {} {verb} {}",
+                units::human_bytes(bytes),
+                file.display()
+            );
             Ok(())
         }
         Command::Tiers { action } => {
@@ -323,7 +338,10 @@ fn run(cli: Cli) -> anyhow::Result<()> {
 fn describe_tiers(t: &config::TiersConfig) -> String {
     let mut parts = Vec::new();
     if let Some(z) = &t.zram {
-        parts.push(format!("zram {} {}", z.size, z.algorithm));
+        parts.push(match z.mem_limit {
+            Some(l) => format!("zram {} {} (pool at most {l})", z.size, z.algorithm),
+            None => format!("zram {} {}", z.size, z.algorithm),
+        });
     }
     if let Some(z) = &t.zswap {
         parts.push(format!("zswap {}", z.compressor));

@@ -97,6 +97,12 @@ pub fn render(rows: &[DaemonRow], d: &DaemonGauges) -> String {
         "Pages memext brought back for the context",
         back.clone(),
     );
+    let mapped = Family::<ContextLabels, Counter>::default();
+    reg.register(
+        "context_mapped_back_pages",
+        "Pages memext mapped back (as huge pages) before a predicted wake of the context",
+        mapped.clone(),
+    );
     for r in rows {
         let l = ContextLabels {
             cgroup: r.cgroup.clone(),
@@ -117,6 +123,7 @@ pub fn render(rows: &[DaemonRow], d: &DaemonGauges) -> String {
         }
         pushed.get_or_create(&l).inc_by(r.pushed_out_pages);
         back.get_or_create(&l).inc_by(r.brought_back_pages);
+        mapped.get_or_create(&l).inc_by(r.mapped_back_pages);
     }
     let one = |reg: &mut Registry, name: &str, help: &str, v: i64| {
         let g = Gauge::<i64>::default();
@@ -237,6 +244,7 @@ mod tests {
             last_wake_s_ago: None,
             pushed_out_pages: 61_000,
             brought_back_pages: 7,
+            mapped_back_pages: 3,
             prefetch_accuracy: Some(0.5),
             out: true,
         }
@@ -257,6 +265,7 @@ mod tests {
             "memext_context_prefetch_accuracy_ratio",
             "memext_context_pushed_out_pages",
             "memext_context_brought_back_pages",
+            "memext_context_mapped_back_pages",
             "memext_contexts",
             "memext_capacity_bytes",
             "memext_owned_knobs",

@@ -35,6 +35,8 @@ pub enum Job {
         pids: Vec<u32>,
         order: Vec<ChunkKey>,
         bandwidth: u64,
+        /// Then map the chunks of `order` (MADV_COLLAPSE), for a predicted wake.
+        map_back: bool,
     },
 }
 
@@ -51,6 +53,8 @@ impl Job {
 pub struct MoveStats {
     pub pushed_out_pages: u64,
     pub brought_back_pages: u64,
+    /// Pages of chunks memext mapped back as huge pages before a predicted wake.
+    pub mapped_back_pages: u64,
     /// A job for this context is queued or running.
     pub busy: bool,
     /// The ranges of the last bring-back and when it ended (for accuracy).
@@ -133,16 +137,24 @@ fn run(rx: &Receiver<Job>, stats: &Shared) {
                 pids,
                 order,
                 bandwidth,
+                map_back,
                 ..
-            } => {
-                bring_back(pids, order, *bandwidth, rx, &mut queue, &key).map(|(pages, ranges)| {
+            } => bring_back(pids, order, *bandwidth, rx, &mut queue, &key).and_then(
+                |(pages, ranges)| {
+                    let (mapped, ranges) = if *map_back {
+                        map_chunks_back(&key, order, ranges)?
+                    } else {
+                        (0, ranges)
+                    };
                     if let Ok(mut s) = stats.lock() {
                         let m = s.entry(key.clone()).or_default();
                         m.brought_back_pages += pages;
+                        m.mapped_back_pages += mapped;
                         m.last_bring_back = Some((Instant::now(), ranges));
                     }
-                })
-            }
+                    Ok(())
+                },
+            ),
             Job::PushOut {
                 pids,
                 keep,
@@ -299,6 +311,65 @@ fn bring_back(
     })
 }
 
+/// Maps the working-set chunks of `order` that had pages brought back as huge
+/// pages (MADV_COLLAPSE reads what is still in flight, then maps each whole
+/// 2 MiB block), hottest first. Returns the pages of the chunks it asked for,
+/// and the brought-back ranges outside them: only those can still show, by
+/// being mapped, that the context touched them.
+fn map_chunks_back(
+    key: &str,
+    order: &[ChunkKey],
+    brought_back: Vec<(u32, AddrRange)>,
+) -> Result<(u64, Vec<(u32, AddrRange)>), String> {
+    let back: HashSet<ChunkKey> = brought_back
+        .iter()
+        .flat_map(|(pid, r)| by_chunk(*pid, std::slice::from_ref(r)))
+        .map(|(k, _)| k)
+        .collect();
+    let chunks: Vec<ChunkKey> = order.iter().filter(|k| back.contains(k)).copied().collect();
+    let mut work: Vec<(u32, Vec<AddrRange>)> = Vec::new();
+    for k in &chunks {
+        let range = AddrRange::new(k.start(), k.start() + CHUNK_BYTES);
+        match work.last_mut() {
+            Some((pid, ranges)) if *pid == k.pid => ranges.push(range),
+            _ => work.push((k.pid, vec![range])),
+        }
+    }
+    let t0 = Instant::now();
+    let (mut bytes, mut refused) = (0u64, 0usize);
+    for (pid, ranges) in &work {
+        let handle = match ProcessHandle::open(*pid) {
+            Ok(h) => h,
+            Err(memext_sys::pidfd::PidfdError::Vanished { .. }) => continue,
+            Err(e) => return Err(e.to_string()),
+        };
+        match advise(&handle, ranges, Advice::Collapse) {
+            Ok(out) => {
+                bytes += out.bytes;
+                refused += out.skipped_ranges;
+            }
+            Err(MadviseError::Vanished { .. }) => {}
+            Err(e) => return Err(e.to_string()),
+        }
+    }
+    tracing::info!(
+        "{key}: mapped back {} in {:.0?} ({} of {} blocks refused by the kernel)",
+        crate::units::human_bytes(bytes),
+        t0.elapsed(),
+        refused,
+        work.iter().map(|(_, r)| r.len()).sum::<usize>()
+    );
+    let pages = bytes / memext_sys::page_size();
+    let mapped: HashSet<ChunkKey> = chunks.into_iter().collect();
+    let rest = brought_back
+        .into_iter()
+        .flat_map(|(pid, r)| by_chunk(pid, std::slice::from_ref(&r)))
+        .filter(|(k, _)| !mapped.contains(k))
+        .map(|(k, r)| (k.pid, r))
+        .collect();
+    Ok((pages, rest))
+}
+
 fn push_out(
     pids: &[u32],
     keep: &HashSet<ChunkKey>,
@@ -364,6 +435,7 @@ mod tests {
             pids: vec![],
             order: vec![],
             bandwidth: 0,
+            map_back: false,
         }
     }
     fn po(key: &str) -> Job {

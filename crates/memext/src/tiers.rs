@@ -328,6 +328,9 @@ fn make_zram(z: &ZramConfig, state: &mut TierState, store: &StateFile) -> Result
         }
         write_sys(&block.join("comp_algorithm"), &z.algorithm)?;
         write_sys(&block.join("disksize"), &z.size.0.to_string())?;
+        if let Some(limit) = z.mem_limit {
+            write_sys(&block.join("mem_limit"), &limit.0.to_string())?;
+        }
         let dev = PathBuf::from(format!("/dev/zram{index}"));
         mkswap(&dev)?;
         swap_on(&dev, z.priority)?;
@@ -611,6 +614,7 @@ mod tests {
                 size: ByteSize(1 << 30),
                 algorithm: "lz4".into(),
                 priority: 100,
+                mem_limit: None,
             }),
             zswap: None,
             swapfile: vec![SwapFileConfig {
