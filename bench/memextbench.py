@@ -19,9 +19,46 @@ def log(msg):
     print(f"[{time.strftime('%H:%M:%S')}] {msg}", file=sys.stderr, flush=True)
 
 
+def size(text):
+    """Bytes of a size given as 4G, 1.5GiB, 512M, 64K or a plain number."""
+    units = {"K": 10, "M": 20, "G": 30}
+    t = text.strip().upper().removesuffix("IB").removesuffix("B")
+    if t and t[-1] in units:
+        return int(float(t[:-1]) * (1 << units[t[-1]]))
+    return int(t)
+
+
 def build():
     log("building memext (release)")
     subprocess.run(["cargo", "build", "--release", "--locked", "-q", "-p", "memext", "-p", "memext-e2e"], cwd=ROOT, check=True)
+
+
+def use_build(profile):
+    """Builds memext in release (the benchmarks' default) or uses the debug build
+    as it stands (the test suite's smoke runs, after cargo test built it)."""
+    global BIN
+    if profile == "release":
+        build()
+    else:
+        BIN = os.path.join(ROOT, "target", "debug")
+
+
+def start_daemon(config, log_path, cleanup):
+    """Starts `memext --config CONFIG daemon`, its log appended to `log_path`;
+    returns a function that stops it (also pushed on `cleanup`)."""
+    with open(log_path, "a") as log_file:
+        p = subprocess.Popen([os.path.join(BIN, "memext"), "--config", config, "daemon"],
+                             stdout=subprocess.DEVNULL, stderr=log_file)
+
+    def stop():
+        if p.poll() is None:
+            p.terminate()
+        p.wait(timeout=30)
+    cleanup.push(f"memext daemon {p.pid}", stop)
+    time.sleep(0.3)
+    if p.poll() is not None:
+        raise RuntimeError(f"memext daemon exited ({p.returncode}); see {log_path}")
+    return stop
 
 
 class Cleanup:
@@ -174,9 +211,13 @@ class DockerEngine:
 
     IMAGE = "memext-base:bookworm-2"
 
-    def __init__(self, engine_dir, cgroup_parent=None):
+    def __init__(self, engine_dir, cgroup_parent=None, image=None, packages=None):
+        """`image` and `packages` (comma-separated Debian packages) name another
+        debootstrap image than the base one (scripts/docker-engine builds it)."""
         self.dir = engine_dir
-        self.env = {**os.environ, **({"MEMEXT_DOCKER_CGROUP": cgroup_parent} if cgroup_parent else {})}
+        self.IMAGE = image or DockerEngine.IMAGE
+        self.env = {**os.environ, **({"MEMEXT_DOCKER_CGROUP": cgroup_parent} if cgroup_parent else {}),
+                    **({"MEMEXT_IMAGE": image, "MEMEXT_IMAGE_PACKAGES": packages} if image else {})}
         self.cli = ["/usr/bin/docker", "-H", f"unix://{engine_dir}/docker.sock"]
 
     def _script(self, action):

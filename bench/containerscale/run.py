@@ -36,7 +36,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, os.path.dirname(HERE))
 import memextbench as mb  # noqa: E402
-from memextbench import Cleanup, log  # noqa: E402
+from memextbench import Cleanup, log, size  # noqa: E402
 
 PARENT = "/memext-cs"
 ENGINE = mb.DockerEngine(os.environ.get("MEMEXT_ENGINE_DIR", "/var/tmp/memext-dockerd-cs"), PARENT)
@@ -46,14 +46,6 @@ WORKLOADS = ["redis", "web"]
 COLUMNS = ["n", "throughput", "avg", "min", "max", "p90", "p95", "p99"]
 COLORS = {"ideal": "tab:blue", "linux": "tab:red", "memext": "tab:green"}
 MIB = 1 << 20
-
-
-def size(text):
-    units = {"K": 10, "M": 20, "G": 30}
-    t = text.strip().upper().removesuffix("IB").removesuffix("B")
-    if t and t[-1] in units:
-        return int(float(t[:-1]) * (1 << units[t[-1]]))
-    return int(t)
 
 
 def tool(*args, **kw):
@@ -120,15 +112,7 @@ class Run:
                     f'[runtimes]\ndocker_roots = ["{ENGINE_DIR}/root"]\n\n'
                     f'[daemon]\ncapacity_cgroup = "{PARENT}"\ntick = "1s"\npoll = "20ms"\n'
                     f'socket = "{self.work}/memext.sock"\n')
-        log_file = open(os.path.join(self.a.out, "memext-daemon.log"), "a")
-        p = subprocess.Popen([os.path.join(mb.BIN, "memext"), "--config", cfg, "daemon"], stdout=subprocess.DEVNULL, stderr=log_file)
-
-        def stop():
-            if p.poll() is None:
-                p.terminate()
-            p.wait(timeout=30)
-        self.cleanup.push(f"memext daemon {p.pid}", stop)
-        return stop
+        return mb.start_daemon(cfg, os.path.join(self.a.out, "memext-daemon.log"), self.cleanup)
 
     def start_noise_client(self):
         spec = ",".join(f"{prefix}:{count}" for prefix, count, _ in self.blobs)
@@ -373,10 +357,7 @@ def main():
     cleanup = Cleanup()
     results = {}
     try:
-        if a.profile == "release":
-            mb.build()
-        else:
-            mb.BIN = os.path.join(ROOT, "target", "debug")
+        mb.use_build(a.profile)
         run = Run(a, cleanup)
         log("starting the private Docker engine and the swap tier")
         ENGINE.start(cleanup)

@@ -9,7 +9,10 @@ the same memory cap and the same swap tier:
   reactive memext pushes it out; the touch itself is the wake, which memext
            detects by polling and answers with a bulk bring-back.
   periodic the context wakes every --period seconds; memext learns the period
-           and brings it back before the wake.
+           and brings it back before the wake, and maps it back (huge pages,
+           MADV_COLLAPSE) so that the touch takes no fault.
+  periodic-nomap  the same with map_back = false: brought back into the swap
+           cache only (MADV_WILLNEED), every first touch a minor fault.
   follower the context wakes 1 s after a small "front" context, at irregular
            intervals (no period to learn); memext learns that it follows and
            brings it back when the front wakes.
@@ -39,12 +42,13 @@ def tier_config(work, tier, swap_mib):
     return f'[host]\nstate_dir = "{work}/state"\n\n{t}'
 
 
-def daemon_config(work, parent, args, extra=""):
+def daemon_config(work, parent, args, extra="", map_back=True):
     return (
         f'[host]\nstate_dir = "{work}/dstate"\n\n'
         f'[[select]]\ncgroup = "{parent}/*"\nclass = "extend"\n\n'
         f'[class.extend]\nidle_after = "{args.idle_after}s"\nfloor = "16MiB"\n'
-        f'prefetch_bandwidth = "{args.prefetch_bandwidth}"\npageout_bandwidth = "2GiB"\n\n'
+        f'prefetch_bandwidth = "{args.prefetch_bandwidth}"\npageout_bandwidth = "2GiB"\n'
+        f'map_back = {"true" if map_back else "false"}\n\n'
         f'[daemon]\ncapacity = "{args.cap_mib}MiB"\ntick = "500ms"\npoll = "20ms"\n'
         f'socket = "{work}/memext.sock"\n{extra}'
     )
@@ -103,13 +107,14 @@ def reactive(args, base, work, cleanup):
     return r
 
 
-def periodic(args, base, work, cleanup):
-    parent = f"{base}-periodic"
+def periodic(args, base, work, cleanup, map_back=True):
+    name = "periodic" if map_back else "periodic-nomap"
+    parent = f"{base}-{name}"
     mb.make_cgroup(parent, cleanup)
     mb.set_memory_cap(parent, args.cap_mib * MIB)
     s = mb.context(f"{parent}/sleeper", args.ws_mib * MIB, cleanup)
     extra = f'prefetch_lead = "{args.lead}s"\n'
-    d = start_daemon(work, daemon_config(work, parent, args, extra), cleanup, "periodic")
+    d = start_daemon(work, daemon_config(work, parent, args, extra, map_back), cleanup, name)
     wait_until("the first push-out", 120, lambda: mb.mapped_fraction(s.p.pid) <= 0.2)
     t0 = time.time() + 1
     wakes = []
@@ -121,13 +126,13 @@ def periodic(args, base, work, cleanup):
         r = s.touch()
         r.update(pushed_out_share=out, incore_share_before=incore / total, wake=k + 1)
         wakes.append(r)
-        mb.log(f"  periodic wake {k + 1}: {r['seconds']:.3f} s, {r['major_faults']} major faults, "
+        mb.log(f"  {name} wake {k + 1}: {r['seconds']:.3f} s, {r['major_faults']} major faults, "
                f"{100 * r['incore_share_before']:.0f}% in memory before the touch")
     d.terminate()
     d.wait()
     s.stop()
-    log = open(f"{work}/periodic.log").read()
-    return {"wakes": wakes, "predicted_bring_backs": log.count("bringing back (periodic)")}
+    log = open(f"{work}/{name}.log").read()
+    return {"wakes": wakes, "predicted_bring_backs": log.count("bringing back (periodic)"), "map_back": map_back}
 
 
 FOLLOW_AT = [0, 11, 25, 36, 52, 63, 78]  # irregular: no period within 20%
@@ -195,8 +200,8 @@ def main():
     ap.add_argument("--wakes", type=int, default=7, help="periodic wakes (the period is known from the 5th)")
     ap.add_argument("--contexts", type=int, default=50, help="idle contexts for the daemon CPU measurement")
     ap.add_argument("--cpu-seconds", type=float, default=30.0, help="how long to measure the daemon's CPU")
-    ap.add_argument("--modes", default="plain,reactive,periodic,follower,cpu",
-                    help="comma-separated subset of plain,reactive,periodic,follower,cpu")
+    ap.add_argument("--modes", default="plain,reactive,periodic,periodic-nomap,follower,cpu",
+                    help="comma-separated subset of plain,reactive,periodic,periodic-nomap,follower,cpu")
     ap.add_argument("--out", default=None, help="results directory (default results/wake-TIMESTAMP)")
     args = ap.parse_args()
     if os.geteuid() != 0:
@@ -217,7 +222,7 @@ def main():
         mb.memext(["--config", tcfg, "tiers", "up"], check=True, capture_output=True)
         cleanup.push("tiers", lambda: mb.memext(["--config", tcfg, "tiers", "down"], capture_output=True))
         modes = set(args.modes.split(","))
-        r_plain = r_react = r_per = r_fol = r_cpu = None
+        r_plain = r_react = r_per = r_nomap = r_fol = r_cpu = None
         if "plain" in modes:
             mb.log(f"plain Linux: {args.ws_mib} MiB pushed out by pressure, then touched")
             r_plain = plain(args, base, cleanup)
@@ -227,6 +232,9 @@ def main():
         if "periodic" in modes:
             mb.log(f"memext, periodic: a wake every {args.period} s, {args.wakes} wakes")
             r_per = periodic(args, base, work, cleanup)
+        if "periodic-nomap" in modes:
+            mb.log(f"memext, periodic without map_back: a wake every {args.period} s, {args.wakes} wakes")
+            r_nomap = periodic(args, base, work, cleanup, map_back=False)
         if "follower" in modes:
             mb.log("memext, follower: wakes 1 s after another context, at irregular intervals")
             r_fol = follower(args, base, work, cleanup)
@@ -239,7 +247,7 @@ def main():
                 subprocess.run(["cp", os.path.join(work, name), out])
         cleanup.run()
     res = {"parameters": vars(args), "kernel": os.uname().release, "cgroup": "v1" if mb.V1 else "v2",
-           "plain": r_plain, "reactive": r_react, "periodic": r_per, "follower": r_fol, "daemon_cpu": r_cpu}
+           "plain": r_plain, "reactive": r_react, "periodic": r_per, "periodic_nomap": r_nomap, "follower": r_fol, "daemon_cpu": r_cpu}
     mb.write_json(os.path.join(out, "results.json"), res)
     rows = []
     if r_plain:
@@ -248,19 +256,27 @@ def main():
         rows.append(("memext, wake detected", r_react))
     predicted = [w for w in (r_per or {}).get("wakes", []) if w["wake"] >= 5]
     if predicted:
-        rows.append(("memext, periodic (predicted)", min(predicted, key=lambda w: w["seconds"])))
+        rows.append(("memext, periodic, mapped back", min(predicted, key=lambda w: w["seconds"])))
+    nomap = [w for w in (r_nomap or {}).get("wakes", []) if w["wake"] >= 5]
+    if nomap:
+        rows.append(("memext, periodic, WILLNEED only", min(nomap, key=lambda w: w["seconds"])))
     followed = [w for w in (r_fol or {}).get("wakes", []) if w["wake"] >= 4]
     if followed:
         rows.append(("memext, follows another context", min(followed, key=lambda w: w["seconds"])))
     ratio = lambda r: r_plain["seconds"] / max(r["seconds"], 1e-9) if r_plain else float("nan")
     print(f"\nbench/wake: {args.ws_mib} MiB working set, cap {args.cap_mib} MiB, tier {args.tier}, "
           f"cgroup {res['cgroup']}, kernel {res['kernel']}")
-    print(f"{'mode':<32} {'pushed out':>10} {'touch (s)':>10} {'major faults':>13} {'vs plain':>9}")
+    print(f"{'mode':<32} {'pushed out':>10} {'touch (s)':>10} {'major faults':>13} {'minor faults':>13} {'vs plain':>9}")
     for name, r in rows:
-        print(f"{name:<32} {100 * r['pushed_out_share']:>9.0f}% {r['seconds']:>10.3f} {r['major_faults']:>13} {ratio(r):>8.1f}x")
+        print(f"{name:<32} {100 * r['pushed_out_share']:>9.0f}% {r['seconds']:>10.3f} {r['major_faults']:>13} "
+              f"{r['minor_faults']:>13} {ratio(r):>8.1f}x")
     if r_per:
         times = ", ".join("%.3fs" % w["seconds"] for w in predicted)
         print(f"periodic bring-backs logged: {r_per['predicted_bring_backs']} (wakes 5..{args.wakes}: {times})")
+    if r_nomap:
+        times = ", ".join("%.3fs" % w["seconds"] for w in nomap)
+        print(f"periodic without map_back, bring-backs logged: {r_nomap['predicted_bring_backs']} "
+              f"(wakes 5..{args.wakes}: {times})")
     if r_fol:
         ftimes = ", ".join("%.3fs" % w["seconds"] for w in followed)
         print(f"follow-the-leader bring-backs logged: {r_fol['follow_bring_backs']}, periodic: "

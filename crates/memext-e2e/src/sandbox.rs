@@ -162,3 +162,23 @@ impl Drop for ScratchDir {
         std::fs::remove_dir_all(&self.0).ok();
     }
 }
+
+/// Runs `python3 bench/<name>/run.py ARGS --profile debug --out DIR` (a
+/// benchmark's smoke profile, against this build) into a fresh scratch
+/// directory, asserts that it succeeded and that it left no swap device behind,
+/// and returns the directory with its results.
+pub fn run_bench_smoke(name: &str, args: &[&str]) -> ScratchDir {
+    let scratch = ScratchDir::new(name);
+    let swaps_before = swaps();
+    let script = crate::docker::repo_root().join(format!("bench/{name}/run.py"));
+    let status = Command::new("python3")
+        .arg(&script)
+        .args(args)
+        .args(["--profile", "debug", "--out"])
+        .arg(&scratch.0)
+        .status()
+        .unwrap_or_else(|e| panic!("run python3 {}: {e}", script.display()));
+    assert!(status.success(), "bench/{name} {args:?} failed");
+    assert_eq!(swaps(), swaps_before, "bench/{name}: swap left behind");
+    scratch
+}

@@ -3,26 +3,22 @@
 //! nginx -> app -> Redis web application), writes the per-mode CSVs, histograms, plots
 //! and density table, and leaves no container, cgroup, swap file or daemon behind.
 
-use std::process::Command;
-
-use memext_e2e::docker::repo_root;
 use memext_e2e::is_root;
-use memext_e2e::sandbox::ScratchDir;
+use memext_e2e::sandbox::run_bench_smoke;
 
 #[test]
 fn containerscale_smoke_runs_all_modes_and_cleans_up() {
     assert!(is_root(), "bench/containerscale needs root");
-    let scratch = ScratchDir::new("containerscale");
-    let out = scratch.0.clone();
-    let swaps_before = std::fs::read_to_string("/proc/swaps").expect("/proc/swaps");
-    let status = Command::new("python3")
-        .arg(repo_root().join("bench/containerscale/run.py"))
-        .args(["--smoke", "--profile", "debug", "--out"])
-        .arg(&out)
-        .status()
-        .expect("run python3 bench/containerscale/run.py");
-    assert!(status.success(), "bench/containerscale --smoke failed");
-    for mode in ["ideal", "linux", "memext", "ideal-web", "linux-web", "memext-web"] {
+    let scratch = run_bench_smoke("containerscale", &["--smoke"]);
+    let out = &scratch.0;
+    for mode in [
+        "ideal",
+        "linux",
+        "memext",
+        "ideal-web",
+        "linux-web",
+        "memext-web",
+    ] {
         let csv = std::fs::read_to_string(out.join(format!("{mode}.csv"))).expect("per-mode CSV");
         let mut lines = csv.lines();
         assert_eq!(lines.next(), Some("n,throughput,avg,min,max,p90,p95,p99"));
@@ -50,11 +46,6 @@ fn containerscale_smoke_runs_all_modes_and_cleans_up() {
     ] {
         assert!(out.join(file).is_file(), "{file} missing");
     }
-    assert_eq!(
-        std::fs::read_to_string("/proc/swaps").expect("/proc/swaps"),
-        swaps_before,
-        "swap left behind"
-    );
     assert!(
         !std::path::Path::new("/sys/fs/cgroup/memory/memext-cs").exists(),
         "server cgroup left behind"

@@ -2,32 +2,15 @@
 //! only) must run every configuration and benchmark, write its CSV, plots and
 //! parameters, and leave no container, region or broker behind.
 
-use std::path::Path;
-use std::process::Command;
-
-use memext_e2e::docker::repo_root;
 use memext_e2e::is_root;
-use memext_e2e::sandbox::ScratchDir;
+use memext_e2e::sandbox::run_bench_smoke;
+use std::path::Path;
 
 #[test]
 fn cscm_quick_profile_runs_every_configuration_and_cleans_up() {
     assert!(is_root(), "bench/cscm needs root");
-    let scratch = ScratchDir::new("cscm");
-    let out = scratch.0.clone();
-    let status = Command::new("python3")
-        .arg(repo_root().join("bench/cscm/run.py"))
-        .args([
-            "--quick",
-            "--profile",
-            "debug",
-            "--backing",
-            "tmpfs",
-            "--out",
-        ])
-        .arg(&out)
-        .status()
-        .expect("run python3 bench/cscm/run.py");
-    assert!(status.success(), "bench/cscm --quick failed");
+    let scratch = run_bench_smoke("cscm", &["--quick", "--backing", "tmpfs"]);
+    let out = &scratch.0;
     let csv = std::fs::read_to_string(out.join("cscm.csv")).expect("cscm.csv");
     for config in [
         "host",
