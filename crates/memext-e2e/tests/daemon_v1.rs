@@ -258,3 +258,47 @@ fn a_daemon_killed_with_sigkill_is_reconciled_by_the_next_one() {
     assert!(!sb.dir.join("state/daemon.json").exists());
     drop(t);
 }
+
+/// Prediction, live: a context that wakes every 10 s is learned from its wakes,
+/// brought back `prefetch_lead` (3 s) before the next one and mapped back as huge
+/// pages, and held in DRAM until the wake comes. The wake then finds its working
+/// set mapped and touches it with almost no page faults (plain Linux: one fault a
+/// page). About a minute: the period is known from the fifth wake.
+#[test]
+fn a_periodic_context_is_mapped_back_before_its_predicted_wake() {
+    const PERIOD: Duration = Duration::from_secs(10);
+    let _g = serial();
+    let Setup { sb, mut t, .. } = setup("periodic", 128, Some("1GiB"));
+    let log = sb.dir.join("daemon.log");
+    let _daemon = sb.daemon("daemon.log");
+    wait_for("the first push-out", 30, || {
+        let (res, total) = mapped(&t);
+        res * 5 <= total
+    });
+    let t0 = Instant::now();
+    let mut found = Vec::new();
+    for k in 0..7u32 {
+        while t0.elapsed() < PERIOD * k {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        let (res, total) = mapped(&t);
+        let touch = t.touch().expect("touch");
+        found.push((k + 1, res, total, touch.minor_faults, touch.major_faults));
+        let predicted = k >= 4 && res * 10 >= total * 9 && touch.minor_faults * 10 <= total;
+        if predicted {
+            let text = std::fs::read_to_string(&log).unwrap_or_default();
+            assert!(text.contains("bringing back (periodic)"), "{text}");
+            assert!(text.contains("mapped back"), "{text}");
+            eprintln!(
+                "wake {}: {res} of {total} pages mapped before the touch, {} minor faults",
+                k + 1,
+                touch.minor_faults
+            );
+            return;
+        }
+    }
+    panic!(
+        "no wake found its working set mapped (wake, mapped, pages, minor, major): {found:?}; log:\n{}",
+        std::fs::read_to_string(&log).unwrap_or_default()
+    );
+}
