@@ -268,7 +268,13 @@ fn a_daemon_killed_with_sigkill_is_reconciled_by_the_next_one() {
 fn a_periodic_context_is_mapped_back_before_its_predicted_wake() {
     const PERIOD: Duration = Duration::from_secs(10);
     let _g = serial();
-    let Setup { sb, mut t, .. } = setup("periodic", 128, Some("1GiB"));
+    // Every part bound: the cgroup must outlive the toucher in it (dropped in reverse).
+    let Setup {
+        cg: _cg,
+        sb,
+        mut t,
+        c: _c,
+    } = setup("periodic", 128, Some("1GiB"));
     let log = sb.dir.join("daemon.log");
     let _daemon = sb.daemon("daemon.log");
     wait_for("the first push-out", 30, || {
