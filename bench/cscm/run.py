@@ -281,6 +281,7 @@ def main():
     ap.add_argument("--quick", action="store_true", help="tiny sizes, short runs: the test suite's smoke test")
     ap.add_argument("--out", default=os.path.join(ROOT, "results", "cscm-" + time.strftime("%Y%m%d-%H%M%S")))
     a = ap.parse_args()
+    a.out = os.path.abspath(a.out)  # mounted into containers: Docker wants absolute paths
     if a.quick:
         a.seconds, a.seconds_tx, a.array, a.btree, a.stream_mb, a.redis_requests, a.region_mb = 0.2, 0.2, 100_000, 2_000, 4, 2_000, 64
         a.rounds = 1
