@@ -239,17 +239,27 @@ fn pace(t0: Instant, bytes: u64, bandwidth: u64) {
     }
 }
 
-/// Gives `advice` to `work` (per pid) in paced batches. Stops early (returning
-/// what it did) when `stop` says so between batches.
+/// What one [`advise_paced`] did.
+struct Paced {
+    pages: u64,
+    /// Ranges the kernel refused or skipped (see `AdviseOutcome`).
+    skipped: usize,
+    /// The ranges advised, per pid.
+    done: Vec<(u32, AddrRange)>,
+}
+
+/// Gives `advice` to `work` (per pid) in paced batches (`bandwidth` 0: no
+/// pacing). Stops early (returning what it did) when `stop` says so between
+/// batches.
 fn advise_paced(
     work: &[(u32, Vec<AddrRange>)],
     advice: Advice,
     bandwidth: u64,
     mut stop: impl FnMut() -> bool,
-) -> Result<(u64, Vec<(u32, AddrRange)>), String> {
+) -> Result<Paced, String> {
     let page = memext_sys::page_size();
     let t0 = Instant::now();
-    let (mut bytes, mut done) = (0u64, Vec::new());
+    let (mut bytes, mut skipped, mut done) = (0u64, 0usize, Vec::new());
     for (pid, ranges) in work {
         let handle = match ProcessHandle::open(*pid) {
             Ok(h) => h,
@@ -261,7 +271,10 @@ fn advise_paced(
         let mut flush =
             |batch: &mut Vec<AddrRange>, batch_bytes: &mut u64| -> Result<bool, String> {
                 match advise(&handle, batch, advice) {
-                    Ok(out) => bytes += out.bytes,
+                    Ok(out) => {
+                        bytes += out.bytes;
+                        skipped += out.skipped_ranges;
+                    }
                     Err(MadviseError::Vanished { .. }) => return Ok(false),
                     Err(e) => return Err(e.to_string()),
                 }
@@ -275,14 +288,22 @@ fn advise_paced(
             batch.push(*r);
             batch_bytes += r.len();
             if batch_bytes >= BATCH_BYTES && (!flush(&mut batch, &mut batch_bytes)? || stop()) {
-                return Ok((bytes / page, done));
+                return Ok(Paced {
+                    pages: bytes / page,
+                    skipped,
+                    done,
+                });
             }
         }
         if !batch.is_empty() {
             flush(&mut batch, &mut batch_bytes)?;
         }
     }
-    Ok((bytes / page, done))
+    Ok(Paced {
+        pages: bytes / page,
+        skipped,
+        done,
+    })
 }
 
 fn bring_back(
@@ -309,6 +330,7 @@ fn bring_back(
             .iter()
             .any(|j| matches!(j, Job::BringBack { .. }) && j.key() == key)
     })
+    .map(|p| (p.pages, p.done))
 }
 
 /// Maps the working-set chunks of `order` that had pages brought back as huge
@@ -336,30 +358,15 @@ fn map_chunks_back(
         }
     }
     let t0 = Instant::now();
-    let (mut bytes, mut refused) = (0u64, 0usize);
-    for (pid, ranges) in &work {
-        let handle = match ProcessHandle::open(*pid) {
-            Ok(h) => h,
-            Err(memext_sys::pidfd::PidfdError::Vanished { .. }) => continue,
-            Err(e) => return Err(e.to_string()),
-        };
-        match advise(&handle, ranges, Advice::Collapse) {
-            Ok(out) => {
-                bytes += out.bytes;
-                refused += out.skipped_ranges;
-            }
-            Err(MadviseError::Vanished { .. }) => {}
-            Err(e) => return Err(e.to_string()),
-        }
-    }
+    let paced = advise_paced(&work, Advice::Collapse, 0, || false)?;
     tracing::info!(
         "{key}: mapped back {} in {:.0?} ({} of {} blocks refused by the kernel)",
-        crate::units::human_bytes(bytes),
+        crate::units::human_bytes(paced.pages * memext_sys::page_size()),
         t0.elapsed(),
-        refused,
-        work.iter().map(|(_, r)| r.len()).sum::<usize>()
+        paced.skipped,
+        chunks.len()
     );
-    let pages = bytes / memext_sys::page_size();
+    let pages = paced.pages;
     let mapped: HashSet<ChunkKey> = chunks.into_iter().collect();
     let rest = brought_back
         .into_iter()
@@ -396,7 +403,7 @@ fn push_out(
         queue.iter().any(|j| matches!(j, Job::BringBack { .. }))
             || queue.iter().any(|j| j.key() == key)
     })
-    .map(|(pages, _)| pages)
+    .map(|p| p.pages)
 }
 
 /// Of the ranges brought back, the share now mapped (touched by the process).
