@@ -4,6 +4,9 @@
 
   host               the benchmark on the host, region opened by path
   container+libscm   in a Docker container, region obtained from the pmem broker
+  container+libscm/no-seccomp
+                     the same in a container without Docker's default seccomp filter
+                     (a diagnostic: the filter runs on every system call)
   container+volume   in a container, a file on a bind-mounted volume, mmap + msync
   container+storage  in a container, a file in its writable layer (overlay2), mmap + msync
   dram               plain volatile memory (the ceiling)
@@ -36,7 +39,8 @@ sys.path.insert(0, os.path.dirname(HERE))
 import memextbench as mb  # noqa: E402
 from memextbench import Cleanup, log  # noqa: E402
 
-CONFIGS = ["host", "container+libscm", "container+volume", "container+storage", "dram"]
+CONFIGS = ["host", "container+libscm", "container+libscm/no-seccomp", "container+volume", "container+storage", "dram"]
+NO_SECCOMP = "container+libscm/no-seccomp"
 BENCHES = ["array", "btree", "stream", "redis", "array-tx", "btree-tx"]
 FIGURES = {"array": "Fig. 4: array updates", "btree": "Fig. 5: B-tree inserts", "stream": "Fig. 6: STREAM Copy",
            "redis": "Fig. 7: Redis", "array-tx": "Fig. 8: array updates, durable transactions of 10",
@@ -96,15 +100,22 @@ class Bench:
             if os.path.exists(f"{sock_dir}/pmem.sock"):
                 break
             time.sleep(0.1)
-        name = f"memext-cscm-{backing}"
+        self.container = self.start_container(f"memext-cscm-{backing}", sock_dir)
+        self.unconfined = self.start_container(f"memext-cscm-{backing}-unconfined", sock_dir,
+                                               "--security-opt", "seccomp=unconfined")
+        return stop_broker
+
+    def start_container(self, name, sock_dir, *options):
         docker("rm", "-f", name, check=False)
-        self.container_id = docker("run", "-d", "--name", name, "--network", "none",
-                                   "-v", f"{self.tools}:{INSIDE}:ro", "-v", f"{sock_dir}:/run/memext/pmem",
-                                   "-v", f"{self.volume}:/vol", IMAGE, "sleep", "infinity")
-        self.container = name
+        docker("run", "-d", "--name", name, "--network", "none", *options,
+               "-v", f"{self.tools}:{INSIDE}:ro", "-v", f"{sock_dir}:/run/memext/pmem",
+               "-v", f"{self.volume}:/vol", IMAGE, "sleep", "infinity")
         self.cleanup.push(f"remove container {name}", lambda: docker("rm", "-f", name, check=False))
         docker("exec", name, "mkdir", "-p", "/var/cscm")
-        return stop_broker
+        return name
+
+    def container_of(self, config):
+        return self.unconfined if config == NO_SECCOMP else self.container
 
     def forget_regions(self):
         """Remove the region and map files of the last run (the broker's and ours)."""
@@ -115,7 +126,8 @@ class Bench:
         for f in ("host.region", "redis.region"):
             if os.path.exists(os.path.join(self.base, f)):
                 os.unlink(os.path.join(self.base, f))
-        docker("exec", self.container, "sh", "-c", "rm -f /var/cscm/*")
+        for c in (self.container, self.unconfined):
+            docker("exec", c, "sh", "-c", "rm -f /var/cscm/*")
 
     def cscm(self, config, bench, seconds, size):
         t = os.path.join(self.tools, "cscmbench")
@@ -126,10 +138,11 @@ class Bench:
         elif config == "dram":
             cmd = [t, "dram", "-", *args]
         else:
-            where = {"container+libscm": ["scm-broker", "cscm"], "container+volume": ["mmap", "/vol/bench.map"],
+            where = {"container+libscm": ["scm-broker", "cscm"], NO_SECCOMP: ["scm-broker", "cscm"],
+                     "container+volume": ["mmap", "/vol/bench.map"],
                      "container+storage": ["mmap", "/var/cscm/bench.map"]}[config]
-            cmd = [*ENGINE.cli, "exec",
-                   *sum((["-e", f"{k}={v}"] for k, v in env.items()), []), self.container, f"{INSIDE}/cscmbench", *where, *args]
+            cmd = [*ENGINE.cli, "exec", *sum((["-e", f"{k}={v}"] for k, v in env.items()), []),
+                   self.container_of(config), f"{INSIDE}/cscmbench", *where, *args]
         out = subprocess.run(cmd, capture_output=True, text=True, env={**os.environ, **env})
         if out.returncode != 0:
             raise RuntimeError(f"{config} {bench}: {out.stderr.strip() or out.stdout.strip()}")
@@ -139,7 +152,7 @@ class Bench:
     def redis(self, config):
         """Redis SET/GET/LPUSH requests/s with its heap on the configuration's memory."""
         a = self.a
-        region = {"host": os.path.join(self.base, "redis.region"), "container+libscm": "redis",
+        region = {"host": os.path.join(self.base, "redis.region"), "container+libscm": "redis", NO_SECCOMP: "redis",
                   "container+volume": "/vol/redis.region", "container+storage": "/var/cscm/redis.region"}.get(config)
         # Fig. 7 measures Redis on the memory, not the allocator's durability: the region
         # is not synced (SCM_PERSIST_MODE=fence), else every malloc on a disk file msyncs.
@@ -154,8 +167,9 @@ class Bench:
             run = lambda cmd: subprocess.run(cmd, capture_output=True, text=True)  # noqa: E731
             wait = lambda: os.path.exists("/tmp/cscm-redis.sock")  # noqa: E731
         else:
-            docker("exec", "-d", self.container, "env", *env, *server)
-            run = lambda cmd: subprocess.run([*ENGINE.cli, "exec", self.container, *cmd],  # noqa: E731
+            container = self.container_of(config)
+            docker("exec", "-d", container, "env", *env, *server)
+            run = lambda cmd: subprocess.run([*ENGINE.cli, "exec", container, *cmd],  # noqa: E731
                                              capture_output=True, text=True)
             wait = lambda: run(["test", "-S", "/tmp/cscm-redis.sock"]).returncode == 0  # noqa: E731
         for _ in range(100):
@@ -180,14 +194,16 @@ class Bench:
 
     def run_backing(self, backing):
         """Every benchmark in every configuration, in rounds that alternate the
-        configurations (so all see the same machine); the median of the rounds."""
+        configurations (so all see the same machine) and rotate their order (the
+        machine drifts within a round: whoever always ran first would gain); the
+        median of the rounds."""
         a = self.a
         log(f"backing store: {backing}")
         stop_broker = self.setup_backing(backing)
         for bench in a.benches:
             got = {}
             for r in range(a.rounds):
-                for config in CONFIGS:
+                for config in CONFIGS[r % len(CONFIGS):] + CONFIGS[:r % len(CONFIGS)]:
                     if bench == "redis":
                         for op, v in self.redis(config).items():
                             got.setdefault((config, f"redis-{op}", "requests/s"), []).append(v)
@@ -247,8 +263,10 @@ def summarize(rows, backings):
     for backing in backings:
         for bench in sorted({r["bench"] for r in rows}):
             h, c = val(backing, "host", bench), val(backing, "container+libscm", bench)
+            u = val(backing, NO_SECCOMP, bench)
             if h and c:
-                lines.append(f"  {backing:6} {bench:12} {c / h:6.3f}x {'ok' if c / h >= 0.95 else 'BELOW'}")
+                lines.append(f"  {backing:6} {bench:12} {c / h:6.3f}x {'ok   ' if c / h >= 0.95 else 'BELOW'}"
+                             + (f"   without seccomp {u / h:6.3f}x" if u else ""))
     lines += ["", "durable benchmarks: container+libscm vs container+volume and container+storage, same backing"]
     for backing in backings:
         for bench in ("array-tx", "btree-tx"):
@@ -274,7 +292,8 @@ def main():
     ap.add_argument("--btree", type=int, default=200_000, help="initial B-tree keys (default 200k, as the paper)")
     ap.add_argument("--stream-mb", type=int, default=90, help="MB per STREAM array (default 90, as the paper)")
     ap.add_argument("--redis-requests", type=int, default=100_000, help="requests per redis-benchmark test")
-    ap.add_argument("--rounds", type=int, default=3, help="rounds alternating the configurations; the median is kept (default 3)")
+    ap.add_argument("--rounds", type=int, default=5,
+                    help="rounds alternating the configurations, each in a rotated order; the median is kept (default 5)")
     ap.add_argument("--region-mb", type=int, default=1024, help="region / mapped file size in MiB")
     ap.add_argument("--profile", default="release", choices=["release", "debug"],
                     help="which build of libscm and memext to use (debug: as built, no cargo build)")

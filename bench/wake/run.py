@@ -16,6 +16,10 @@ the same memory cap and the same swap tier:
   follower the context wakes 1 s after a small "front" context, at irregular
            intervals (no period to learn); memext learns that it follows and
            brings it back when the front wakes.
+Plain and reactive are alternated --trials times (the median of each is
+reported, with every pair's ratio): this VM's own speed drifts between runs.
+For a detected wake the daemon's log also gives how long after the touch began
+it saw the wake, and how long its read-back took.
 And the daemon's own CPU use while managing --contexts idle contexts.
 
 Contexts are processes in cgroups of their own (crates/memext-e2e toucher);
@@ -23,7 +27,10 @@ the cgroups, swap tier and daemon are made by the harness and removed again,
 also on error or Ctrl-C. A benchmark: it measures and prints, it asserts nothing.
 """
 import argparse
+import datetime
 import os
+import re
+import statistics
 import subprocess
 import sys
 import time
@@ -73,8 +80,22 @@ def wait_until(what, secs, cond):
         time.sleep(0.1)
 
 
-def plain(args, base, cleanup):
-    parent = f"{base}-plain"
+def fmt_ms(seconds):
+    return "?" if seconds is None else f"{1000 * seconds:.0f} ms"
+
+
+def median_run(runs):
+    """The run with the median touch time (of an odd count; the lower middle
+    of an even one), with every run's time beside it."""
+    if not runs:
+        return None
+    r = dict(sorted(runs, key=lambda r: r["seconds"])[(len(runs) - 1) // 2])
+    r["all_seconds"] = [x["seconds"] for x in runs]
+    return r
+
+
+def plain(args, base, cleanup, trial):
+    parent = f"{base}-plain-{trial}"
     mb.make_cgroup(f"{parent}/hog", cleanup)
     mb.set_memory_cap(parent, args.cap_mib * MIB)
     s = mb.context(f"{parent}/sleeper", args.ws_mib * MIB, cleanup)
@@ -90,20 +111,41 @@ def plain(args, base, cleanup):
     return r
 
 
-def reactive(args, base, work, cleanup):
-    parent = f"{base}-reactive"
+def log_times(path, pattern):
+    """(wall-clock seconds, match) of the daemon log lines matching `pattern`."""
+    stamp = re.compile(r"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d+)Z")
+    out = []
+    for line in open(path):
+        m, t = re.search(pattern, line), stamp.search(line)
+        if m and t:
+            when = datetime.datetime.fromisoformat(t.group(1)).replace(tzinfo=datetime.timezone.utc)
+            out.append((when.timestamp(), m))
+    return out
+
+
+def reactive(args, base, work, cleanup, trial):
+    name = f"reactive-{trial}"
+    parent = f"{base}-{name}"
     mb.make_cgroup(parent, cleanup)
     mb.set_memory_cap(parent, args.cap_mib * MIB)
     s = mb.context(f"{parent}/sleeper", args.ws_mib * MIB, cleanup)
-    d = start_daemon(work, daemon_config(work, parent, args), cleanup, "reactive")
+    d = start_daemon(work, daemon_config(work, parent, args), cleanup, name)
     wait_until("the push-out", 120, lambda: mb.mapped_fraction(s.p.pid) <= 0.2)
     time.sleep(1.5)
     out = 1 - mb.mapped_fraction(s.p.pid)
+    t_touch = time.time()
     r = s.touch()
     r["pushed_out_share"] = out
+    time.sleep(0.5)  # the read-back's own log line
     d.terminate()
     d.wait()
     s.stop()
+    # From the daemon's log: when it saw the wake, and how long its read-back took.
+    log = f"{work}/{name}.log"
+    woke = [t for t, _ in log_times(log, r"woke \(poll\)") if t >= t_touch - 0.05]
+    read = [float(m.group(1)) for t, m in log_times(log, r"read back .* in ([0-9.]+) s") if t >= t_touch - 0.05]
+    r["detected_after_s"] = woke[0] - t_touch if woke else None
+    r["read_back_s"] = read[0] if read else None
     return r
 
 
@@ -198,6 +240,8 @@ def main():
     ap.add_argument("--period", type=float, default=12.0, help="seconds between periodic wakes")
     ap.add_argument("--lead", type=float, default=4.0, help="bring back this long before a predicted wake")
     ap.add_argument("--wakes", type=int, default=7, help="periodic wakes (the period is known from the 5th)")
+    ap.add_argument("--trials", type=int, default=3,
+                    help="plain and detected wakes, alternated; the median of each is reported (default 3)")
     ap.add_argument("--contexts", type=int, default=50, help="idle contexts for the daemon CPU measurement")
     ap.add_argument("--cpu-seconds", type=float, default=30.0, help="how long to measure the daemon's CPU")
     ap.add_argument("--modes", default="plain,reactive,periodic,periodic-nomap,follower,cpu",
@@ -223,12 +267,23 @@ def main():
         cleanup.push("tiers", lambda: mb.memext(["--config", tcfg, "tiers", "down"], capture_output=True))
         modes = set(args.modes.split(","))
         r_plain = r_react = r_per = r_nomap = r_fol = r_cpu = None
-        if "plain" in modes:
-            mb.log(f"plain Linux: {args.ws_mib} MiB pushed out by pressure, then touched")
-            r_plain = plain(args, base, cleanup)
-        if "reactive" in modes:
-            mb.log("memext, reactive: pushed out by memext, the touch is the wake")
-            r_react = reactive(args, base, work, cleanup)
+        plains, reacts = [], []
+        # Plain Linux and the detected wake, alternated --trials times: the
+        # machine's own speed drifts, one pair is not a ratio.
+        for trial in range(1, args.trials + 1):
+            if "plain" in modes:
+                mb.log(f"plain Linux ({trial}/{args.trials}): {args.ws_mib} MiB pushed out by pressure, then touched")
+                plains.append(plain(args, base, cleanup, trial))
+                mb.log(f"  {plains[-1]['seconds']:.3f} s, {plains[-1]['major_faults']} major faults, "
+                       f"{100 * plains[-1]['pushed_out_share']:.0f}% pushed out")
+            if "reactive" in modes:
+                mb.log(f"memext, reactive ({trial}/{args.trials}): pushed out by memext, the touch is the wake")
+                reacts.append(reactive(args, base, work, cleanup, trial))
+                r = reacts[-1]
+                mb.log(f"  {r['seconds']:.3f} s, {r['major_faults']} major faults, wake seen after "
+                       f"{fmt_ms(r['detected_after_s'])}, read back in {fmt_ms(r['read_back_s'])}")
+        r_plain = median_run(plains)
+        r_react = median_run(reacts)
         if "periodic" in modes:
             mb.log(f"memext, periodic: a wake every {args.period} s, {args.wakes} wakes")
             r_per = periodic(args, base, work, cleanup)
@@ -247,7 +302,7 @@ def main():
                 subprocess.run(["cp", os.path.join(work, name), out])
         cleanup.run()
     res = {"parameters": vars(args), "kernel": os.uname().release, "cgroup": "v1" if mb.V1 else "v2",
-           "plain": r_plain, "reactive": r_react, "periodic": r_per, "periodic_nomap": r_nomap, "follower": r_fol, "daemon_cpu": r_cpu}
+           "plain": r_plain, "reactive": r_react, "plain_trials": plains, "reactive_trials": reacts, "periodic": r_per, "periodic_nomap": r_nomap, "follower": r_fol, "daemon_cpu": r_cpu}
     mb.write_json(os.path.join(out, "results.json"), res)
     rows = []
     if r_plain:
@@ -270,6 +325,16 @@ def main():
     for name, r in rows:
         print(f"{name:<32} {100 * r['pushed_out_share']:>9.0f}% {r['seconds']:>10.3f} {r['major_faults']:>13} "
               f"{r['minor_faults']:>13} {ratio(r):>8.1f}x")
+    if r_plain and r_react:
+        pairs = ", ".join(f"{p / q:.1f}x" for p, q in zip(r_plain["all_seconds"], r_react["all_seconds"]))
+        print(f"plain Linux touches: {', '.join('%.3fs' % x for x in r_plain['all_seconds'])}; "
+              f"detected wakes: {', '.join('%.3fs' % x for x in r_react['all_seconds'])} (pairwise {pairs})")
+    if r_react:
+        seen = [r["detected_after_s"] for r in reacts if r["detected_after_s"] is not None]
+        reads = [r["read_back_s"] for r in reacts if r["read_back_s"] is not None]
+        if seen and reads:
+            print(f"detected wakes: seen by the daemon {fmt_ms(statistics.median(seen))} after the touch began "
+                  f"(median of {len(seen)}), its read-back took {fmt_ms(statistics.median(reads))}")
     if r_per:
         times = ", ".join("%.3fs" % w["seconds"] for w in predicted)
         print(f"periodic bring-backs logged: {r_per['predicted_bring_backs']} (wakes 5..{args.wakes}: {times})")

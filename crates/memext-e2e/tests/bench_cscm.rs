@@ -15,6 +15,7 @@ fn cscm_quick_profile_runs_every_configuration_and_cleans_up() {
     for config in [
         "host",
         "container+libscm",
+        "container+libscm/no-seccomp",
         "container+volume",
         "container+storage",
         "dram",

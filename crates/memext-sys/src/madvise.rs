@@ -63,13 +63,14 @@ pub enum MadviseError {
 }
 
 /// What one [`advise`] call achieved.
-#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
 pub struct AdviseOutcome {
     /// Bytes the kernel accepted advice for.
     pub bytes: u64,
     /// Ranges skipped because the process no longer maps them (ENOMEM) or
-    /// they cannot take this advice (EINVAL, e.g. locked or special mappings).
-    pub skipped_ranges: usize,
+    /// they cannot take this advice (EINVAL, e.g. locked or special mappings),
+    /// or (MADV_COLLAPSE) the kernel refused them for now (EAGAIN, EBUSY).
+    pub skipped: Vec<AddrRange>,
     /// Number of system calls made.
     pub calls: usize,
 }
@@ -97,7 +98,7 @@ pub fn advise(
                     rest = &rest[batch.len()..];
                 } else if done == 0 {
                     // Nothing accepted and no error (an empty range): go past it.
-                    out.skipped_ranges += 1;
+                    out.skipped.push(rest[0]);
                     rest = &rest[1..];
                 } else {
                     // Retry the failing range alone to learn why; then go past it.
@@ -126,7 +127,7 @@ pub fn advise(
                     Some(
                         libc::ENOMEM | libc::EINVAL | libc::EFAULT | libc::EAGAIN | libc::EBUSY,
                     ) => {
-                        out.skipped_ranges += 1;
+                        out.skipped.push(rest[0]);
                         rest = &rest[1..];
                     }
                     _ => {
@@ -246,9 +247,9 @@ mod tests {
         // A range holding no whole block is accepted and changes nothing.
         let out = advise(&me, &[r(start, start + block / 2)], Advice::Collapse).expect("collapse");
         assert_eq!(anon_huge_kib_at(start), before);
-        assert_eq!(out.skipped_ranges, 0);
+        assert!(out.skipped.is_empty(), "{:?}", out.skipped);
         let out = advise(&me, &[r(start, start + block)], Advice::Collapse).expect("collapse");
-        assert_eq!(out.bytes + out.skipped_ranges as u64 * block, block);
+        assert_eq!(out.bytes + out.skipped.len() as u64 * block, block);
         assert!(
             anon_huge_kib_at(start) >= before + 2048,
             "the block is one huge page now ({} KiB before, {} after)",
@@ -272,7 +273,7 @@ mod tests {
         let out = advise(&me, &ranges, Advice::Cold).expect("advise");
         assert_eq!(out.calls, 3);
         assert_eq!(out.bytes, n as u64 * page);
-        assert_eq!(out.skipped_ranges, 0);
+        assert!(out.skipped.is_empty(), "{:?}", out.skipped);
         drop(buf);
     }
 
@@ -287,7 +288,7 @@ mod tests {
         // and advise() must go on to the next range.
         let ranges = [r(0, page), r(start, start + 16 * page)];
         let out = advise(&me, &ranges, Advice::Cold).expect("advise own memory");
-        assert_eq!(out.skipped_ranges, 1);
+        assert_eq!(out.skipped, vec![r(0, page)]);
         assert_eq!(out.bytes, 16 * page);
         drop(buf);
     }

@@ -50,7 +50,6 @@ struct Tracked {
     last_ws: Option<Instant>,
     memory: MemoryStats,
     pids: Vec<u32>,
-    last_majflt: u64,
     under_pressure: bool,
     /// memext pushed it out and has not brought it back since.
     out: bool,
@@ -287,7 +286,6 @@ impl Daemon {
                     last_ws: None,
                     memory: MemoryStats::default(),
                     pids: Vec::new(),
-                    last_majflt: 0,
                     under_pressure: false,
                     out: false,
                     held: None,
@@ -318,10 +316,10 @@ impl Daemon {
                 }
                 Err(e) => return Err(e.into()),
             };
-            let majflt = memory.pgmajfault.saturating_sub(t.last_majflt);
+            // t.memory is still the last tick's reading (zero before the first).
+            let majflt = memory.pgmajfault.saturating_sub(t.memory.pgmajfault);
             t.under_pressure = psi.is_some_and(|p| p.some.avg10 > PRESSURE_PSI)
-                || (t.last_majflt > 0 && majflt > 10);
-            t.last_majflt = memory.pgmajfault;
+                || (t.memory.pgmajfault > 0 && majflt > 10);
             let moving = self.mover.as_ref().is_some_and(|m| m.is_busy(key));
             if moving || t.was_moving {
                 // Faults since the last tick happened while memext moved pages.

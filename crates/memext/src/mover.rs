@@ -17,6 +17,8 @@ use memext_sys::AddrRange;
 
 /// Pages are moved in batches of at most this many bytes.
 const BATCH_BYTES: u64 = 16 << 20;
+/// How long a map-back waits before it retries the blocks the kernel refused.
+const COLLAPSE_RETRY_AFTER: Duration = Duration::from_millis(50);
 
 #[derive(Debug, Clone)]
 pub enum Job {
@@ -228,6 +230,18 @@ fn by_chunk(pid: u32, ranges: &[AddrRange]) -> Vec<(ChunkKey, AddrRange)> {
     out
 }
 
+/// Groups (pid, range) pairs into per-pid work, keeping their order.
+fn per_pid(pairs: Vec<(u32, AddrRange)>) -> Vec<(u32, Vec<AddrRange>)> {
+    let mut work: Vec<(u32, Vec<AddrRange>)> = Vec::new();
+    for (pid, r) in pairs {
+        match work.last_mut() {
+            Some((p, ranges)) if *p == pid => ranges.push(r),
+            _ => work.push((pid, vec![r])),
+        }
+    }
+    work
+}
+
 /// Paces `bytes` done since `t0` to `bandwidth` bytes per second.
 fn pace(t0: Instant, bytes: u64, bandwidth: u64) {
     if bandwidth == 0 {
@@ -242,8 +256,8 @@ fn pace(t0: Instant, bytes: u64, bandwidth: u64) {
 /// What one [`advise_paced`] did.
 struct Paced {
     pages: u64,
-    /// Ranges the kernel refused or skipped (see `AdviseOutcome`).
-    skipped: usize,
+    /// Ranges the kernel refused or skipped (see `AdviseOutcome`), per pid.
+    skipped: Vec<(u32, AddrRange)>,
     /// The ranges advised, per pid.
     done: Vec<(u32, AddrRange)>,
 }
@@ -259,7 +273,7 @@ fn advise_paced(
 ) -> Result<Paced, String> {
     let page = memext_sys::page_size();
     let t0 = Instant::now();
-    let (mut bytes, mut skipped, mut done) = (0u64, 0usize, Vec::new());
+    let (mut bytes, mut skipped, mut done) = (0u64, Vec::new(), Vec::new());
     for (pid, ranges) in work {
         let handle = match ProcessHandle::open(*pid) {
             Ok(h) => h,
@@ -273,7 +287,7 @@ fn advise_paced(
                 match advise(&handle, batch, advice) {
                     Ok(out) => {
                         bytes += out.bytes;
-                        skipped += out.skipped_ranges;
+                        skipped.extend(out.skipped.into_iter().map(|r| (*pid, r)));
                     }
                     Err(MadviseError::Vanished { .. }) => return Ok(false),
                     Err(e) => return Err(e.to_string()),
@@ -322,15 +336,21 @@ fn bring_back(
         work.push((pid, pieces.into_iter().map(|(_, r)| r).collect::<Vec<_>>()));
     }
     // A bring-back is never interrupted except by a newer one for the same context.
-    advise_paced(&work, Advice::WillNeed, bandwidth, || {
+    let t0 = Instant::now();
+    let paced = advise_paced(&work, Advice::WillNeed, bandwidth, || {
         while let Ok(j) = rx.try_recv() {
             enqueue(queue, j);
         }
         queue
             .iter()
             .any(|j| matches!(j, Job::BringBack { .. }) && j.key() == key)
-    })
-    .map(|p| (p.pages, p.done))
+    })?;
+    tracing::info!(
+        "{key}: read back {} in {:.3} s",
+        crate::units::human_bytes(paced.pages * memext_sys::page_size()),
+        t0.elapsed().as_secs_f64()
+    );
+    Ok((paced.pages, paced.done))
 }
 
 /// Maps the working-set chunks of `order` that had pages brought back as huge
@@ -349,24 +369,33 @@ fn map_chunks_back(
         .map(|(k, _)| k)
         .collect();
     let chunks: Vec<ChunkKey> = order.iter().filter(|k| back.contains(k)).copied().collect();
-    let mut work: Vec<(u32, Vec<AddrRange>)> = Vec::new();
-    for k in &chunks {
-        let range = AddrRange::new(k.start(), k.start() + CHUNK_BYTES);
-        match work.last_mut() {
-            Some((pid, ranges)) if *pid == k.pid => ranges.push(range),
-            _ => work.push((k.pid, vec![range])),
-        }
-    }
-    let t0 = Instant::now();
-    let paced = advise_paced(&work, Advice::Collapse, 0, || false)?;
-    tracing::info!(
-        "{key}: mapped back {} in {:.0?} ({} of {} blocks refused by the kernel)",
-        crate::units::human_bytes(paced.pages * memext_sys::page_size()),
-        t0.elapsed(),
-        paced.skipped,
-        chunks.len()
+    let work = per_pid(
+        chunks
+            .iter()
+            .map(|k| (k.pid, AddrRange::new(k.start(), k.start() + CHUNK_BYTES)))
+            .collect(),
     );
-    let pages = paced.pages;
+    let t0 = Instant::now();
+    let first = advise_paced(&work, Advice::Collapse, 0, || false)?;
+    // A block is refused while pages of it are still being read or locked
+    // (EAGAIN); once the reads in flight are done, most of those go through.
+    let retry = per_pid(first.skipped);
+    let again = if retry.is_empty() {
+        None
+    } else {
+        std::thread::sleep(COLLAPSE_RETRY_AFTER);
+        Some(advise_paced(&retry, Advice::Collapse, 0, || false)?)
+    };
+    let pages = first.pages + again.as_ref().map_or(0, |p| p.pages);
+    let refused = again.as_ref().map_or(0, |p| p.skipped.len());
+    tracing::info!(
+        "{key}: mapped back {} in {:.3} s ({} of {} blocks refused by the kernel, {} of them again on a retry)",
+        crate::units::human_bytes(pages * memext_sys::page_size()),
+        t0.elapsed().as_secs_f64(),
+        retry.iter().map(|(_, r)| r.len()).sum::<usize>(),
+        chunks.len(),
+        refused
+    );
     let mapped: HashSet<ChunkKey> = chunks.into_iter().collect();
     let rest = brought_back
         .into_iter()
