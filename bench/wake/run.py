@@ -333,8 +333,16 @@ def main():
         seen = [r["detected_after_s"] for r in reacts if r["detected_after_s"] is not None]
         reads = [r["read_back_s"] for r in reacts if r["read_back_s"] is not None]
         if seen and reads:
+            floor = statistics.median(seen) + statistics.median(reads)
             print(f"detected wakes: seen by the daemon {fmt_ms(statistics.median(seen))} after the touch began "
                   f"(median of {len(seen)}), its read-back took {fmt_ms(statistics.median(reads))}")
+            # From a swap file the touch waits for memext's reads (it takes almost
+            # no major fault of its own), so it cannot end before they are all
+            # issued, nor before the device has delivered them. (From zram the
+            # process decompresses pages itself too: no such bound.)
+            if r_plain and args.tier == "swapfile":
+                print(f"  the touch cannot end before memext's reads are all issued ({floor:.3f} s after it "
+                      f"began): at most {r_plain['seconds'] / floor:.1f}x plain Linux's {r_plain['seconds']:.3f} s")
     if r_per:
         times = ", ".join("%.3fs" % w["seconds"] for w in predicted)
         print(f"periodic bring-backs logged: {r_per['predicted_bring_backs']} (wakes 5..{args.wakes}: {times})")

@@ -494,7 +494,18 @@ impl Daemon {
                     if !t.out {
                         continue; // already back (held for its predicted wake)
                     }
-                    tracing::info!("{key}: bringing back ({reason})");
+                    // A woken context faults its hottest pages in by itself; from
+                    // zram that is as fast as memext's read (measured: in the same
+                    // order, both decompressed the same pages and the wake took
+                    // 0.50 s; from the end, 0.32 s). From a swap file, the
+                    // process gains most from following memext's reads ahead of it.
+                    let from_the_end = *reason == PrefetchReason::Woke
+                        && memext_sys::swap::active_swaps()
+                            .is_ok_and(|a| crate::tiers::next_area_is_zram(&a));
+                    tracing::info!(
+                        "{key}: bringing back ({reason}{})",
+                        if from_the_end { ", from the end" } else { "" }
+                    );
                     let order = t.ws.ranked(self.start.elapsed(), HEAT_LIFETIME);
                     let bandwidth = t.params.prefetch_bandwidth.0 / slow;
                     mover.submit(Job::BringBack {
@@ -508,6 +519,7 @@ impl Daemon {
                         // and lose (measured: a follower's touch went from 0.17 s to
                         // 0.9 s), so those get the read-back alone.
                         map_back: t.params.map_back && *reason == PrefetchReason::Periodic,
+                        from_the_end,
                     });
                     t.out = false;
                     // Held until well past the predicted wake; a wake ends it sooner.

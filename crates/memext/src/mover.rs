@@ -39,6 +39,10 @@ pub enum Job {
         bandwidth: u64,
         /// Then map the chunks of `order` (MADV_COLLAPSE), for a predicted wake.
         map_back: bool,
+        /// Read back in the reverse order, coldest and last first: for a context
+        /// already faulting its hottest pages in by itself from a synchronous
+        /// tier (zram), where both would otherwise decompress the same pages.
+        from_the_end: bool,
     },
 }
 
@@ -140,8 +144,9 @@ fn run(rx: &Receiver<Job>, stats: &Shared) {
                 order,
                 bandwidth,
                 map_back,
+                from_the_end,
                 ..
-            } => bring_back(pids, order, *bandwidth, rx, &mut queue, &key).and_then(
+            } => bring_back(pids, order, *bandwidth, *from_the_end, rx, &mut queue, &key).and_then(
                 |(pages, ranges)| {
                     let (mapped, ranges) = if *map_back {
                         map_chunks_back(&key, order, ranges)?
@@ -324,6 +329,7 @@ fn bring_back(
     pids: &[u32],
     order: &[ChunkKey],
     bandwidth: u64,
+    from_the_end: bool,
     rx: &Receiver<Job>,
     queue: &mut Vec<Job>,
     key: &str,
@@ -333,6 +339,9 @@ fn bring_back(
     for &pid in pids {
         let mut pieces = by_chunk(pid, &ranges_of(pid, PageState::Swapped)?);
         pieces.sort_by_key(|(k, r)| (rank.get(k).copied().unwrap_or(usize::MAX), r.start));
+        if from_the_end {
+            pieces.reverse();
+        }
         work.push((pid, pieces.into_iter().map(|(_, r)| r).collect::<Vec<_>>()));
     }
     // A bring-back is never interrupted except by a newer one for the same context.
@@ -472,6 +481,7 @@ mod tests {
             order: vec![],
             bandwidth: 0,
             map_back: false,
+            from_the_end: false,
         }
     }
     fn po(key: &str) -> Job {

@@ -118,6 +118,19 @@ pub fn plan_up(cfg: &TiersConfig, state: &TierState, active: &[SwapArea]) -> Vec
     plan
 }
 
+/// Pure: whether the swap area the kernel writes to next (the highest priority
+/// with room left) is a zram device, whose reads are synchronous: a fault on it
+/// decompresses in the faulting thread, with no I/O to wait for.
+pub fn next_area_is_zram(active: &[SwapArea]) -> bool {
+    active
+        .iter()
+        .filter(|a| a.used_bytes < a.size_bytes)
+        .max_by_key(|a| a.priority)
+        .filter(|a| a.kind == "partition")
+        .and_then(|a| a.path.file_name())
+        .is_some_and(|n| n.to_string_lossy().starts_with("zram"))
+}
+
 /// Pure: the algorithms a zram `comp_algorithm` file lists (`[lzo-rle] lzo lz4`).
 pub fn parse_algorithms(text: &str) -> Vec<String> {
     text.split_whitespace()
@@ -606,6 +619,37 @@ mod tests {
             used_bytes: 0,
             priority: 1,
         }
+    }
+
+    #[test]
+    fn the_next_area_is_the_highest_priority_one_with_room() {
+        let with = |p: &str, prio: i32, used: u64| SwapArea {
+            kind: if p.starts_with("/dev/") {
+                "partition"
+            } else {
+                "file"
+            }
+            .into(),
+            priority: prio,
+            used_bytes: used,
+            size_bytes: 10,
+            ..area(p)
+        };
+        assert!(!next_area_is_zram(&[]));
+        assert!(next_area_is_zram(&[
+            with("/dev/zram0", 100, 0),
+            with("/var/swap0", 10, 0)
+        ]));
+        assert!(!next_area_is_zram(&[
+            with("/dev/zram0", 100, 10),
+            with("/var/swap0", 10, 0)
+        ]));
+        assert!(!next_area_is_zram(&[
+            with("/dev/zram0", 5, 0),
+            with("/var/swap0", 10, 0)
+        ]));
+        // A swap file that happens to be called zram-something is a file.
+        assert!(!next_area_is_zram(&[with("/srv/zram.img", 1, 0)]));
     }
 
     fn cfg() -> TiersConfig {
