@@ -187,6 +187,40 @@ fn dry_run_prints_the_push_out_and_changes_nothing() {
 }
 
 #[test]
+fn capacity_is_read_from_a_parent_cgroups_limit() {
+    let _g = serial();
+    let h = host_hierarchy().expect("hierarchy");
+    let cg = ScratchCgroup::new(&h, "active").expect("cgroup");
+    h.open(&cg.parent)
+        .expect("parent")
+        .write_limit(LimitKnob::V1Limit, Limit::Bytes(96 << 20))
+        .expect("parent limit");
+    let toml = config(&cg, "").replace(
+        "capacity = \"4GiB\"",
+        &format!("capacity_cgroup = \"{}\"", cg.parent),
+    );
+    let sb = TierSandbox::new("capacity", &toml);
+    let mut t = Toucher::spawn(helper(), 32 << 20).expect("toucher");
+    cg.attach(t.pid()).expect("attach");
+    t.alloc().expect("alloc");
+    let out = sb
+        .command(&["daemon", "--dry-run", "--ticks", "2"])
+        .output()
+        .expect("dry run");
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert!(out.status.success(), "{stderr}");
+    assert!(stderr.contains("capacity 96.0MiB"), "{stderr}");
+    // The one active context may have all of it, and no more.
+    assert!(
+        stdout.contains(&format!("dry-run: {} [active]: limit 96.0MiB", cg.path)),
+        "{stdout}"
+    );
+}
+
+#[test]
 fn a_knob_someone_else_changes_is_left_alone() {
     let _g = serial();
     let Setup {
@@ -287,14 +321,24 @@ fn a_periodic_context_is_mapped_back_before_its_predicted_wake() {
         while t0.elapsed() < PERIOD * k {
             std::thread::sleep(Duration::from_millis(5));
         }
+        let woke = |text: &str| text.matches("woke (poll)").count();
+        let seen_before = woke(&std::fs::read_to_string(&log).unwrap_or_default());
         let (res, total) = mapped(&t);
         let touch = t.touch().expect("touch");
         found.push((k + 1, res, total, touch.minor_faults, touch.major_faults));
         let predicted = k >= 4 && res * 10 >= total * 9 && touch.minor_faults * 10 <= total;
         if predicted {
+            // A wake served by the prediction takes no fault and a few ms of CPU;
+            // the daemon must still see it, or it drops out of the history.
+            std::thread::sleep(Duration::from_millis(300));
             let text = std::fs::read_to_string(&log).unwrap_or_default();
             assert!(text.contains("bringing back (periodic)"), "{text}");
             assert!(text.contains("mapped back"), "{text}");
+            assert_eq!(
+                woke(&text),
+                seen_before + 1,
+                "the served wake was not seen:\n{text}"
+            );
             eprintln!(
                 "wake {}: {res} of {total} pages mapped before the touch, {} minor faults",
                 k + 1,

@@ -583,11 +583,15 @@ impl Daemon {
 
     /// Between ticks: catch the wake of a pushed-out context within one poll
     /// interval, from its CPU counter alone, and start bringing it back at once.
+    /// A context held for its predicted wake is watched too: mapped back, its
+    /// wake takes no fault and a few ms of CPU, which a tick-long window dilutes
+    /// below the activity threshold; a wake missed there is missing from its
+    /// history, and the next prediction with it.
     fn poll_idle(&mut self) -> anyhow::Result<()> {
         let now = self.now();
         let mut woke = Vec::new();
         for (key, t) in &mut self.tracked {
-            if t.model.state != State::Idle || !t.out {
+            if t.model.state != State::Idle || !(t.out || t.held.is_some()) {
                 continue;
             }
             let cpu = match t.cg.cpu_usage() {
@@ -601,6 +605,9 @@ impl Daemon {
         }
         for key in woke {
             tracing::info!("{key}: woke (poll)");
+            if let Some(t) = self.tracked.get_mut(&key) {
+                t.held = None; // the wake it was held for has come
+            }
             self.gauges
                 .wakes
                 .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
