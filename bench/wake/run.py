@@ -133,10 +133,11 @@ def reactive(args, base, work, cleanup, trial):
     wait_until("the push-out", 120, lambda: mb.mapped_fraction(s.p.pid) <= 0.2)
     time.sleep(1.5)
     out = 1 - mb.mapped_fraction(s.p.pid)
-    t_touch = time.time()
+    t_touch, cpu0 = time.time(), mb.proc_cpu_seconds(d.pid)
     r = s.touch()
     r["pushed_out_share"] = out
     time.sleep(0.5)  # the read-back's own log line
+    r["daemon_cpu_s"] = mb.proc_cpu_seconds(d.pid) - cpu0
     d.terminate()
     d.wait()
     s.stop()
@@ -281,7 +282,8 @@ def main():
                 reacts.append(reactive(args, base, work, cleanup, trial))
                 r = reacts[-1]
                 mb.log(f"  {r['seconds']:.3f} s, {r['major_faults']} major faults, wake seen after "
-                       f"{fmt_ms(r['detected_after_s'])}, read back in {fmt_ms(r['read_back_s'])}")
+                       f"{fmt_ms(r['detected_after_s'])}, read back in {fmt_ms(r['read_back_s'])} "
+                       f"(daemon CPU {fmt_ms(r['daemon_cpu_s'])})")
         r_plain = median_run(plains)
         r_react = median_run(reacts)
         if "periodic" in modes:
