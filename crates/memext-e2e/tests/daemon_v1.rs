@@ -221,6 +221,55 @@ fn capacity_is_read_from_a_parent_cgroups_limit() {
 }
 
 #[test]
+fn a_critical_context_under_pressure_slows_memext_down_and_says_so() {
+    let _g = serial();
+    let h = host_hierarchy().expect("hierarchy");
+    let cg = ScratchCgroup::new(&h, "critical").expect("cgroup");
+    // The operator's own cap, too small for the context: it swaps on every pass.
+    // (memext never limits a critical context; it must leave this cap alone.)
+    let c = cg.open().expect("open");
+    c.write_limit(LimitKnob::V1Limit, Limit::Bytes(24 << 20))
+        .expect("cap");
+    let toml = format!(
+        "[[select]]\ncgroup = \"{}/*\"\nclass = \"critical\"\n\n\
+         [daemon]\ncapacity = \"4GiB\"\ntick = \"500ms\"\npoll = \"20ms\"\nsocket = \"@DIR@/memext.sock\"\n\n\
+         [[tiers.swapfile]]\npath = \"@DIR@/swap0\"\nsize = \"256MiB\"\npriority = 10\n",
+        cg.parent
+    );
+    let sb = TierSandbox::new("pressure", &toml);
+    sb.up();
+    let mut t = Toucher::spawn(helper(), 48 << 20).expect("toucher");
+    cg.attach(t.pid()).expect("attach");
+    t.alloc().expect("alloc");
+    let log = sb.dir.join("daemon.log");
+    let daemon = sb.daemon("daemon.log");
+    let text = || std::fs::read_to_string(&log).unwrap_or_default();
+    let start = Instant::now();
+    let mut majors = 0;
+    while !text().contains("under memory pressure") && start.elapsed() < Duration::from_secs(20) {
+        majors += t.touch().expect("touch").major_faults;
+    }
+    let said = text();
+    assert!(
+        said.contains(&format!(
+            "critical context under memory pressure ({}): page-out and prefetch at a quarter",
+            cg.path
+        )),
+        "not said after {majors} major faults:\n{said}"
+    );
+    // Quiet again: the daemon says so within a few ticks.
+    wait_for("full bandwidth again", 20, || {
+        text().contains("page-out and prefetch at full bandwidth")
+    });
+    drop(daemon);
+    assert_eq!(
+        c.read_limit(LimitKnob::V1Limit).expect("limit"),
+        Limit::Bytes(24 << 20),
+        "memext changed a critical context's cap"
+    );
+}
+
+#[test]
 fn a_knob_someone_else_changes_is_left_alone() {
     let _g = serial();
     let Setup {

@@ -411,6 +411,28 @@ impl Daemon {
                 t.target = *target;
             }
         }
+        let was = self
+            .gauges
+            .throttled
+            .swap(p.throttle, std::sync::atomic::Ordering::Relaxed);
+        if p.throttle != was {
+            if p.throttle {
+                let pressed: Vec<&str> = self
+                    .tracked
+                    .iter()
+                    .filter(|(_, t)| t.ctx.class == Class::Critical && t.under_pressure)
+                    .map(|(k, _)| k.as_str())
+                    .collect();
+                tracing::warn!(
+                    "critical context under memory pressure ({}): page-out and prefetch at a quarter of their bandwidth",
+                    pressed.join(", ")
+                );
+            } else {
+                tracing::info!(
+                    "no critical context under pressure: page-out and prefetch at full bandwidth"
+                );
+            }
+        }
         self.apply(&p.actions, p.throttle)?;
         self.publish();
         Ok(())

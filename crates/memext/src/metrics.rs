@@ -35,6 +35,9 @@ pub struct DaemonGauges {
     pub wakes: AtomicU64,
     /// Knobs memext currently owns (written and not yet restored).
     pub owned_knobs: AtomicUsize,
+    /// Page-out and prefetch run at a quarter of their bandwidth: a critical
+    /// context shows pressure.
+    pub throttled: AtomicBool,
 }
 
 fn to_i64(v: u64) -> i64 {
@@ -147,6 +150,12 @@ pub fn render(rows: &[DaemonRow], d: &DaemonGauges) -> String {
         "owned_knobs",
         "cgroup knobs memext has changed and will restore",
         to_i64(d.owned_knobs.load(Ordering::Relaxed) as u64),
+    );
+    one(
+        &mut reg,
+        "throttled",
+        "1 while page-out and prefetch are slowed because a critical context shows memory pressure",
+        i64::from(d.throttled.load(Ordering::Relaxed)),
     );
     let ticks = Counter::<u64>::default();
     ticks.inc_by(d.ticks.load(Ordering::Relaxed));
@@ -269,6 +278,7 @@ mod tests {
             "memext_contexts",
             "memext_capacity_bytes",
             "memext_owned_knobs",
+            "memext_throttled",
             "memext_ticks",
             "memext_wakes",
         ] {
@@ -294,6 +304,7 @@ mod tests {
             "{text}"
         );
         assert!(text.contains("memext_capacity_bytes 1073741824"), "{text}");
+        assert!(text.contains("memext_throttled 0"), "{text}");
         assert!(text.ends_with("# EOF\n"));
     }
 
