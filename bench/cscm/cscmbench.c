@@ -13,6 +13,8 @@
  *   stream     STREAM Copy over two 90 MB arrays                     -> MB/s
  *   array-tx   transactions of 10 random element updates, durable    -> tx/s
  *   btree-tx   one durable insert per transaction                    -> tx/s
+ *   syscall    one system call (getppid) in a loop: what every request of a
+ *              syscall-bound server (Redis) pays on top, e.g. for a seccomp filter -> ns/call
  *   inspect    (scm-path only) print the region's object count
  * SIZE overrides the element count (array) or the initial keys (btree) or the
  * MB per STREAM array, for small smoke runs. */
@@ -24,6 +26,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -262,6 +265,19 @@ static double bench_stream(double seconds, size_t mb) {
     return 2.0 * n * sizeof(double) / best / 1e6; /* STREAM counts bytes read + written */
 }
 
+/* ---- one system call ---- */
+
+static double bench_syscall(double seconds) {
+    long calls = 0;
+    double t0 = now(), t;
+    do {
+        for (int i = 0; i < 100000; i++) syscall(SYS_getppid);
+        calls += 100000;
+        t = now() - t0;
+    } while (t < seconds);
+    return t * 1e9 / calls;
+}
+
 int main(int argc, char **argv) {
     if (argc < 5) {
         fprintf(stderr, "usage: %s BACKEND WHERE BENCH SECONDS [SIZE]\n", argv[0]);
@@ -290,6 +306,9 @@ int main(int argc, char **argv) {
     } else if (strcmp(bench, "stream") == 0) {
         v = bench_stream(seconds, size ? size : 90);
         unit = "MB/s";
+    } else if (strcmp(bench, "syscall") == 0) {
+        v = bench_syscall(seconds);
+        unit = "ns/call";
     } else {
         die("unknown benchmark");
         return 2;

@@ -29,6 +29,7 @@ fn cscm_quick_profile_runs_every_configuration_and_cleans_up() {
             "redis-LPUSH",
             "array-tx",
             "btree-tx",
+            "syscall",
         ] {
             let row = csv
                 .lines()
