@@ -33,6 +33,12 @@ def build():
     subprocess.run(["cargo", "build", "--release", "--locked", "-q", "-p", "memext", "-p", "memext-e2e"], cwd=ROOT, check=True)
 
 
+def add_profile_arg(ap, what="memext"):
+    """The benches' --profile flag: which build to run (see use_build)."""
+    ap.add_argument("--profile", default="release", choices=["release", "debug"],
+                    help=f"which build of {what} to use (debug: as built, no cargo build)")
+
+
 def use_build(profile):
     """Builds memext in release (the benchmarks' default) or uses the debug build
     as it stands (the test suite's smoke runs, after cargo test built it)."""

@@ -322,8 +322,7 @@ def main():
     ap.add_argument("--workloads", default=",".join(WORKLOADS),
                     help="critical workloads measured at each step: redis, web (nginx -> python app -> redis)")
     ap.add_argument("--web-dataset", default=None, help="the web workload's data store (default a sixteenth of --cap)")
-    ap.add_argument("--profile", default="release", choices=["release", "debug"],
-                    help="which build of memext to use (debug: as built, no cargo build)")
+    mb.add_profile_arg(ap)
     ap.add_argument("--quick", action="store_true", help="n up to 9, smaller server, short steps (under 15 min)")
     ap.add_argument("--smoke", action="store_true", help="n up to 3, tiny sizes (the test suite's smoke test)")
     ap.add_argument("--out", default=os.path.join(ROOT, "results", "containerscale-" + time.strftime("%Y%m%d-%H%M%S")))

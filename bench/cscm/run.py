@@ -305,8 +305,7 @@ def main():
     ap.add_argument("--rounds", type=int, default=5,
                     help="rounds alternating the configurations, each in a rotated order; the median is kept (default 5)")
     ap.add_argument("--region-mb", type=int, default=1024, help="region / mapped file size in MiB")
-    ap.add_argument("--profile", default="release", choices=["release", "debug"],
-                    help="which build of libscm and memext to use (debug: as built, no cargo build)")
+    mb.add_profile_arg(ap, "libscm and memext")
     ap.add_argument("--quick", action="store_true", help="tiny sizes, short runs: the test suite's smoke test")
     ap.add_argument("--out", default=os.path.join(ROOT, "results", "cscm-" + time.strftime("%Y%m%d-%H%M%S")))
     a = ap.parse_args()

@@ -322,8 +322,7 @@ def main():
     ap.add_argument("--timeout", type=float, default=3600.0,
                     help="seconds a batch may run before its jobs are killed and counted as failed (default 3600)")
     ap.add_argument("--progress", type=float, default=15.0, help="seconds between progress lines (default 15)")
-    ap.add_argument("--profile", default="release", choices=["release", "debug"],
-                    help="which build of memext to use (debug: as built, no cargo build)")
+    mb.add_profile_arg(ap)
     ap.add_argument("--quick", action="store_true", help="a small mesh and server, up to 3 jobs (under 2 minutes)")
     ap.add_argument("--smoke", action="store_true", help="a tiny mesh, up to 2 jobs (the test suite's smoke test)")
     ap.add_argument("--out", default=os.path.join(ROOT, "results", "imdt-" + time.strftime("%Y%m%d-%H%M%S")))

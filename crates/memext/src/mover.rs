@@ -259,8 +259,8 @@ fn pace(t0: Instant, bytes: u64, bandwidth: u64) {
 /// What one [`advise_paced`] did.
 struct Paced {
     pages: u64,
-    /// Ranges the kernel refused or skipped (see `AdviseOutcome`), per pid.
-    skipped: Vec<(u32, AddrRange)>,
+    /// Ranges the kernel refused or skipped (see `AdviseOutcome`).
+    skipped: usize,
     /// The ranges advised, per pid.
     done: Vec<(u32, AddrRange)>,
 }
@@ -276,7 +276,7 @@ fn advise_paced(
 ) -> Result<Paced, String> {
     let page = memext_sys::page_size();
     let t0 = Instant::now();
-    let (mut bytes, mut skipped, mut done) = (0u64, Vec::new(), Vec::new());
+    let (mut bytes, mut skipped, mut done) = (0u64, 0usize, Vec::new());
     for (pid, ranges) in work {
         let handle = match ProcessHandle::open(*pid) {
             Ok(h) => h,
@@ -290,7 +290,7 @@ fn advise_paced(
                 match advise(&handle, batch, advice) {
                     Ok(out) => {
                         bytes += out.bytes;
-                        skipped.extend(out.skipped.into_iter().map(|r| (*pid, r)));
+                        skipped += out.skipped.len();
                     }
                     Err(MadviseError::Vanished { .. }) => return Ok(false),
                     Err(e) => return Err(e.to_string()),
@@ -390,7 +390,7 @@ fn map_chunks_back(
         "{key}: mapped back {} in {:.3} s ({} of {} blocks refused by the kernel)",
         crate::units::human_bytes(paced.pages * memext_sys::page_size()),
         t0.elapsed().as_secs_f64(),
-        paced.skipped.len(),
+        paced.skipped,
         chunks.len()
     );
     let pages = paced.pages;

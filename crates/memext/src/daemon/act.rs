@@ -95,7 +95,7 @@ impl Daemon {
                     // A woken context faults its hottest pages in by itself; from
                     // zram that is as fast as memext's read (measured: in the same
                     // order, both decompressed the same pages and the wake took
-                    // 0.50 s; from the end, 0.32 s). From a swap file, the
+                    // 0.50 s; from the end, 0.31 s). From a swap file, the
                     // process gains most from following memext's reads ahead of it.
                     let from_the_end = *reason == PrefetchReason::Woke
                         && memext_sys::swap::active_swaps()
