@@ -1,6 +1,7 @@
 """Shared pieces of memext's benchmarks: cgroups (v1 or v2) made and removed by
 the harness, the toucher helper (crates/memext-e2e), the memext binary, and a
 cleanup stack that runs on exit, on error and on SIGINT/SIGTERM."""
+import datetime
 import json
 import platform
 import os
@@ -49,11 +50,31 @@ def use_build(profile):
         BIN = os.path.join(ROOT, "target", "debug")
 
 
+def daemon_events(log_path, event=None):
+    """The structured events of a daemon log written with `--log-format json`
+    (as `start_daemon` writes it), each a dict of its fields plus `at`, its
+    wall-clock time in seconds; only those named `event` if given."""
+    out = []
+    with open(log_path) as f:
+        for line in f:
+            try:
+                e = json.loads(line)
+            except ValueError:
+                continue
+            if not isinstance(e, dict) or "event" not in e or (event and e["event"] != event):
+                continue
+            stamp = e.get("timestamp", "").rstrip("Z")[:26]  # microseconds: fromisoformat's limit
+            e["at"] = datetime.datetime.fromisoformat(stamp).replace(tzinfo=datetime.timezone.utc).timestamp()
+            out.append(e)
+    return out
+
+
 def start_daemon(config, log_path, cleanup):
-    """Starts `memext --config CONFIG daemon`, its log appended to `log_path`;
-    returns a function that stops it (also pushed on `cleanup`)."""
+    """Starts `memext --config CONFIG daemon`, its log (JSON events, see
+    `daemon_events`) appended to `log_path`; returns a function that stops it
+    (also pushed on `cleanup`)."""
     with open(log_path, "a") as log_file:
-        p = subprocess.Popen([os.path.join(BIN, "memext"), "--config", config, "daemon"],
+        p = subprocess.Popen([os.path.join(BIN, "memext"), "--log-format", "json", "--config", config, "daemon"],
                              stdout=subprocess.DEVNULL, stderr=log_file)
 
     def stop():

@@ -3,7 +3,6 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::parse::parse_procs;
 use crate::{v1::V1Cgroup, v2::V2Cgroup, AnyCgroup, CgroupError, CgroupPath, PathError, Version};
 
 #[derive(Debug, thiserror::Error)]
@@ -229,44 +228,4 @@ fn walk_dir(dir: &Path, at: &CgroupPath, out: &mut Vec<CgroupPath>) -> std::io::
         walk_dir(&path, &child, out)?;
     }
     Ok(())
-}
-
-/// Pids in the cgroup at `dir` and all cgroups below it.
-pub(crate) fn procs_below(dir: &Path, path: &CgroupPath) -> Result<Vec<u32>, CgroupError> {
-    let mut out = Vec::new();
-    let mut stack = vec![dir.to_path_buf()];
-    let mut first = true;
-    while let Some(d) = stack.pop() {
-        match std::fs::read_to_string(d.join("cgroup.procs")) {
-            Ok(text) => out.extend(parse_procs(&text).map_err(|source| CgroupError::Parse {
-                path: path.clone(),
-                file: "cgroup.procs".into(),
-                source,
-            })?),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                if first {
-                    return Err(CgroupError::Vanished { path: path.clone() });
-                }
-                continue;
-            }
-            Err(source) => {
-                return Err(CgroupError::Read {
-                    path: path.clone(),
-                    file: "cgroup.procs".into(),
-                    source,
-                })
-            }
-        }
-        first = false;
-        if let Ok(rd) = std::fs::read_dir(&d) {
-            for e in rd.flatten() {
-                if e.file_type().map(|t| t.is_dir()).unwrap_or(false) {
-                    stack.push(e.path());
-                }
-            }
-        }
-    }
-    out.sort_unstable();
-    out.dedup();
-    Ok(out)
 }

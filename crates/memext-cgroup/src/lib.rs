@@ -13,6 +13,7 @@ mod dirfd;
 pub mod hierarchy;
 pub mod parse;
 mod path;
+mod procs;
 pub mod v1;
 pub mod v2;
 

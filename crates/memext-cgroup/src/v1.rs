@@ -84,7 +84,7 @@ impl MemoryCgroup for V1Cgroup {
     }
 
     fn procs_recursive(&self) -> Result<Vec<u32>, CgroupError> {
-        crate::hierarchy::procs_below(&self.memory_fs, &self.memory.path)
+        crate::procs::procs_below(&self.memory_fs, &self.memory.path)
     }
 
     fn memory(&self) -> Result<MemoryStats, CgroupError> {

@@ -44,7 +44,7 @@ impl MemoryCgroup for V2Cgroup {
     }
 
     fn procs_recursive(&self) -> Result<Vec<u32>, CgroupError> {
-        crate::hierarchy::procs_below(&self.fs, &self.dir.path)
+        crate::procs::procs_below(&self.fs, &self.dir.path)
     }
 
     fn memory(&self) -> Result<MemoryStats, CgroupError> {

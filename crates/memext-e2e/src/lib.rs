@@ -83,6 +83,17 @@ pub fn status_row(json: &str, cgroup: &str) -> anyhow::Result<serde_json::Value>
         .with_context(|| format!("{cgroup} is not in the status output: {json}"))
 }
 
+/// The structured events named `event` in a daemon log written with
+/// `--log-format json` (lines that are not JSON objects are skipped).
+pub fn events_named(log: &std::path::Path, event: &str) -> Vec<serde_json::Value> {
+    std::fs::read_to_string(log)
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .filter(|v| v["event"] == event)
+        .collect()
+}
+
 pub fn is_root() -> bool {
     rustix::process::geteuid().is_root()
 }

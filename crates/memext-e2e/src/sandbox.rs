@@ -68,11 +68,12 @@ impl TierSandbox {
         self.command(args).output().expect("run memext")
     }
 
-    /// Starts `memext daemon` with this config, its log in `DIR/LOG`.
+    /// Starts `memext daemon` with this config, its log (JSON lines, see
+    /// [`crate::events_named`]) in `DIR/LOG`.
     pub fn daemon(&self, log: &str) -> ChildGuard {
         let file = std::fs::File::create(self.dir.join(log)).expect("daemon log");
         ChildGuard(
-            self.command(&["daemon"])
+            self.command(&["--log-format", "json", "daemon"])
                 .stdout(std::process::Stdio::null())
                 .stderr(file)
                 .spawn()

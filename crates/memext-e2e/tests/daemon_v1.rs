@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use memext_cgroup::{AnyCgroup, Limit, LimitKnob, MemoryCgroup};
 use memext_e2e::sandbox::TierSandbox;
 use memext_e2e::toucher::Toucher;
-use memext_e2e::{host_hierarchy, is_root, status_row, ScratchCgroup};
+use memext_e2e::{events_named, host_hierarchy, is_root, status_row, ScratchCgroup};
 
 static MACHINE: Mutex<()> = Mutex::new(());
 
@@ -124,7 +124,7 @@ fn idle_context_is_pushed_out_and_back_in_memory_when_it_wakes() {
         "{} major faults on {total} pages after the bring-back ({back_after:?}); log:\n{log_text}",
         touch.major_faults
     );
-    assert!(log_text.contains("woke"), "{log_text}");
+    assert!(!events_named(&log, "woke").is_empty(), "{log_text}");
 
     // SIGTERM: knobs back as they were, state and socket gone.
     let status = daemon.terminate(20).expect("daemon exits on SIGTERM");
@@ -243,24 +243,26 @@ fn a_critical_context_under_pressure_slows_memext_down_and_says_so() {
     t.alloc().expect("alloc");
     let log = sb.dir.join("daemon.log");
     let daemon = sb.daemon("daemon.log");
-    let text = || std::fs::read_to_string(&log).unwrap_or_default();
+    let throttle = |on: bool| {
+        events_named(&log, "throttle")
+            .into_iter()
+            .filter(|e| e["on"] == on)
+            .collect::<Vec<_>>()
+    };
     let start = Instant::now();
     let mut majors = 0;
-    while !text().contains("under memory pressure") && start.elapsed() < Duration::from_secs(20) {
+    while throttle(true).is_empty() && start.elapsed() < Duration::from_secs(20) {
         majors += t.touch().expect("touch").major_faults;
     }
-    let said = text();
+    let on = throttle(true);
     assert!(
-        said.contains(&format!(
-            "critical context under memory pressure ({}): page-out and prefetch at a quarter",
-            cg.path
-        )),
-        "not said after {majors} major faults:\n{said}"
+        on.first()
+            .is_some_and(|e| e["pressed"] == cg.path.to_string().as_str()),
+        "not said after {majors} major faults: {on:?}\n{}",
+        std::fs::read_to_string(&log).unwrap_or_default()
     );
     // Quiet again: the daemon says so within a few ticks.
-    wait_for("full bandwidth again", 20, || {
-        text().contains("page-out and prefetch at full bandwidth")
-    });
+    wait_for("full bandwidth again", 20, || !throttle(false).is_empty());
     drop(daemon);
     assert_eq!(
         c.read_limit(LimitKnob::V1Limit).expect("limit"),
@@ -272,12 +274,7 @@ fn a_critical_context_under_pressure_slows_memext_down_and_says_so() {
 #[test]
 fn a_knob_someone_else_changes_is_left_alone() {
     let _g = serial();
-    let Setup {
-        cg: _cg,
-        sb,
-        mut t,
-        c,
-    } = setup("foreign", 64, Some("256MiB"));
+    let Setup { cg, sb, mut t, c } = setup("foreign", 64, Some("256MiB"));
     let log = sb.dir.join("daemon.log");
     let mut daemon = sb.daemon("daemon.log");
     wait_for("memext to set a limit", 30, || {
@@ -299,8 +296,9 @@ fn a_knob_someone_else_changes_is_left_alone() {
         c.read_limit(LimitKnob::V1Limit).expect("limit"),
         Limit::Bytes(900 << 20)
     );
-    let text = std::fs::read_to_string(&log).unwrap_or_default();
-    assert_eq!(text.matches("someone else manages it").count(), 1, "{text}");
+    let foreign = events_named(&log, "foreign-knob");
+    assert_eq!(foreign.len(), 1, "{foreign:?}");
+    assert_eq!(foreign[0]["context"], cg.path.to_string().as_str());
     drop(t);
 }
 
@@ -328,9 +326,9 @@ fn a_daemon_killed_with_sigkill_is_reconciled_by_the_next_one() {
     // The stale socket of the killed daemon must not stop the next one.
     let mut second = start("second.log");
     wait_for("the second daemon to adopt the ledger", 30, || {
-        std::fs::read_to_string(sb.dir.join("second.log"))
-            .unwrap_or_default()
-            .contains("adopted")
+        events_named(&sb.dir.join("second.log"), "adopted")
+            .first()
+            .is_some_and(|e| e["knobs"].as_u64() >= Some(1))
     });
     assert!(second.terminate(20).expect("exits").success());
     assert_eq!(
@@ -370,8 +368,13 @@ fn a_periodic_context_is_mapped_back_before_its_predicted_wake() {
         while t0.elapsed() < PERIOD * k {
             std::thread::sleep(Duration::from_millis(5));
         }
-        let woke = |text: &str| text.matches("woke (poll)").count();
-        let seen_before = woke(&std::fs::read_to_string(&log).unwrap_or_default());
+        let woke = || {
+            events_named(&log, "woke")
+                .iter()
+                .filter(|e| e["via"] == "poll")
+                .count()
+        };
+        let seen_before = woke();
         let (res, total) = mapped(&t);
         let touch = t.touch().expect("touch");
         found.push((k + 1, res, total, touch.minor_faults, touch.major_faults));
@@ -381,10 +384,15 @@ fn a_periodic_context_is_mapped_back_before_its_predicted_wake() {
             // the daemon must still see it, or it drops out of the history.
             std::thread::sleep(Duration::from_millis(300));
             let text = std::fs::read_to_string(&log).unwrap_or_default();
-            assert!(text.contains("bringing back (periodic)"), "{text}");
-            assert!(text.contains("mapped back"), "{text}");
+            assert!(
+                events_named(&log, "bringing-back")
+                    .iter()
+                    .any(|e| e["reason"] == "periodic" && e["map_back"] == true),
+                "{text}"
+            );
+            assert!(!events_named(&log, "mapped-back").is_empty(), "{text}");
             assert_eq!(
-                woke(&text),
+                woke(),
                 seen_before + 1,
                 "the served wake was not seen:\n{text}"
             );

@@ -9,9 +9,15 @@
 //! - [`workingset`]: which 2 MiB chunks of a context were resident, and how hot.
 //! - [`predict`]: which idle contexts to bring back now, and why.
 //! - [`planner`]: DRAM targets and actions for all contexts under a capacity.
+//! - [`context`]: what the engine holds per context, and the samples it takes.
+//! - [`engine`]: the decisions of a tick: when to record a working set, what to
+//!   push out or bring back, in what order and how fast, what to hold, when to
+//!   throttle; the daemon executes the commands and reports back.
 #![forbid(unsafe_code)]
 
 pub mod activity;
+pub mod context;
+pub mod engine;
 pub mod history;
 pub mod model;
 pub mod planner;
@@ -22,8 +28,50 @@ pub mod workingset;
 pub type Instant = std::time::Duration;
 
 /// How memext treats a context (`ignore`d contexts never reach the engine).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub enum Class {
     Critical,
     Extend,
+}
+
+impl std::fmt::Display for Class {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Class::Critical => "critical",
+            Class::Extend => "extend",
+        })
+    }
+}
+
+/// A memory context's identity in the engine: its cgroup path, relative to the
+/// hierarchy's root (`/docker/<id>`), which is unique on the host while the
+/// cgroup exists. A key, not a display string: status, metrics and events carry
+/// it as a field of its own.
+#[derive(
+    Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
+)]
+#[serde(transparent)]
+pub struct ContextId(String);
+
+impl ContextId {
+    pub fn new(cgroup: impl Into<String>) -> Self {
+        Self(cgroup.into())
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl From<&str> for ContextId {
+    fn from(s: &str) -> Self {
+        Self(s.to_owned())
+    }
+}
+
+impl std::fmt::Display for ContextId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
 }

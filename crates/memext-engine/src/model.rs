@@ -17,7 +17,8 @@ use crate::activity::{is_active, ActivityThresholds, Counters};
 use crate::history::ActivationHistory;
 use crate::Instant;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub enum State {
     Active,
     Idle,
@@ -52,11 +53,23 @@ impl Default for ModelParams {
 }
 
 /// A change of state worth acting on.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
 pub enum Transition {
     BecameIdle,
     Woke,
     Settled,
+}
+
+impl Transition {
+    /// The name events carry (`became-idle`, `woke`, `settled`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Transition::BecameIdle => "became-idle",
+            Transition::Woke => "woke",
+            Transition::Settled => "settled",
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]

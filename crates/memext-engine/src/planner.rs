@@ -11,7 +11,7 @@
 
 use crate::model::State;
 use crate::predict::PrefetchReason;
-use crate::Class;
+use crate::{Class, ContextId};
 
 /// Room an active extend context gets above its current use, at least.
 pub const GROWTH_BYTES: u64 = 32 << 20;
@@ -20,7 +20,7 @@ pub const PUSH_SLACK_BYTES: u64 = 8 << 20;
 
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct ContextInput {
-    pub key: String,
+    pub key: ContextId,
     pub class: Class,
     pub state: State,
     /// Bytes charged to the context now (resident, including its page cache).
@@ -46,18 +46,21 @@ pub struct PlanInput {
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub enum Action {
     /// Push an idle extend context out until `keep` bytes remain.
-    PushOut { key: String, keep: u64 },
+    PushOut { key: ContextId, keep: u64 },
     /// Bring a context's working set back from the slower tiers.
-    BringBack { key: String, reason: PrefetchReason },
+    BringBack {
+        key: ContextId,
+        reason: PrefetchReason,
+    },
     /// Cap an extend context at `bytes` (v1 limit_in_bytes, v2 memory.high).
-    Limit { key: String, bytes: u64 },
+    Limit { key: ContextId, bytes: u64 },
     /// Guarantee a critical context `bytes` (v2 memory.min; on v1 the limits
     /// of the others keep the room).
-    Protect { key: String, bytes: u64 },
+    Protect { key: ContextId, bytes: u64 },
 }
 
 impl Action {
-    pub fn key(&self) -> &str {
+    pub fn key(&self) -> &ContextId {
         match self {
             Action::PushOut { key, .. }
             | Action::BringBack { key, .. }
@@ -244,7 +247,7 @@ mod tests {
         p.targets[input
             .contexts
             .iter()
-            .position(|c| c.key == key)
+            .position(|c| c.key.as_str() == key)
             .expect("key")]
     }
 
@@ -277,7 +280,7 @@ mod tests {
         assert!(!p
             .actions
             .iter()
-            .any(|a| matches!(a, Action::PushOut { key, .. } if key != "idle")));
+            .any(|a| matches!(a, Action::PushOut { key, .. } if key.as_str() != "idle")));
         assert!(!p.overcommitted && !p.throttle);
     }
 
@@ -365,7 +368,7 @@ mod tests {
 
     fn any_context() -> impl Strategy<Value = ContextInput> {
         (
-            "[a-z]{1,8}",
+            "[a-z]{1,8}".prop_map(ContextId::new),
             prop_oneof![Just(Class::Critical), Just(Class::Extend)],
             prop_oneof![Just(State::Active), Just(State::Idle), Just(State::Waking)],
             0u64..4096,
@@ -412,7 +415,7 @@ mod tests {
         fn plan_never_pushes_out_or_limits_a_critical_context(capacity in 0u64..16384, cs in prop::collection::vec(any_context(), 0..12)) {
             let input = PlanInput { capacity: capacity * MIB, contexts: cs };
             for a in plan(&input).actions {
-                let keyed: Vec<&ContextInput> = input.contexts.iter().filter(|c| c.key == a.key()).collect();
+                let keyed: Vec<&ContextInput> = input.contexts.iter().filter(|c| &c.key == a.key()).collect();
                 prop_assert!(!keyed.is_empty(), "action on a context not in the input: {:?}", a);
                 if matches!(a, Action::PushOut { .. } | Action::Limit { .. }) {
                     // Keys may repeat in generated input; the acted-on one must be extend.

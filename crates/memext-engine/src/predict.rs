@@ -8,7 +8,8 @@ use crate::history::follow_ratio;
 use crate::model::{ContextModel, State};
 use crate::Instant;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
 pub enum PrefetchReason {
     /// The context woke.
     Woke,

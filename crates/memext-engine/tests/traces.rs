@@ -100,7 +100,7 @@ impl Sim {
                 let i = self
                     .loads
                     .iter()
-                    .position(|w| w.key == a.key())
+                    .position(|w| w.key == a.key().as_str())
                     .expect("known key");
                 match a {
                     Action::PushOut { .. } => self.out[i] = true,
@@ -123,11 +123,11 @@ impl Sim {
 }
 
 fn push_out(key: &'static str) -> impl Fn(&Action) -> bool {
-    move |a| matches!(a, Action::PushOut { key: k, .. } if k == key)
+    move |a| matches!(a, Action::PushOut { key: k, .. } if k.as_str() == key)
 }
 
 fn bring_back(key: &'static str, reason: PrefetchReason) -> impl Fn(&Action) -> bool {
-    move |a| matches!(a, Action::BringBack { key: k, reason: r } if k == key && *r == reason)
+    move |a| matches!(a, Action::BringBack { key: k, reason: r } if k.as_str() == key && *r == reason)
 }
 
 #[test]

@@ -111,7 +111,12 @@ fn parse_line(line: &str) -> Option<Mapping> {
 
 /// Reads and parses /proc/PID/maps.
 pub fn read_maps(pid: Pid) -> Result<Vec<Mapping>, MapsError> {
-    match std::fs::read_to_string(format!("/proc/{pid}/maps")) {
+    read_maps_in(std::path::Path::new("/proc"), pid)
+}
+
+/// Reads and parses PROC_ROOT/PID/maps (a proc file system mounted elsewhere).
+pub fn read_maps_in(proc_root: &std::path::Path, pid: Pid) -> Result<Vec<Mapping>, MapsError> {
+    match std::fs::read_to_string(proc_root.join(pid.to_string()).join("maps")) {
         Ok(text) => parse_maps(&text),
         Err(e) if vanished(&e) => Err(MapsError::Vanished { pid }),
         Err(e) => Err(MapsError::Read { pid, source: e }),

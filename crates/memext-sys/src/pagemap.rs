@@ -122,7 +122,16 @@ impl Pagemap {
     }
 
     pub fn open_with(pid: Pid, backend: ScanBackend) -> Result<Self, PagemapError> {
-        let file = File::open(format!("/proc/{pid}/pagemap")).map_err(|e| {
+        Self::open_in(std::path::Path::new("/proc"), pid, backend)
+    }
+
+    /// Opens PROC_ROOT/PID/pagemap (a proc file system mounted elsewhere).
+    pub fn open_in(
+        proc_root: &std::path::Path,
+        pid: Pid,
+        backend: ScanBackend,
+    ) -> Result<Self, PagemapError> {
+        let file = File::open(proc_root.join(pid.to_string()).join("pagemap")).map_err(|e| {
             if vanished(&e) {
                 PagemapError::Vanished { pid }
             } else {

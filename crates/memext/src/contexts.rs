@@ -10,10 +10,6 @@ use memext_cgroup::{CgroupPath, Hierarchy, HierarchyError};
 use crate::config::{Class, Config, ContextFacts};
 use crate::identity::{identify, is_container_id, Identity, Runtime};
 
-/// Top-level cgroups that belong to the machine's own machinery and are never
-/// considered, not even read.
-pub const RESERVED: &[&str] = &["process_api"];
-
 /// One memory context: a cgroup memext knows as a workload.
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct MemoryContext {
@@ -44,7 +40,7 @@ pub fn discover(
         if path
             .components()
             .next()
-            .is_some_and(|top| RESERVED.contains(&top))
+            .is_some_and(|top| config.host.leave_alone.iter().any(|l| l == top))
         {
             continue;
         }

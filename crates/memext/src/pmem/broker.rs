@@ -214,13 +214,42 @@ pub fn serve(
         broker.store.backing,
         broker.key
     );
-    let handle = crate::control::accept_loop(
+    let handle = crate::socket::accept_loop(
         "pmem-broker",
         stop,
         move || listener.accept().map(|(c, _)| c),
         move |conn| broker.handle(conn),
     )?;
     Ok(handle)
+}
+
+/// The broker running inside the daemon (`[pmem] in_daemon = true`).
+pub struct InDaemon {
+    stop: Arc<AtomicBool>,
+    thread: std::thread::JoinHandle<()>,
+}
+
+impl InDaemon {
+    pub fn stop(self, socket: &std::path::Path) {
+        self.stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        let _ = self.thread.join();
+        let _ = std::fs::remove_file(socket);
+    }
+}
+
+/// Starts the broker beside the daemon when the policy asks for it there
+/// rather than on its own (never in a dry run).
+pub fn start_in_daemon(
+    cfg: &crate::config::Config,
+    dry_run: bool,
+) -> anyhow::Result<Option<InDaemon>> {
+    if !cfg.pmem.in_daemon || dry_run {
+        return Ok(None);
+    }
+    let broker = Arc::new(Broker::new(&cfg.pmem, &cfg.runtimes)?);
+    let stop = Arc::new(AtomicBool::new(false));
+    let thread = serve(broker, cfg.pmem.socket.clone(), stop.clone())?;
+    Ok(Some(InDaemon { stop, thread }))
 }
 
 #[cfg(test)]

@@ -16,7 +16,9 @@ use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::registry::Registry;
 
-use crate::control::{DaemonRow, Rows};
+use memext_engine::model::State;
+
+use super::serve::{ContextReport, Reports};
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct ContextLabels {
@@ -45,7 +47,7 @@ fn to_i64(v: u64) -> i64 {
 }
 
 /// The metrics text for `rows` and `d`.
-pub fn render(rows: &[DaemonRow], d: &DaemonGauges) -> String {
+pub fn render(rows: &[ContextReport], d: &DaemonGauges) -> String {
     let mut reg = <Registry>::with_prefix("memext");
     let gauge = |reg: &mut Registry, name: &str, help: &str| {
         let f = Family::<ContextLabels, Gauge>::default();
@@ -108,17 +110,17 @@ pub fn render(rows: &[DaemonRow], d: &DaemonGauges) -> String {
     );
     for r in rows {
         let l = ContextLabels {
-            cgroup: r.cgroup.clone(),
-            class: r.class.clone(),
+            cgroup: r.cgroup.to_string(),
+            class: r.class.to_string(),
         };
         resident.get_or_create(&l).set(to_i64(r.resident_bytes));
         swapped.get_or_create(&l).set(to_i64(r.swapped_bytes));
         wset.get_or_create(&l).set(to_i64(r.working_set_bytes));
         target.get_or_create(&l).set(to_i64(r.target_bytes));
-        state.get_or_create(&l).set(match r.state.as_str() {
-            "idle" => 1,
-            "waking" => 2,
-            _ => 0,
+        state.get_or_create(&l).set(match r.state {
+            State::Active => 0,
+            State::Idle => 1,
+            State::Waking => 2,
         });
         out.get_or_create(&l).set(i64::from(r.out));
         if let Some(a) = r.prefetch_accuracy {
@@ -186,7 +188,7 @@ impl MetricsServer {
 /// Serves `GET /metrics` on `addr`.
 pub fn serve(
     addr: SocketAddr,
-    rows: Rows,
+    rows: Reports,
     gauges: Arc<DaemonGauges>,
 ) -> anyhow::Result<MetricsServer> {
     let listener =
@@ -194,7 +196,7 @@ pub fn serve(
     let addr = listener.local_addr()?;
     listener.set_nonblocking(true)?;
     let stop = Arc::new(AtomicBool::new(false));
-    let thread = crate::control::accept_loop(
+    let thread = crate::socket::accept_loop(
         "memext-metrics",
         stop.clone(),
         move || listener.accept().map(|(c, _)| c),
@@ -207,7 +209,7 @@ pub fn serve(
     })
 }
 
-fn answer(conn: TcpStream, rows: &Rows, gauges: &DaemonGauges) -> anyhow::Result<()> {
+fn answer(conn: TcpStream, rows: &Reports, gauges: &DaemonGauges) -> anyhow::Result<()> {
     conn.set_nonblocking(false)?;
     conn.set_read_timeout(Some(Duration::from_secs(2)))?;
     let mut request = String::new();
@@ -238,14 +240,14 @@ mod tests {
     use std::io::Read;
     use std::sync::Mutex;
 
-    fn row() -> DaemonRow {
-        DaemonRow {
+    fn row() -> ContextReport {
+        ContextReport {
             id: "/a/b".into(),
-            runtime: "plain".into(),
+            runtime: crate::identity::Runtime::Plain,
             name: None,
-            class: "extend".into(),
+            class: memext_engine::Class::Extend,
             cgroup: "/a/b".into(),
-            state: "idle".into(),
+            state: State::Idle,
             target_bytes: 16 << 20,
             resident_bytes: 15 << 20,
             swapped_bytes: 240 << 20,
@@ -256,6 +258,7 @@ mod tests {
             mapped_back_pages: 3,
             prefetch_accuracy: Some(0.5),
             out: true,
+            held: false,
         }
     }
 
@@ -310,7 +313,7 @@ mod tests {
 
     #[test]
     fn serves_get_metrics_on_loopback_and_404_otherwise() {
-        let rows: Rows = Arc::new(Mutex::new(vec![row()]));
+        let rows: Reports = Arc::new(Mutex::new(vec![row()]));
         let s = serve("127.0.0.1:0".parse().expect("addr"), rows, Arc::default()).expect("serve");
         let get = |path: &str| {
             let mut c = TcpStream::connect(s.addr).expect("connect");

@@ -1,7 +1,8 @@
 //! The daemon's control socket: `memext status` connects, sends `status`, and
-//! reads one JSON array of [`DaemonRow`]s. The socket is root-only (0600); the
-//! daemon answers from the rows it published at its last tick, so a client
-//! never slows the loop down.
+//! reads one JSON array of [`ContextReport`]s, the engine's typed state of each
+//! context. The socket is root-only (0600); the daemon answers from the
+//! reports it published at its last tick, so a client never slows the loop
+//! down.
 
 use std::io::{BufRead, BufReader, Write};
 use std::os::unix::fs::PermissionsExt;
@@ -12,16 +13,24 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use anyhow::{bail, Context};
+use memext_engine::model::State;
+use memext_engine::{Class, ContextId};
 
-/// One context as the daemon sees it.
-#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
-pub struct DaemonRow {
+use crate::identity::Runtime;
+use crate::socket::accept_loop;
+
+/// One context as the daemon sees it: the engine's state and the mover's
+/// counts, typed (the JSON form keeps the names `memext status --json` had).
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct ContextReport {
+    /// The container id (64 hex), the unit name, or the cgroup path.
     pub id: String,
-    pub runtime: String,
+    pub runtime: Runtime,
     pub name: Option<String>,
-    pub class: String,
-    pub cgroup: String,
-    pub state: String,
+    pub class: Class,
+    /// The engine's key: the cgroup path.
+    pub cgroup: ContextId,
+    pub state: State,
     pub target_bytes: u64,
     pub resident_bytes: u64,
     pub swapped_bytes: u64,
@@ -36,9 +45,12 @@ pub struct DaemonRow {
     pub prefetch_accuracy: Option<f64>,
     /// memext pushed it out and has not brought it back since.
     pub out: bool,
+    /// Brought back for a predicted wake and held in until it comes.
+    #[serde(default)]
+    pub held: bool,
 }
 
-pub type Rows = Arc<Mutex<Vec<DaemonRow>>>;
+pub type Reports = Arc<Mutex<Vec<ContextReport>>>;
 
 pub struct Listener {
     path: PathBuf,
@@ -58,7 +70,7 @@ impl Listener {
 
 /// Listens on `path`. A stale socket left by a killed daemon is replaced; a
 /// live one (another daemon answering) is an error.
-pub fn serve(path: &Path, rows: Rows) -> anyhow::Result<Listener> {
+pub fn serve(path: &Path, rows: Reports) -> anyhow::Result<Listener> {
     if path.exists() {
         if UnixStream::connect(path).is_ok() {
             bail!("another memext daemon is listening on {}", path.display());
@@ -87,36 +99,7 @@ pub fn serve(path: &Path, rows: Rows) -> anyhow::Result<Listener> {
     })
 }
 
-/// A thread that accepts connections from a non-blocking listener (polling
-/// every 50 ms, so that `stop` is seen) and answers each with `handle`, one at
-/// a time: the daemon's clients are few and their answers small.
-pub fn accept_loop<C: Send + 'static>(
-    name: &str,
-    stop: Arc<AtomicBool>,
-    mut accept: impl FnMut() -> std::io::Result<C> + Send + 'static,
-    mut handle: impl FnMut(C) -> anyhow::Result<()> + Send + 'static,
-) -> std::io::Result<std::thread::JoinHandle<()>> {
-    let label = name.to_owned();
-    std::thread::Builder::new()
-        .name(name.into())
-        .spawn(move || {
-            while !stop.load(Ordering::Relaxed) {
-                match accept() {
-                    Ok(conn) => {
-                        if let Err(e) = handle(conn) {
-                            tracing::debug!("{label} client: {e:#}");
-                        }
-                    }
-                    Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
-                        std::thread::sleep(Duration::from_millis(50))
-                    }
-                    Err(e) => tracing::warn!("{label}: {e}"),
-                }
-            }
-        })
-}
-
-fn answer(conn: UnixStream, rows: &Rows) -> anyhow::Result<()> {
+fn answer(conn: UnixStream, rows: &Reports) -> anyhow::Result<()> {
     conn.set_nonblocking(false)?;
     conn.set_read_timeout(Some(Duration::from_secs(2)))?;
     let mut line = String::new();
@@ -142,7 +125,7 @@ trait TakeBounded: std::io::Read + Sized {
 impl<R: std::io::Read> TakeBounded for R {}
 
 /// Asks the daemon on `path` for its rows.
-pub fn query(path: &Path) -> anyhow::Result<Vec<DaemonRow>> {
+pub fn query(path: &Path) -> anyhow::Result<Vec<ContextReport>> {
     let mut conn = UnixStream::connect(path)
         .with_context(|| format!("connecting to the daemon at {}", path.display()))?;
     conn.set_read_timeout(Some(Duration::from_secs(5)))?;
@@ -153,7 +136,7 @@ pub fn query(path: &Path) -> anyhow::Result<Vec<DaemonRow>> {
 }
 
 /// The daemon's view as a table.
-pub fn render(rows: &[DaemonRow]) -> String {
+pub fn render(rows: &[ContextReport]) -> String {
     use crate::units::human_bytes;
     let header = [
         "ID",
@@ -173,14 +156,14 @@ pub fn render(rows: &[DaemonRow]) -> String {
         .iter()
         .map(|r| {
             vec![
-                if r.runtime == "plain" || r.runtime == "systemd" {
-                    r.cgroup.clone()
+                if matches!(r.runtime, Runtime::Plain | Runtime::Systemd) {
+                    r.cgroup.to_string()
                 } else {
                     r.id.chars().take(12).collect()
                 },
                 r.name.clone().unwrap_or_else(|| "-".into()),
-                r.class.clone(),
-                r.state.clone(),
+                r.class.to_string(),
+                r.state.to_string(),
                 human_bytes(r.target_bytes),
                 human_bytes(r.resident_bytes),
                 human_bytes(r.swapped_bytes),
@@ -226,14 +209,14 @@ pub fn render(rows: &[DaemonRow]) -> String {
 mod tests {
     use super::*;
 
-    fn row(cgroup: &str) -> DaemonRow {
-        DaemonRow {
+    fn row(cgroup: &str) -> ContextReport {
+        ContextReport {
             id: cgroup.into(),
-            runtime: "plain".into(),
+            runtime: Runtime::Plain,
             name: None,
-            class: "extend".into(),
+            class: Class::Extend,
             cgroup: cgroup.into(),
-            state: "idle".into(),
+            state: State::Idle,
             target_bytes: 32 << 20,
             resident_bytes: 30 << 20,
             swapped_bytes: 500 << 20,
@@ -244,6 +227,7 @@ mod tests {
             mapped_back_pages: 0,
             prefetch_accuracy: Some(0.93),
             out: true,
+            held: false,
         }
     }
 
@@ -251,11 +235,15 @@ mod tests {
     fn socket_round_trip_and_a_second_daemon_is_refused() {
         let d = tempfile::tempdir().expect("tempdir");
         let path = d.path().join("memext.sock");
-        let rows: Rows = Arc::new(Mutex::new(vec![row("/a/idle")]));
+        let rows: Reports = Arc::new(Mutex::new(vec![row("/a/idle")]));
         let l = serve(&path, rows.clone()).expect("serve");
         let got = query(&path).expect("query");
         assert_eq!(got.len(), 1);
-        assert_eq!(got[0].cgroup, "/a/idle");
+        assert_eq!(
+            got[0],
+            row("/a/idle"),
+            "the typed report survives the socket"
+        );
         assert_eq!(
             std::fs::metadata(&path)
                 .expect("socket")
@@ -277,7 +265,7 @@ mod tests {
         let d = tempfile::tempdir().expect("tempdir");
         let path = d.path().join("memext.sock");
         drop(UnixListener::bind(&path).expect("bind")); // left behind, nobody listening
-        let l = serve(&path, Rows::default()).expect("serve over a stale socket");
+        let l = serve(&path, Reports::default()).expect("serve over a stale socket");
         assert!(query(&path).expect("query").is_empty());
         l.close();
     }

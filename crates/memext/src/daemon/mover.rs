@@ -9,6 +9,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use memext_engine::workingset::{ChunkKey, CHUNK_BYTES};
+use memext_engine::ContextId;
 use memext_sys::madvise::{advise, Advice, MadviseError};
 use memext_sys::maps::read_maps;
 use memext_sys::pagemap::{PageRange, PageState, Pagemap};
@@ -23,7 +24,7 @@ pub enum Job {
     /// Page out the resident private anonymous memory of `pids`, except the
     /// chunks in `keep`.
     PushOut {
-        key: String,
+        key: ContextId,
         pids: Vec<u32>,
         keep: HashSet<ChunkKey>,
         bandwidth: u64,
@@ -31,7 +32,7 @@ pub enum Job {
     /// Bring back the swapped private anonymous memory of `pids`, chunks in
     /// `order` first (hottest first), then the rest by address.
     BringBack {
-        key: String,
+        key: ContextId,
         pids: Vec<u32>,
         order: Vec<ChunkKey>,
         bandwidth: u64,
@@ -45,7 +46,7 @@ pub enum Job {
 }
 
 impl Job {
-    fn key(&self) -> &str {
+    fn key(&self) -> &ContextId {
         match self {
             Job::PushOut { key, .. } | Job::BringBack { key, .. } => key,
         }
@@ -66,7 +67,7 @@ pub struct MoveStats {
     pub last_bring_back: Option<(Instant, Vec<(u32, AddrRange)>)>,
 }
 
-pub type Shared = Arc<Mutex<HashMap<String, MoveStats>>>;
+pub type Shared = Arc<Mutex<HashMap<ContextId, MoveStats>>>;
 
 pub struct Mover {
     tx: Sender<Job>,
@@ -92,13 +93,13 @@ impl Mover {
 
     pub fn submit(&self, job: Job) {
         if let Ok(mut s) = self.stats.lock() {
-            s.entry(job.key().to_owned()).or_default().busy = true;
+            s.entry(job.key().clone()).or_default().busy = true;
         }
         // The receiver lives as long as the mover thread, which outlives us.
         self.tx.send(job).ok();
     }
 
-    pub fn is_busy(&self, key: &str) -> bool {
+    pub fn is_busy(&self, key: &ContextId) -> bool {
         self.stats
             .lock()
             .map(|s| s.get(key).is_some_and(|m| m.busy))
@@ -135,7 +136,7 @@ fn run(rx: &Receiver<Job>, stats: &Shared) {
             continue;
         }
         let job = queue.remove(0);
-        let key = job.key().to_owned();
+        let key = job.key().clone();
         let result = match &job {
             Job::BringBack {
                 pids,
@@ -173,9 +174,9 @@ fn run(rx: &Receiver<Job>, stats: &Shared) {
         };
         if let Ok(mut s) = stats.lock() {
             let m = s.entry(key.clone()).or_default();
-            m.busy = queue.iter().any(|j| j.key() == key);
+            m.busy = queue.iter().any(|j| *j.key() == key);
             if let Err(e) = result {
-                tracing::warn!("{key}: moving pages: {e}");
+                tracing::warn!(event = "move-failed", context = %key, "{key}: moving pages: {e}");
             }
         }
     }
@@ -330,7 +331,7 @@ fn bring_back(
     from_the_end: bool,
     rx: &Receiver<Job>,
     queue: &mut Vec<Job>,
-    key: &str,
+    key: &ContextId,
 ) -> Result<(u64, Vec<(u32, AddrRange)>), String> {
     let rank: HashMap<ChunkKey, usize> = order.iter().enumerate().map(|(i, k)| (*k, i)).collect();
     let mut work = Vec::new();
@@ -352,10 +353,17 @@ fn bring_back(
             .iter()
             .any(|j| matches!(j, Job::BringBack { .. }) && j.key() == key)
     })?;
+    let (bytes, seconds) = (
+        paced.pages * memext_sys::page_size(),
+        t0.elapsed().as_secs_f64(),
+    );
     tracing::info!(
-        "{key}: read back {} in {:.3} s",
-        crate::units::human_bytes(paced.pages * memext_sys::page_size()),
-        t0.elapsed().as_secs_f64()
+        event = "read-back",
+        context = %key,
+        bytes,
+        seconds,
+        "{key}: read back {} in {seconds:.3} s",
+        crate::units::human_bytes(bytes),
     );
     Ok((paced.pages, paced.done))
 }
@@ -366,7 +374,7 @@ fn bring_back(
 /// and the brought-back ranges outside them: only those can still show, by
 /// being mapped, that the context touched them.
 fn map_chunks_back(
-    key: &str,
+    key: &ContextId,
     order: &[ChunkKey],
     brought_back: Vec<(u32, AddrRange)>,
 ) -> Result<(u64, Vec<(u32, AddrRange)>), String> {
@@ -386,10 +394,19 @@ fn map_chunks_back(
     let paced = advise_paced(&work, Advice::Collapse, 0, || false)?;
     // Refused blocks are not retried: in the runs measured, every block refused
     // once (a block the mapping only partly covers, or busy) was refused again.
-    tracing::info!(
-        "{key}: mapped back {} in {:.3} s ({} of {} blocks refused by the kernel)",
-        crate::units::human_bytes(paced.pages * memext_sys::page_size()),
+    let (bytes, seconds) = (
+        paced.pages * memext_sys::page_size(),
         t0.elapsed().as_secs_f64(),
+    );
+    tracing::info!(
+        event = "mapped-back",
+        context = %key,
+        bytes,
+        seconds,
+        refused = paced.skipped,
+        blocks = chunks.len(),
+        "{key}: mapped back {} in {seconds:.3} s ({} of {} blocks refused by the kernel)",
+        crate::units::human_bytes(bytes),
         paced.skipped,
         chunks.len()
     );
@@ -410,7 +427,7 @@ fn push_out(
     bandwidth: u64,
     rx: &Receiver<Job>,
     queue: &mut Vec<Job>,
-    key: &str,
+    key: &ContextId,
 ) -> Result<u64, String> {
     let mut work = Vec::new();
     for &pid in pids {
@@ -491,7 +508,7 @@ mod tests {
         enqueue(&mut q, bb("c"));
         let order: Vec<(bool, &str)> = q
             .iter()
-            .map(|j| (matches!(j, Job::BringBack { .. }), j.key()))
+            .map(|j| (matches!(j, Job::BringBack { .. }), j.key().as_str()))
             .collect();
         assert_eq!(order, vec![(true, "b"), (true, "c"), (false, "a")]);
     }

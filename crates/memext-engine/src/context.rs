@@ -1,0 +1,132 @@
+//! What the engine holds for one memory context between ticks, and the typed
+//! sample the daemon's observer takes of it. Owns no I/O: samples come in,
+//! the state is updated by the engine's decisions and by what the actuator
+//! reports it did.
+
+use std::time::Duration;
+
+use crate::activity::Counters;
+use crate::model::{ContextModel, ModelParams};
+use crate::predict::PrefetchReason;
+use crate::workingset::WorkingSet;
+use crate::{Class, ContextId, Instant};
+
+/// The policy for one class of contexts (from the policy file).
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct ClassParams {
+    /// Without activity for this long, a context is idle.
+    pub idle_after: Duration,
+    /// DRAM an idle extend context keeps.
+    pub floor: u64,
+    /// Headroom above the working set, in percent.
+    pub headroom_pct: u8,
+    /// Page-out bandwidth, bytes per second.
+    pub pageout_bandwidth: u64,
+    /// Prefetch (bring-back) bandwidth, bytes per second.
+    pub prefetch_bandwidth: u64,
+    /// Map the working set back (huge pages) before a predicted wake.
+    pub map_back: bool,
+}
+
+impl ClassParams {
+    pub fn model(&self) -> ModelParams {
+        ModelParams {
+            idle_after: self.idle_after,
+            ..Default::default()
+        }
+    }
+}
+
+/// The cgroup's memory counters at one instant.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct MemorySample {
+    /// Bytes charged to the context (including its page cache).
+    pub usage: u64,
+    /// Anonymous memory plus page cache resident in DRAM.
+    pub resident: u64,
+    /// Bytes in swap (including zswap).
+    pub swapped: u64,
+    pub pgfault: u64,
+    pub pgmajfault: u64,
+}
+
+/// One observation of a context, as the observer reads it.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Sample {
+    pub at: Instant,
+    /// Every process in the context (its sub-cgroups included).
+    pub pids: Vec<u32>,
+    pub memory: MemorySample,
+    /// CPU time used since the cgroup was made (None: no CPU accounting).
+    pub cpu: Option<Duration>,
+    /// PSI memory "some" avg10, percent (None: no PSI for this cgroup).
+    pub psi_some_avg10: Option<f64>,
+}
+
+/// Everything the engine knows about one context.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct ContextState {
+    pub id: ContextId,
+    pub class: Class,
+    pub params: ClassParams,
+    pub model: ContextModel,
+    pub ws: WorkingSet,
+    /// When its working set was last recorded.
+    pub last_ws: Option<Instant>,
+    /// The last tick's memory reading (zero before the first).
+    pub memory: MemorySample,
+    pub pids: Vec<u32>,
+    /// PSI or major faults seen at the last tick.
+    pub under_pressure: bool,
+    /// memext pushed it out and has not brought it back since.
+    pub out: bool,
+    /// Brought back for a predicted wake: held in (sized for its working set,
+    /// not pushed out again) until the instant given, or its wake.
+    pub held: Option<(Instant, PrefetchReason)>,
+    /// Faults the kernel counted to the context while memext itself was
+    /// moving its pages (MADV_COLLAPSE reads swapped pages in as the context's
+    /// faults): (minor, major), left out of what the model sees, so that
+    /// memext's own bring-back is never taken for a wake.
+    pub faults_by_memext: (u64, u64),
+    /// The mover had a job for it at the last tick.
+    pub was_moving: bool,
+    /// Its DRAM target from the last plan.
+    pub target: u64,
+    /// Of the pages last brought back, the share touched within the window.
+    pub accuracy: Option<f64>,
+}
+
+impl ContextState {
+    pub fn new(id: ContextId, class: Class, params: ClassParams, now: Instant) -> Self {
+        Self {
+            id,
+            class,
+            params,
+            model: ContextModel::new(now),
+            ws: WorkingSet::default(),
+            last_ws: None,
+            memory: MemorySample::default(),
+            pids: Vec::new(),
+            under_pressure: false,
+            out: false,
+            held: None,
+            faults_by_memext: (0, 0),
+            was_moving: false,
+            target: 0,
+            accuracy: None,
+        }
+    }
+
+    /// What the model sees: the context's counters less memext's own faults.
+    pub fn counters(&self, at: Instant, cpu: Duration) -> Counters {
+        Counters {
+            at,
+            cpu,
+            pgfault: self.memory.pgfault.saturating_sub(self.faults_by_memext.0),
+            pgmajfault: self
+                .memory
+                .pgmajfault
+                .saturating_sub(self.faults_by_memext.1),
+        }
+    }
+}

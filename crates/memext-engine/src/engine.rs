@@ -1,0 +1,487 @@
+//! The decide step of the daemon's loop, as pure functions over the engine's
+//! state: from typed samples to a working-set request, from the models to a
+//! plan, and from the plan to ordered, filtered commands the actuator carries
+//! out (which knob, which pages, how fast). The actuator reports back what it
+//! did ([`Engine::executed`]); only then does the engine believe a context is
+//! pushed out, brought back, held or left to someone else.
+//!
+//! Must not: read a file, a clock or the mover's queue. Everything it needs
+//! comes in as an argument (`now`, [`HostFacts`], `busy`).
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::time::Duration;
+
+use crate::context::{ClassParams, ContextState, Sample};
+use crate::model::{State, Transition};
+use crate::planner::{plan, Action, ContextInput, Plan, PlanInput};
+use crate::predict::{self, PredictParams, PrefetchReason};
+use crate::workingset::ChunkKey;
+use crate::{Class, ContextId, Instant};
+
+/// How long a chunk's heat lasts before it is demoted one queue.
+pub const HEAT_LIFETIME: Duration = Duration::from_secs(300);
+/// PSI "some" share (percent, 10 s average) that counts as pressure.
+pub const PRESSURE_PSI: f64 = 5.0;
+/// Major faults in one tick (after some before) that count as pressure.
+pub const PRESSURE_MAJFLT: u64 = 10;
+/// While a critical context is under pressure, page-out and prefetch run at
+/// this fraction (1/N) of their bandwidth.
+pub const THROTTLE_DIVISOR: u64 = 4;
+
+/// Daemon-wide policy.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct EngineParams {
+    /// How long before a predicted wake to start bringing a context back.
+    pub prefetch_lead: Duration,
+    /// How often an active context's working set is recorded.
+    pub ws_interval: Duration,
+}
+
+/// What the decisions need to know of the host at this tick.
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
+pub struct HostFacts {
+    /// DRAM the selected contexts may use together.
+    pub capacity: u64,
+    /// The next swap area to be filled is zram (synchronous decompress).
+    pub next_swap_is_zram: bool,
+}
+
+/// Read swapped pages back in, then optionally map the hottest chunks.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct BringBack {
+    pub id: ContextId,
+    pub reason: PrefetchReason,
+    pub pids: Vec<u32>,
+    /// Working-set chunks, hottest first; the rest follows by address.
+    pub order: Vec<ChunkKey>,
+    pub bandwidth: u64,
+    /// Map the chunks of `order` as huge pages afterwards (predicted wake).
+    pub map_back: bool,
+    /// Read back coldest first (the woken process faults its hottest pages
+    /// in by itself from a synchronous tier).
+    pub from_the_end: bool,
+}
+
+/// Page out a context's resident anonymous memory except `keep`.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct PushOut {
+    pub id: ContextId,
+    /// The DRAM the planner leaves it.
+    pub keep_bytes: u64,
+    pub pids: Vec<u32>,
+    /// The hottest chunks that fill `keep_bytes`.
+    pub keep: Vec<ChunkKey>,
+    pub bandwidth: u64,
+}
+
+/// One thing for the actuator to do, in the order given.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub enum Command {
+    /// Guarantee a critical context `bytes` (v2 memory.min; v1: nothing to
+    /// write, the others' limits keep the room).
+    Protect {
+        id: ContextId,
+        bytes: u64,
+    },
+    /// Cap an extend context (v1 limit_in_bytes with OOM kills off, v2 memory.high).
+    Limit {
+        id: ContextId,
+        bytes: u64,
+    },
+    BringBack(BringBack),
+    PushOut(PushOut),
+}
+
+impl Command {
+    pub fn id(&self) -> &ContextId {
+        match self {
+            Command::Protect { id, .. } | Command::Limit { id, .. } => id,
+            Command::BringBack(b) => &b.id,
+            Command::PushOut(p) => &p.id,
+        }
+    }
+}
+
+/// What the actuator reports for a command.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Outcome {
+    /// Written, or handed to the mover.
+    Done,
+    /// The knob holds a value memext did not write: someone else manages the
+    /// context now; memext leaves it alone from here on.
+    Foreign,
+    /// The kernel refused or the cgroup vanished; nothing to believe.
+    Failed,
+}
+
+/// What one sample changed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Observed {
+    pub transition: Option<Transition>,
+    /// Record the context's working set now (its resident ranges per process).
+    pub wants_working_set: bool,
+}
+
+/// The decisions of one tick.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Decision {
+    /// The planner's targets and actions (what a dry run prints).
+    pub plan: Plan,
+    /// What to do, in order, already filtered against what is in flight.
+    pub commands: Vec<Command>,
+    /// Critical contexts under pressure (page-out and prefetch throttled).
+    pub pressed: Vec<ContextId>,
+}
+
+/// The engine's state over all contexts, and its decisions.
+#[derive(Debug, Clone)]
+pub struct Engine {
+    params: EngineParams,
+    contexts: BTreeMap<ContextId, ContextState>,
+    /// Contexts whose knobs someone else changed: never tracked again.
+    left_alone: BTreeSet<ContextId>,
+}
+
+impl Engine {
+    pub fn new(params: EngineParams) -> Self {
+        Self {
+            params,
+            contexts: BTreeMap::new(),
+            left_alone: BTreeSet::new(),
+        }
+    }
+
+    pub fn contexts(&self) -> impl Iterator<Item = &ContextState> {
+        self.contexts.values()
+    }
+
+    pub fn get(&self, id: &ContextId) -> Option<&ContextState> {
+        self.contexts.get(id)
+    }
+
+    pub fn contains(&self, id: &ContextId) -> bool {
+        self.contexts.contains_key(id)
+    }
+
+    pub fn is_left_alone(&self, id: &ContextId) -> bool {
+        self.left_alone.contains(id)
+    }
+
+    /// Starts tracking a context; false if it is tracked already or left alone.
+    pub fn track(
+        &mut self,
+        id: ContextId,
+        class: Class,
+        params: ClassParams,
+        now: Instant,
+    ) -> bool {
+        if self.left_alone.contains(&id) || self.contexts.contains_key(&id) {
+            return false;
+        }
+        let state = ContextState::new(id.clone(), class, params, now);
+        self.contexts.insert(id, state);
+        true
+    }
+
+    /// Stops tracking a context (gone, or no longer selected).
+    pub fn forget(&mut self, id: &ContextId) -> bool {
+        self.contexts.remove(id).is_some()
+    }
+
+    /// Takes one tick's sample of a context. `moving`: the mover has a job for
+    /// it now (faults counted meanwhile are memext's, not the context's).
+    pub fn observe(&mut self, id: &ContextId, sample: Sample, moving: bool) -> Observed {
+        let ws_every = self.params.ws_interval;
+        let Some(t) = self.contexts.get_mut(id) else {
+            return Observed::default();
+        };
+        let now = sample.at;
+        let m = sample.memory;
+        // t.memory is still the last tick's reading (zero before the first).
+        let majflt = m.pgmajfault.saturating_sub(t.memory.pgmajfault);
+        t.under_pressure = sample.psi_some_avg10.is_some_and(|p| p > PRESSURE_PSI)
+            || (t.memory.pgmajfault > 0 && majflt > PRESSURE_MAJFLT);
+        if moving || t.was_moving {
+            t.faults_by_memext.0 += m.pgfault.saturating_sub(t.memory.pgfault);
+            t.faults_by_memext.1 += majflt;
+        }
+        t.was_moving = moving;
+        t.memory = m;
+        t.pids = sample.pids;
+        let c = t.counters(now, sample.cpu.unwrap_or_default());
+        let transition = t.model.observe(c, &t.params.model());
+        let wants = match transition {
+            // The working set is recorded before the context is pushed out.
+            Some(Transition::BecameIdle) => true,
+            _ => {
+                t.model.state == State::Active
+                    && t.last_ws.is_none_or(|l| now.saturating_sub(l) >= ws_every)
+            }
+        };
+        if transition.is_some_and(|tr| tr != Transition::BecameIdle) {
+            t.held = None; // the wake it was held for has come
+        }
+        Observed {
+            transition,
+            wants_working_set: wants && !t.out,
+        }
+    }
+
+    /// Adds a working-set snapshot: each process's resident ranges.
+    pub fn record_working_set(
+        &mut self,
+        id: &ContextId,
+        at: Instant,
+        snapshot: &[(u32, Vec<(u64, u64)>)],
+    ) {
+        let Some(t) = self.contexts.get_mut(id) else {
+            return;
+        };
+        t.ws.retain_pids(&t.pids);
+        for (pid, resident) in snapshot {
+            t.ws.record(at, *pid, resident);
+        }
+        t.last_ws = Some(at);
+    }
+
+    pub fn set_accuracy(&mut self, id: &ContextId, accuracy: f64) {
+        if let Some(t) = self.contexts.get_mut(id) {
+            t.accuracy = Some(accuracy);
+        }
+    }
+
+    /// The tick's decisions. `busy`: the mover has a job queued or running
+    /// for that context.
+    pub fn decide(
+        &mut self,
+        now: Instant,
+        host: &HostFacts,
+        busy: &dyn Fn(&ContextId) -> bool,
+    ) -> Decision {
+        let input = self.plan_input(now, host.capacity);
+        let plan = plan(&input);
+        for (c, target) in input.contexts.iter().zip(&plan.targets) {
+            if let Some(t) = self.contexts.get_mut(&c.key) {
+                t.target = *target;
+            }
+        }
+        let pressed: Vec<ContextId> = self
+            .contexts
+            .values()
+            .filter(|t| t.class == Class::Critical && t.under_pressure)
+            .map(|t| t.id.clone())
+            .collect();
+        let commands = self.commands(&plan.actions, plan.throttle, now, host, busy);
+        Decision {
+            plan,
+            commands,
+            pressed,
+        }
+    }
+
+    fn plan_input(&self, now: Instant, capacity: u64) -> PlanInput {
+        let models: Vec<_> = self.contexts.values().map(|t| &t.model).collect();
+        let pp = PredictParams {
+            lead: self.params.prefetch_lead,
+            ..Default::default()
+        };
+        let prefetch = predict::decide(now, &models, &pp);
+        let contexts = self
+            .contexts
+            .values()
+            .zip(prefetch)
+            .map(|(t, p)| ContextInput {
+                key: t.id.clone(),
+                class: t.class,
+                state: t.model.state,
+                usage: t.memory.usage,
+                working_set: t.ws.bytes(),
+                swapped: t.memory.swapped,
+                floor: t.params.floor,
+                headroom_pct: t.params.headroom_pct,
+                under_pressure: t.under_pressure,
+                // A context memext did not push out has nothing of memext's to
+                // bring back; one brought back for a predicted wake stays held.
+                prefetch: p
+                    .filter(|_| t.out)
+                    .or(t.held.filter(|(until, _)| now < *until).map(|(_, r)| r)),
+            })
+            .collect();
+        PlanInput { capacity, contexts }
+    }
+
+    /// The contexts to watch between ticks: idle ones memext pushed out or
+    /// holds for a predicted wake. A held context is watched too: mapped back,
+    /// its wake takes no fault and a few ms of CPU, which a tick-long window
+    /// dilutes below the activity threshold; a wake missed there is missing
+    /// from its history, and the next prediction with it.
+    pub fn watched(&self) -> Vec<ContextId> {
+        self.contexts
+            .values()
+            .filter(|t| t.model.state == State::Idle && (t.out || t.held.is_some()))
+            .map(|t| t.id.clone())
+            .collect()
+    }
+
+    /// A between-ticks sample of a watched context's CPU time; on a wake,
+    /// the commands that serve it at once: its limit raised to all it had,
+    /// and its working set brought back (never throttled: it is waiting).
+    pub fn poll(
+        &mut self,
+        id: &ContextId,
+        at: Instant,
+        cpu: Duration,
+        host: &HostFacts,
+        busy: &dyn Fn(&ContextId) -> bool,
+    ) -> Option<Vec<Command>> {
+        let t = self.contexts.get_mut(id)?;
+        let c = t.counters(at, cpu);
+        if t.model.observe(c, &t.params.model()) != Some(Transition::Woke) {
+            return None;
+        }
+        t.held = None; // the wake it was held for has come
+        let bytes = t.memory.usage.max(t.ws.bytes()) + t.memory.swapped;
+        let actions = [
+            Action::Limit {
+                key: id.clone(),
+                bytes: bytes.max(t.target),
+            },
+            Action::BringBack {
+                key: id.clone(),
+                reason: PrefetchReason::Woke,
+            },
+        ];
+        Some(self.commands(&actions, false, at, host, busy))
+    }
+
+    /// Turns planner actions into commands: protections and raised limits
+    /// first, then bring-backs, then push-outs, then lowered limits; nothing
+    /// squeezed while its pages move (the targeted page-out goes first, the
+    /// limit after), nothing pushed out twice or brought back that is in.
+    fn commands(
+        &self,
+        actions: &[Action],
+        throttle: bool,
+        now: Instant,
+        host: &HostFacts,
+        busy: &dyn Fn(&ContextId) -> bool,
+    ) -> Vec<Command> {
+        let slow = if throttle { THROTTLE_DIVISOR } else { 1 };
+        let mut sorted: Vec<(&Action, &ContextState)> = actions
+            .iter()
+            .filter_map(|a| Some((a, self.contexts.get(a.key())?)))
+            .collect();
+        sorted.sort_by_key(|(a, t)| match a {
+            Action::Protect { .. } => 0,
+            Action::Limit { bytes, .. } if *bytes >= t.memory.usage => 1,
+            Action::BringBack { .. } => 2,
+            Action::PushOut { .. } => 3,
+            Action::Limit { .. } => 4,
+        });
+        let mut moving: BTreeSet<&ContextId> = BTreeSet::new();
+        let mut out = Vec::new();
+        for (a, t) in sorted {
+            let id = &t.id;
+            let in_flight = busy(id) || moving.contains(id);
+            match a {
+                Action::Protect { bytes, .. } => out.push(Command::Protect {
+                    id: id.clone(),
+                    bytes: *bytes,
+                }),
+                Action::Limit { bytes, .. } => {
+                    if *bytes < t.memory.usage && in_flight {
+                        continue;
+                    }
+                    out.push(Command::Limit {
+                        id: id.clone(),
+                        bytes: *bytes,
+                    });
+                }
+                Action::BringBack { reason, .. } => {
+                    if !t.out {
+                        continue; // already back (held for its predicted wake)
+                    }
+                    out.push(Command::BringBack(
+                        self.bring_back(t, *reason, slow, now, host),
+                    ));
+                    moving.insert(id);
+                }
+                Action::PushOut { keep, .. } => {
+                    if in_flight || t.out {
+                        continue;
+                    }
+                    out.push(Command::PushOut(PushOut {
+                        id: id.clone(),
+                        keep_bytes: *keep,
+                        pids: t.pids.clone(),
+                        keep: t.ws.hottest(now, HEAT_LIFETIME, *keep),
+                        bandwidth: t.params.pageout_bandwidth / slow,
+                    }));
+                    moving.insert(id);
+                }
+            }
+        }
+        out
+    }
+
+    fn bring_back(
+        &self,
+        t: &ContextState,
+        reason: PrefetchReason,
+        slow: u64,
+        now: Instant,
+        host: &HostFacts,
+    ) -> BringBack {
+        BringBack {
+            id: t.id.clone(),
+            reason,
+            pids: t.pids.clone(),
+            order: t.ws.ranked(now, HEAT_LIFETIME),
+            bandwidth: t.params.prefetch_bandwidth / slow,
+            // Mapping is for a wake still `prefetch_lead` away: a context
+            // already touching its pages (woke) or about to (its leader woke,
+            // it follows within a second) would race the collapse and lose
+            // (measured: a follower's touch went from 0.17 s to 0.9 s), so
+            // those get the read-back alone.
+            map_back: t.params.map_back && reason == PrefetchReason::Periodic,
+            // A woken context faults its hottest pages in by itself; from zram
+            // that is as fast as memext's read (measured: in the same order,
+            // both decompressed the same pages and the wake took 0.50 s; from
+            // the end, 0.31 s). From a swap file, the process gains most from
+            // following memext's reads ahead of it.
+            from_the_end: reason == PrefetchReason::Woke && host.next_swap_is_zram,
+        }
+    }
+
+    /// What the actuator did with a command: only now is a context believed
+    /// pushed out, brought back (and held for its predicted wake), or
+    /// someone else's.
+    pub fn executed(&mut self, cmd: &Command, outcome: Outcome, now: Instant) {
+        let id = cmd.id();
+        if outcome == Outcome::Foreign {
+            self.contexts.remove(id);
+            self.left_alone.insert(id.clone());
+            return;
+        }
+        let lead = self.params.prefetch_lead;
+        let Some(t) = self.contexts.get_mut(id) else {
+            return;
+        };
+        if outcome != Outcome::Done {
+            return;
+        }
+        match cmd {
+            Command::BringBack(b) => {
+                t.out = false;
+                // Held until well past the predicted wake; a wake ends it sooner.
+                t.held = (b.reason != PrefetchReason::Woke).then(|| (now + 2 * lead, b.reason));
+            }
+            Command::PushOut(_) => t.out = true,
+            Command::Protect { .. } | Command::Limit { .. } => {}
+        }
+    }
+}
+
+#[cfg(test)]
+#[path = "engine_tests.rs"]
+mod tests;

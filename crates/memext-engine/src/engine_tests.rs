@@ -1,0 +1,432 @@
+//! The decisions of a tick on simulated traces: each test drives the engine
+//! as the daemon does (samples in, commands out, outcomes back) and asserts a
+//! decision that used to be made inside the actuator.
+
+use std::time::Duration;
+
+use super::*;
+use crate::context::MemorySample;
+
+const MIB: u64 = 1 << 20;
+
+fn params() -> EngineParams {
+    EngineParams {
+        prefetch_lead: Duration::from_secs(3),
+        ws_interval: Duration::from_secs(10),
+    }
+}
+
+fn class(floor_mib: u64) -> ClassParams {
+    ClassParams {
+        idle_after: Duration::from_secs(5),
+        floor: floor_mib * MIB,
+        headroom_pct: 10,
+        pageout_bandwidth: 400 * MIB,
+        prefetch_bandwidth: 800 * MIB,
+        map_back: true,
+    }
+}
+
+const HOST: HostFacts = HostFacts {
+    capacity: 1024 * MIB,
+    next_swap_is_zram: false,
+};
+
+fn s(secs: f64) -> Instant {
+    Duration::from_secs_f64(secs)
+}
+
+/// A simulated context: its CPU clock and memory, advanced by the test.
+struct Ctx {
+    id: ContextId,
+    cpu: Duration,
+    usage: u64,
+    swapped: u64,
+    majflt: u64,
+    psi: Option<f64>,
+}
+
+impl Ctx {
+    fn new(name: &str, usage_mib: u64) -> Self {
+        Self {
+            id: ContextId::from(name),
+            cpu: Duration::ZERO,
+            usage: usage_mib * MIB,
+            swapped: 0,
+            majflt: 0,
+            psi: None,
+        }
+    }
+
+    fn sample(&self, at: f64) -> Sample {
+        Sample {
+            at: s(at),
+            pids: vec![100],
+            memory: MemorySample {
+                usage: self.usage,
+                resident: self.usage,
+                swapped: self.swapped,
+                pgfault: 0,
+                pgmajfault: self.majflt,
+            },
+            cpu: Some(self.cpu),
+            psi_some_avg10: self.psi,
+        }
+    }
+}
+
+fn never_busy(_: &ContextId) -> bool {
+    false
+}
+
+/// Observes every context once (recording a 1-chunk-per-MiB working set when
+/// asked), decides, and reports every command done.
+fn tick(e: &mut Engine, ctxs: &[&Ctx], at: f64) -> (Vec<Option<Transition>>, Vec<Command>) {
+    let mut transitions = Vec::new();
+    for c in ctxs {
+        let o = e.observe(&c.id, c.sample(at), false);
+        if o.wants_working_set {
+            e.record_working_set(&c.id, s(at), &[(100, vec![(0, c.usage)])]);
+        }
+        transitions.push(o.transition);
+    }
+    let d = e.decide(s(at), &HOST, &never_busy);
+    for cmd in &d.commands {
+        e.executed(cmd, Outcome::Done, s(at));
+    }
+    (transitions, d.commands)
+}
+
+fn push_outs(cmds: &[Command]) -> Vec<&PushOut> {
+    cmds.iter()
+        .filter_map(|c| match c {
+            Command::PushOut(p) => Some(p),
+            _ => None,
+        })
+        .collect()
+}
+
+fn bring_backs(cmds: &[Command]) -> Vec<&BringBack> {
+    cmds.iter()
+        .filter_map(|c| match c {
+            Command::BringBack(b) => Some(b),
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn a_context_that_sleeps_is_pushed_out_once_and_brought_back_when_it_wakes() {
+    let mut e = Engine::new(params());
+    let mut c = Ctx::new("/sleeper", 256);
+    assert!(e.track(c.id.clone(), Class::Extend, class(16), s(0.0)));
+    let mut pushed = Vec::new();
+    for i in 0..=8 {
+        let (_, cmds) = tick(&mut e, &[&c], f64::from(i));
+        pushed.extend(push_outs(&cmds).into_iter().cloned());
+    }
+    // Idle after 5 s: pushed out to its floor, keeping its hottest 16 MiB
+    // (8 chunks of 2 MiB), once, though it stays above the floor until the
+    // mover is done.
+    assert_eq!(pushed.len(), 1, "{pushed:?}");
+    assert_eq!(pushed[0].keep_bytes, 16 * MIB);
+    assert_eq!(pushed[0].keep.len(), 8);
+    assert!(e.get(&c.id).is_some_and(|t| t.out));
+    c.swapped = 240 * MIB;
+    c.usage = 16 * MIB;
+    tick(&mut e, &[&c], 9.0);
+    assert_eq!(e.watched(), vec![c.id.clone()]);
+    // It wakes between ticks: 10 ms of CPU in 20 ms.
+    assert!(e.poll(&c.id, s(9.5), c.cpu, &HOST, &never_busy).is_none());
+    c.cpu += Duration::from_millis(10);
+    let cmds = e
+        .poll(&c.id, s(9.52), c.cpu, &HOST, &never_busy)
+        .expect("a wake");
+    // Its limit is raised before anything is read back, to an upper bound of
+    // what it can need: its working set plus all it has in swap.
+    assert_eq!(
+        cmds[0],
+        Command::Limit {
+            id: c.id.clone(),
+            bytes: (256 + 240) * MIB
+        }
+    );
+    let b = bring_backs(&cmds);
+    assert_eq!(b.len(), 1);
+    assert_eq!(b[0].reason, PrefetchReason::Woke);
+    assert!(!b[0].map_back && !b[0].from_the_end);
+    assert_eq!(
+        b[0].order.len(),
+        128,
+        "the whole working set, hottest first"
+    );
+    for cmd in &cmds {
+        e.executed(cmd, Outcome::Done, s(9.52));
+    }
+    let t = e.get(&c.id).expect("tracked");
+    assert!(!t.out && t.held.is_none(), "a woken context is not held");
+}
+
+#[test]
+fn contexts_waking_together_are_all_brought_back_raised_limits_first() {
+    let mut e = Engine::new(params());
+    let mut cs: Vec<Ctx> = (0..3).map(|i| Ctx::new(&format!("/n{i}"), 300)).collect();
+    for c in &cs {
+        e.track(c.id.clone(), Class::Extend, class(16), s(0.0));
+    }
+    for i in 0..=7 {
+        let refs: Vec<&Ctx> = cs.iter().collect();
+        tick(&mut e, &refs, f64::from(i));
+    }
+    assert!(cs.iter().all(|c| e.get(&c.id).is_some_and(|t| t.out)));
+    for c in &mut cs {
+        c.usage = 16 * MIB;
+        c.swapped = 284 * MIB;
+        c.cpu += Duration::from_secs(1);
+    }
+    let refs: Vec<&Ctx> = cs.iter().collect();
+    let (tr, cmds) = tick(&mut e, &refs, 8.0);
+    assert!(tr.iter().all(|t| *t == Some(Transition::Woke)), "{tr:?}");
+    let b = bring_backs(&cmds);
+    assert_eq!(b.len(), 3, "{cmds:?}");
+    let first_bring_back = cmds
+        .iter()
+        .position(|c| matches!(c, Command::BringBack(_)))
+        .expect("bring-backs");
+    let raised: Vec<usize> = cmds
+        .iter()
+        .enumerate()
+        .filter(|(_, c)| matches!(c, Command::Limit { bytes, .. } if *bytes >= 16 * MIB))
+        .map(|(i, _)| i)
+        .collect();
+    assert!(raised.iter().all(|&i| i < first_bring_back), "{cmds:?}");
+    // Three 300 MiB working sets do not fit in 1 GiB: the targets share it.
+    let total: u64 = cs
+        .iter()
+        .map(|c| e.get(&c.id).map_or(0, |t| t.target))
+        .sum();
+    assert!(total <= HOST.capacity, "{total}");
+}
+
+#[test]
+fn a_wake_from_zram_is_read_back_from_the_end() {
+    let mut e = Engine::new(params());
+    let mut c = Ctx::new("/z", 64);
+    e.track(c.id.clone(), Class::Extend, class(16), s(0.0));
+    for i in 0..=6 {
+        tick(&mut e, &[&c], f64::from(i));
+    }
+    c.swapped = 48 * MIB;
+    c.cpu += Duration::from_millis(50);
+    let zram = HostFacts {
+        next_swap_is_zram: true,
+        ..HOST
+    };
+    e.observe(&c.id, c.sample(7.0), false);
+    let d = e.decide(s(7.0), &zram, &never_busy);
+    let b = bring_backs(&d.commands);
+    assert!(b.len() == 1 && b[0].from_the_end, "{:?}", d.commands);
+}
+
+#[test]
+fn a_critical_context_under_pressure_throttles_the_movers_and_is_never_squeezed() {
+    let mut e = Engine::new(params());
+    let mut db = Ctx::new("/db", 400);
+    let idle = Ctx::new("/idle", 200);
+    e.track(db.id.clone(), Class::Critical, class(16), s(0.0));
+    e.track(idle.id.clone(), Class::Extend, class(16), s(0.0));
+    let mut all = Vec::new();
+    for i in 0..=5 {
+        db.cpu += Duration::from_millis(500);
+        if i == 5 {
+            db.psi = Some(20.0);
+        }
+        let (_, cmds) = tick(&mut e, &[&db, &idle], f64::from(i));
+        all.extend(cmds);
+    }
+    let d_pressed = e.decide(s(5.0), &HOST, &never_busy).pressed;
+    assert_eq!(d_pressed, vec![db.id.clone()]);
+    let p = push_outs(&all);
+    assert_eq!(p.len(), 1);
+    assert_eq!(p[0].id, idle.id);
+    assert_eq!(
+        p[0].bandwidth,
+        400 * MIB / THROTTLE_DIVISOR,
+        "page-out slowed while the critical context is under pressure"
+    );
+    assert!(all.iter().all(|c| match c {
+        Command::PushOut(p) => p.id != db.id,
+        Command::Limit { id, .. } => *id != db.id,
+        _ => true,
+    }));
+    assert!(all.iter().any(
+        |c| matches!(c, Command::Protect { id, bytes } if *id == db.id && *bytes == 440 * MIB)
+    ));
+}
+
+#[test]
+fn a_context_whose_knob_someone_else_changed_is_left_alone() {
+    let mut e = Engine::new(params());
+    let c = Ctx::new("/theirs", 128);
+    e.track(c.id.clone(), Class::Extend, class(16), s(0.0));
+    e.observe(&c.id, c.sample(0.0), false);
+    let d = e.decide(s(0.0), &HOST, &never_busy);
+    let limit = d
+        .commands
+        .iter()
+        .find(|c| matches!(c, Command::Limit { .. }))
+        .expect("a limit");
+    e.executed(limit, Outcome::Foreign, s(0.0));
+    assert!(!e.contains(&c.id));
+    assert!(
+        !e.track(c.id.clone(), Class::Extend, class(16), s(1.0)),
+        "not tracked again"
+    );
+    assert!(e.decide(s(1.0), &HOST, &never_busy).commands.is_empty());
+}
+
+#[test]
+fn nothing_is_squeezed_or_pushed_again_while_its_pages_move() {
+    let mut e = Engine::new(params());
+    let c = Ctx::new("/slow", 256);
+    e.track(c.id.clone(), Class::Extend, class(16), s(0.0));
+    for i in 0..=4 {
+        tick(&mut e, &[&c], f64::from(i));
+    }
+    // Idle now: the push-out goes first, the lowered limit waits for it.
+    e.observe(&c.id, c.sample(5.0), false);
+    let d = e.decide(s(5.0), &HOST, &never_busy);
+    assert_eq!(push_outs(&d.commands).len(), 1);
+    assert!(
+        !d.commands
+            .iter()
+            .any(|c| matches!(c, Command::Limit { bytes, .. } if *bytes < 256 * MIB)),
+        "{:?}",
+        d.commands
+    );
+    // Not yet reported done, the mover still busy: neither pushed again nor squeezed.
+    let busy = |_: &ContextId| true;
+    e.observe(&c.id, c.sample(6.0), true);
+    let d = e.decide(s(6.0), &HOST, &busy);
+    assert!(
+        push_outs(&d.commands).is_empty()
+            && d.commands
+                .iter()
+                .all(|c| !matches!(c, Command::Limit { .. }))
+    );
+    // Done and the mover idle: the limit follows.
+    let done = e.decide(s(6.0), &HOST, &never_busy).commands;
+    e.executed(
+        &Command::PushOut(push_outs(&done)[0].clone()),
+        Outcome::Done,
+        s(6.0),
+    );
+    let d = e.decide(s(7.0), &HOST, &never_busy);
+    assert!(push_outs(&d.commands).is_empty());
+    assert!(d
+        .commands
+        .iter()
+        .any(|c| matches!(c, Command::Limit { bytes, .. } if *bytes == 16 * MIB)));
+}
+
+#[test]
+fn memexts_own_faults_are_not_a_wake() {
+    let mut e = Engine::new(params());
+    let mut c = Ctx::new("/moved", 64);
+    e.track(c.id.clone(), Class::Extend, class(16), s(0.0));
+    for i in 0..=6 {
+        tick(&mut e, &[&c], f64::from(i));
+    }
+    assert_eq!(e.get(&c.id).map(|t| t.model.state), Some(State::Idle));
+    // The mover reads pages back (a predicted bring-back): the kernel counts
+    // its swap-ins to the context as major faults.
+    c.majflt += 5000;
+    let o = e.observe(&c.id, c.sample(7.0), true);
+    assert_eq!(o.transition, None);
+    let o = e.observe(&c.id, c.sample(8.0), false);
+    assert_eq!(o.transition, None, "faults while moving stay memext's");
+    c.majflt += 1;
+    let o = e.observe(&c.id, c.sample(9.0), false);
+    assert_eq!(
+        o.transition,
+        Some(Transition::Woke),
+        "the context's own fault"
+    );
+}
+
+#[test]
+fn a_periodic_context_is_brought_back_before_its_wake_mapped_and_held() {
+    let mut e = Engine::new(params());
+    let mut c = Ctx::new("/cron", 128);
+    e.track(c.id.clone(), Class::Extend, class(16), s(0.0));
+    let mut predicted = None;
+    let mut t = 0.0;
+    while t <= 70.0 {
+        // Busy for one second every 15 s, from 10 s.
+        let phase = (t - 10.0) % 15.0;
+        if t >= 10.0 && phase < 1.0 {
+            c.cpu += Duration::from_millis(250);
+        }
+        let (_, cmds) = tick(&mut e, &[&c], t);
+        if let Some(b) = bring_backs(&cmds).first() {
+            if b.reason == PrefetchReason::Periodic && predicted.is_none() {
+                predicted = Some((t, (*b).clone()));
+            }
+        }
+        c.swapped = if e.get(&c.id).is_some_and(|t| t.out) {
+            100 * MIB
+        } else {
+            0
+        };
+        t += 0.5;
+    }
+    let (at, b) = predicted.expect("a periodic bring-back");
+    assert!(b.map_back, "a predicted wake is mapped back");
+    // Wakes at 10, 25, 40, 55, 70: predicted from the third on, 3 s ahead.
+    let next_wake = 10.0 + 15.0 * ((at - 10.0) / 15.0).ceil();
+    assert!(
+        (next_wake - at - 3.0).abs() <= 0.5,
+        "brought back at {at}, wake {next_wake}"
+    );
+}
+
+#[test]
+fn a_held_context_is_not_pushed_out_before_its_predicted_wake() {
+    let mut e = Engine::new(params());
+    let mut c = Ctx::new("/held", 128);
+    e.track(c.id.clone(), Class::Extend, class(16), s(0.0));
+    for i in 0..=6 {
+        tick(&mut e, &[&c], f64::from(i));
+    }
+    let b = BringBack {
+        id: c.id.clone(),
+        reason: PrefetchReason::Periodic,
+        pids: vec![100],
+        order: vec![],
+        bandwidth: 0,
+        map_back: true,
+        from_the_end: false,
+    };
+    e.executed(&Command::BringBack(b), Outcome::Done, s(7.0));
+    assert_eq!(
+        e.get(&c.id).and_then(|t| t.held),
+        Some((s(13.0), PrefetchReason::Periodic))
+    );
+    // Some pages are still in swap (the read-back missed them): the plan
+    // keeps the hold, but it is in already, so nothing is read back again.
+    c.swapped = 8 * MIB;
+    for i in 8..13 {
+        let (_, cmds) = tick(&mut e, &[&c], f64::from(i));
+        assert!(
+            push_outs(&cmds).is_empty(),
+            "pushed out while held at {i}: {cmds:?}"
+        );
+        assert!(
+            bring_backs(&cmds).is_empty(),
+            "brought back again at {i}: {cmds:?}"
+        );
+    }
+    assert_eq!(e.watched(), vec![c.id.clone()], "a held context is watched");
+    let (_, cmds) = tick(&mut e, &[&c], 14.0);
+    assert_eq!(push_outs(&cmds).len(), 1, "the hold expired");
+}

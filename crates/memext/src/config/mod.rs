@@ -1,0 +1,211 @@
+//! The policy file (TOML): which cgroups are memory contexts and of what
+//! class, the parameters of each class, where runtimes keep their metadata,
+//! and the memory tiers. Loading validates everything and names the line of
+//! each problem; it never touches the system.
+
+use std::ops::Range;
+use std::path::{Path, PathBuf};
+
+use std::time::Duration;
+
+use serde::Deserialize;
+use toml::Spanned;
+
+use crate::units::{ByteSize, Percent};
+
+mod params;
+mod select;
+mod tiers;
+
+pub use params::*;
+pub use select::*;
+pub use tiers::*;
+
+pub const DEFAULT_PATH: &str = "/etc/memext/memext.toml";
+
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    #[error("cannot read config {path}")]
+    Read {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{path}:{line}:{column}: {message}")]
+    Syntax {
+        path: PathBuf,
+        line: usize,
+        column: usize,
+        message: String,
+    },
+    #[error("{path}:{line}: {message}")]
+    Invalid {
+        path: PathBuf,
+        line: usize,
+        message: String,
+    },
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ConfigFile {
+    #[serde(default)]
+    host: HostConfig,
+    #[serde(default)]
+    select: Vec<Spanned<Selector>>,
+    #[serde(default)]
+    class: ClassTable,
+    #[serde(default)]
+    runtimes: RuntimePaths,
+    #[serde(default)]
+    tiers: TiersConfig,
+    #[serde(default)]
+    daemon: DaemonConfig,
+    #[serde(default)]
+    pmem: PmemConfig,
+}
+
+/// The validated policy.
+#[derive(Debug, Clone)]
+pub struct Config {
+    pub source: PathBuf,
+    pub host: HostConfig,
+    pub selectors: Vec<Selector>,
+    pub critical: ClassParams,
+    pub extend: ClassParams,
+    pub runtimes: RuntimePaths,
+    pub tiers: TiersConfig,
+    pub daemon: DaemonConfig,
+    pub pmem: PmemConfig,
+}
+
+impl Config {
+    pub fn critical_defaults() -> ClassParams {
+        ClassParams {
+            idle_after: Duration::from_secs(30),
+            floor: ByteSize(0),
+            headroom: Percent(10),
+            pageout_bandwidth: ByteSize(256 << 20),
+            prefetch_bandwidth: ByteSize(512 << 20),
+            map_back: true,
+        }
+    }
+
+    pub fn extend_defaults() -> ClassParams {
+        ClassParams {
+            idle_after: Duration::from_secs(30),
+            floor: ByteSize(32 << 20),
+            headroom: Percent(0),
+            pageout_bandwidth: ByteSize(256 << 20),
+            prefetch_bandwidth: ByteSize(512 << 20),
+            map_back: true,
+        }
+    }
+
+    /// The policy used when no file exists: nothing selected, defaults everywhere.
+    pub fn empty(source: &Path) -> Self {
+        Self {
+            source: source.into(),
+            host: HostConfig::default(),
+            selectors: Vec::new(),
+            critical: Self::critical_defaults(),
+            extend: Self::extend_defaults(),
+            runtimes: RuntimePaths::default(),
+            tiers: TiersConfig::default(),
+            daemon: DaemonConfig::default(),
+            pmem: PmemConfig::default(),
+        }
+    }
+
+    pub fn load(path: &Path) -> Result<Self, ConfigError> {
+        let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
+            path: path.into(),
+            source,
+        })?;
+        Self::parse(&text, path)
+    }
+
+    /// Parses and validates `text`; `path` is only used in messages.
+    pub fn parse(text: &str, path: &Path) -> Result<Self, ConfigError> {
+        let file: ConfigFile = toml::from_str(text).map_err(|e| {
+            let (line, column) = e.span().map_or((1, 1), |s| line_col(text, s.start));
+            ConfigError::Syntax {
+                path: path.into(),
+                line,
+                column,
+                message: e.message().trim().to_owned(),
+            }
+        })?;
+        let invalid = |span: Range<usize>, message: String| ConfigError::Invalid {
+            path: path.into(),
+            line: line_col(text, span.start).0,
+            message,
+        };
+        for s in &file.select {
+            if let Some(why) = s.get_ref().never_matches() {
+                return Err(invalid(s.span(), why));
+            }
+        }
+        if let Some(why) = validate_tiers(&file.tiers) {
+            // toml cannot span a table built from dotted headers; point at the
+            // first [tiers…] header instead.
+            let at = text
+                .find("[tiers")
+                .or_else(|| text.find("tiers"))
+                .unwrap_or(0);
+            return Err(invalid(at..at, why));
+        }
+        if let Some(why) = validate_daemon(&file.daemon) {
+            let at = text.find("[daemon]").unwrap_or(0);
+            return Err(invalid(at..at, why));
+        }
+        if let Some(why) = validate_pmem(&file.pmem) {
+            let at = text.find("[pmem]").unwrap_or(0);
+            return Err(invalid(at..at, why));
+        }
+        if let Some(why) = validate_host(&file.host) {
+            let at = text.find("[host]").unwrap_or(0);
+            return Err(invalid(at..at, why));
+        }
+        Ok(Self {
+            daemon: file.daemon,
+            pmem: file.pmem,
+            source: path.into(),
+            host: file.host,
+            selectors: file.select.into_iter().map(Spanned::into_inner).collect(),
+            critical: file.class.critical.resolve(Self::critical_defaults()),
+            extend: file.class.extend.resolve(Self::extend_defaults()),
+            runtimes: file.runtimes,
+            tiers: file.tiers,
+        })
+    }
+
+    /// The class of a context, and the index of the selector that gave it.
+    pub fn classify(&self, c: &ContextFacts<'_>) -> (Class, Option<usize>) {
+        self.selectors
+            .iter()
+            .position(|s| s.matches(c))
+            .map_or((Class::Ignore, None), |i| {
+                (self.selectors[i].class, Some(i))
+            })
+    }
+
+    pub fn params(&self, class: Class) -> Option<&ClassParams> {
+        match class {
+            Class::Critical => Some(&self.critical),
+            Class::Extend => Some(&self.extend),
+            Class::Ignore => None,
+        }
+    }
+}
+
+/// 1-based line and column of byte offset `at` in `text`.
+fn line_col(text: &str, at: usize) -> (usize, usize) {
+    let before = &text[..at.min(text.len())];
+    let line = before.matches('\n').count() + 1;
+    let column = before.len() - before.rfind('\n').map_or(0, |i| i + 1) + 1;
+    (line, column)
+}
+
+#[cfg(test)]
+mod tests;

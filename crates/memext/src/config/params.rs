@@ -1,0 +1,369 @@
+//! The policy's parameters: per class, host, runtimes' metadata, the daemon,
+//! the pmem broker; their defaults and checks.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use memext_cgroup::CgroupPath;
+use serde::Deserialize;
+
+use crate::units::{ByteSize, Percent};
+
+/// A duration written as `30s`, `5m`, `1h 30m`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(try_from = "String")]
+pub struct HumanDuration(pub Duration);
+
+impl TryFrom<String> for HumanDuration {
+    type Error = String;
+    fn try_from(s: String) -> Result<Self, String> {
+        humantime::parse_duration(&s)
+            .map(HumanDuration)
+            .map_err(|e| format!("{s:?} is not a duration (like 30s or 5m): {e}"))
+    }
+}
+
+/// Parameters of a class, as the file gives them (all optional).
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct ClassOverrides {
+    pub(crate) idle_after: Option<HumanDuration>,
+    pub(crate) floor: Option<ByteSize>,
+    pub(crate) headroom: Option<Percent>,
+    pub(crate) pageout_bandwidth: Option<ByteSize>,
+    pub(crate) prefetch_bandwidth: Option<ByteSize>,
+    pub(crate) map_back: Option<bool>,
+}
+
+/// Parameters of a class, resolved against the defaults.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct ClassParams {
+    /// A context with no activity for this long is idle.
+    pub idle_after: Duration,
+    /// An idle context is never pushed below this many resident bytes.
+    pub floor: ByteSize,
+    /// Room above the working set kept for a context, in percent of it.
+    pub headroom: Percent,
+    /// Page-out bandwidth cap, bytes per second.
+    pub pageout_bandwidth: ByteSize,
+    /// Prefetch (bring-back) bandwidth cap, bytes per second.
+    pub prefetch_bandwidth: ByteSize,
+    /// Before a predicted periodic wake, also map the brought-back working set
+    /// (MADV_COLLAPSE: whole 2 MiB blocks as huge pages), so that the wake
+    /// takes no page faults at all. Pages mapped this way no longer tell
+    /// whether the context touched them: prefetch accuracy leaves them out.
+    pub map_back: bool,
+}
+
+impl ClassParams {
+    /// The engine's form of these parameters.
+    pub fn engine(&self) -> memext_engine::context::ClassParams {
+        memext_engine::context::ClassParams {
+            idle_after: self.idle_after,
+            floor: self.floor.0,
+            headroom_pct: self.headroom.0,
+            pageout_bandwidth: self.pageout_bandwidth.0,
+            prefetch_bandwidth: self.prefetch_bandwidth.0,
+            map_back: self.map_back,
+        }
+    }
+}
+
+impl ClassOverrides {
+    pub(crate) fn resolve(&self, d: ClassParams) -> ClassParams {
+        ClassParams {
+            idle_after: self.idle_after.map_or(d.idle_after, |h| h.0),
+            floor: self.floor.unwrap_or(d.floor),
+            headroom: self.headroom.unwrap_or(d.headroom),
+            pageout_bandwidth: self.pageout_bandwidth.unwrap_or(d.pageout_bandwidth),
+            prefetch_bandwidth: self.prefetch_bandwidth.unwrap_or(d.prefetch_bandwidth),
+            map_back: self.map_back.unwrap_or(d.map_back),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct ClassTable {
+    #[serde(default)]
+    pub(crate) critical: ClassOverrides,
+    #[serde(default)]
+    pub(crate) extend: ClassOverrides,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HostConfig {
+    #[serde(default = "default_cgroup_root")]
+    pub cgroup_root: PathBuf,
+    #[serde(default = "default_state_dir")]
+    pub state_dir: PathBuf,
+    /// Where the proc file system is (a container sees the host's elsewhere).
+    #[serde(default = "default_proc_root")]
+    pub proc_root: PathBuf,
+    /// Top-level cgroups that belong to the machine's own machinery: never
+    /// considered, not even read.
+    #[serde(default = "default_leave_alone")]
+    pub leave_alone: Vec<String>,
+}
+
+pub(crate) fn default_cgroup_root() -> PathBuf {
+    PathBuf::from(memext_cgroup::Hierarchy::DEFAULT_ROOT)
+}
+pub(crate) fn default_state_dir() -> PathBuf {
+    PathBuf::from("/var/lib/memext")
+}
+pub(crate) fn default_proc_root() -> PathBuf {
+    PathBuf::from("/proc")
+}
+/// The development machines' own service cgroup (see MACHINE.md): memext
+/// must never write to or read below it.
+pub(crate) fn default_leave_alone() -> Vec<String> {
+    vec!["process_api".to_owned()]
+}
+
+impl Default for HostConfig {
+    fn default() -> Self {
+        Self {
+            cgroup_root: default_cgroup_root(),
+            state_dir: default_state_dir(),
+            proc_root: default_proc_root(),
+            leave_alone: default_leave_alone(),
+        }
+    }
+}
+
+/// Where container runtimes keep the metadata memext reads names from.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RuntimePaths {
+    #[serde(default = "default_docker_roots")]
+    pub docker_roots: Vec<PathBuf>,
+    #[serde(default = "default_podman_roots")]
+    pub podman_roots: Vec<PathBuf>,
+}
+
+pub(crate) fn default_docker_roots() -> Vec<PathBuf> {
+    vec![PathBuf::from("/var/lib/docker")]
+}
+pub(crate) fn default_podman_roots() -> Vec<PathBuf> {
+    vec![PathBuf::from("/var/lib/containers/storage")]
+}
+
+impl Default for RuntimePaths {
+    fn default() -> Self {
+        Self {
+            docker_roots: default_docker_roots(),
+            podman_roots: default_podman_roots(),
+        }
+    }
+}
+
+/// The daemon's own settings.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DaemonConfig {
+    /// DRAM the selected contexts may use together, as a size.
+    pub capacity: Option<ByteSize>,
+    /// Or: the memory limit of this cgroup (e.g. a parent of all contexts).
+    pub capacity_cgroup: Option<String>,
+    /// Or (the default): the host's DRAM less this reserve.
+    #[serde(default = "default_reserve")]
+    pub reserve: ByteSize,
+    /// Full observe → plan → act cycle.
+    #[serde(default = "default_tick")]
+    pub tick: HumanDuration,
+    /// How often idle contexts' CPU counters are polled to catch a wake.
+    #[serde(default = "default_poll")]
+    pub poll: HumanDuration,
+    /// How often an active context's working set is snapshotted.
+    #[serde(default = "default_ws_interval")]
+    pub ws_interval: HumanDuration,
+    /// Bring a periodic context back this long before its predicted wake.
+    #[serde(default = "default_lead")]
+    pub prefetch_lead: HumanDuration,
+    /// Prefetch accuracy: pages brought back and touched within this long.
+    #[serde(default = "default_accuracy_window")]
+    pub accuracy_window: HumanDuration,
+    /// The control socket `memext status` talks to.
+    #[serde(default = "default_socket")]
+    pub socket: PathBuf,
+}
+
+pub(crate) fn default_reserve() -> ByteSize {
+    ByteSize(2 << 30)
+}
+pub(crate) fn default_tick() -> HumanDuration {
+    HumanDuration(Duration::from_secs(1))
+}
+pub(crate) fn default_poll() -> HumanDuration {
+    HumanDuration(Duration::from_millis(20))
+}
+pub(crate) fn default_ws_interval() -> HumanDuration {
+    HumanDuration(Duration::from_secs(10))
+}
+pub(crate) fn default_lead() -> HumanDuration {
+    HumanDuration(Duration::from_secs(3))
+}
+pub(crate) fn default_accuracy_window() -> HumanDuration {
+    HumanDuration(Duration::from_secs(10))
+}
+pub(crate) fn default_socket() -> PathBuf {
+    PathBuf::from("/run/memext.sock")
+}
+
+impl Default for DaemonConfig {
+    fn default() -> Self {
+        Self {
+            capacity: None,
+            capacity_cgroup: None,
+            reserve: default_reserve(),
+            tick: default_tick(),
+            poll: default_poll(),
+            ws_interval: default_ws_interval(),
+            prefetch_lead: default_lead(),
+            accuracy_window: default_accuracy_window(),
+            socket: default_socket(),
+        }
+    }
+}
+
+/// What a container's persistent regions are filed under.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(try_from = "String")]
+pub enum RegionKey {
+    /// The container id: a new container starts with no regions.
+    Id,
+    /// The container's name: a re-created container of the same name gets its regions back.
+    Name,
+    /// The value of this container label.
+    Label(String),
+}
+
+impl TryFrom<String> for RegionKey {
+    type Error = String;
+    fn try_from(s: String) -> Result<Self, String> {
+        match s.as_str() {
+            "id" => Ok(RegionKey::Id),
+            "name" => Ok(RegionKey::Name),
+            _ => match s.strip_prefix("label:") {
+                Some(l) if !l.is_empty() => Ok(RegionKey::Label(l.to_owned())),
+                _ => Err(format!(
+                    "pmem.key must be \"id\", \"name\" or \"label:KEY\", not {s:?}"
+                )),
+            },
+        }
+    }
+}
+
+/// The pmem broker (`memext pmem-broker`, or inside the daemon).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PmemConfig {
+    /// Also run the broker inside `memext daemon`.
+    #[serde(default)]
+    pub in_daemon: bool,
+    /// Directory holding one sub-directory of region files per container.
+    #[serde(default = "default_pmem_root")]
+    pub root: PathBuf,
+    /// The broker's socket. Mount its *directory* into containers, so a restarted
+    /// broker's new socket is seen there.
+    #[serde(default = "default_pmem_socket")]
+    pub socket: PathBuf,
+    #[serde(default = "default_region_key")]
+    pub key: RegionKey,
+    /// Most bytes of regions one container may hold.
+    #[serde(default = "default_container_quota")]
+    pub container_quota: ByteSize,
+    /// Most bytes of regions all containers together may hold.
+    #[serde(default = "default_total_quota")]
+    pub total_quota: ByteSize,
+    /// Serve callers that are not in a container (refused by default).
+    #[serde(default)]
+    pub allow_host: bool,
+}
+
+pub(crate) fn default_pmem_root() -> PathBuf {
+    PathBuf::from("/var/lib/memext/pmem")
+}
+pub(crate) fn default_pmem_socket() -> PathBuf {
+    PathBuf::from(scm::protocol::DEFAULT_SOCKET)
+}
+pub(crate) fn default_region_key() -> RegionKey {
+    RegionKey::Id
+}
+pub(crate) fn default_container_quota() -> ByteSize {
+    ByteSize(4 << 30)
+}
+pub(crate) fn default_total_quota() -> ByteSize {
+    ByteSize(64 << 30)
+}
+
+impl Default for PmemConfig {
+    fn default() -> Self {
+        Self {
+            in_daemon: false,
+            root: default_pmem_root(),
+            socket: default_pmem_socket(),
+            key: default_region_key(),
+            container_quota: default_container_quota(),
+            total_quota: default_total_quota(),
+            allow_host: false,
+        }
+    }
+}
+
+pub(crate) fn validate_pmem(p: &PmemConfig) -> Option<String> {
+    if !p.root.is_absolute() || !p.socket.is_absolute() {
+        return Some("pmem.root and pmem.socket must be absolute paths".into());
+    }
+    if p.socket.starts_with(&p.root) {
+        return Some("pmem.socket must not lie under pmem.root".into());
+    }
+    if p.container_quota.0 == 0 || p.container_quota.0 > p.total_quota.0 {
+        return Some(
+            "pmem.container_quota must be more than 0 and at most pmem.total_quota".into(),
+        );
+    }
+    None
+}
+
+pub(crate) fn validate_host(h: &HostConfig) -> Option<String> {
+    if let Some(bad) = h
+        .leave_alone
+        .iter()
+        .find(|n| n.is_empty() || n.contains('/') || *n == "." || *n == "..")
+    {
+        return Some(format!(
+            "host.leave_alone: {bad:?} is not the name of a top-level cgroup"
+        ));
+    }
+    if !h.proc_root.is_absolute() {
+        return Some(format!(
+            "host.proc_root {} must be absolute",
+            h.proc_root.display()
+        ));
+    }
+    None
+}
+
+pub(crate) fn validate_daemon(d: &DaemonConfig) -> Option<String> {
+    if d.capacity.is_some() && d.capacity_cgroup.is_some() {
+        return Some("daemon: give capacity or capacity_cgroup, not both".into());
+    }
+    if let Some(c) = &d.capacity_cgroup {
+        if let Err(e) = CgroupPath::parse(c) {
+            return Some(format!("daemon.capacity_cgroup: {e}"));
+        }
+    }
+    if d.poll.0.is_zero() || d.tick.0 < d.poll.0 {
+        return Some("daemon: poll must be more than 0 and no longer than tick".into());
+    }
+    if !d.socket.is_absolute() {
+        return Some(format!(
+            "daemon.socket {} must be absolute",
+            d.socket.display()
+        ));
+    }
+    None
+}

@@ -1,0 +1,121 @@
+//! The daemon's actions as structured events: every line carries an `event`
+//! field (its name, below) and a `context` field (the context's id) beside
+//! the human message, so that `--log-format json` gives tools something to
+//! read that does not change when a message is reworded. Tests and benches
+//! read these fields, never the message text.
+//!
+//! Events: `tracking`, `gone`, `became-idle`, `woke`, `settled` (field `via`:
+//! `tick` or `poll`), `bringing-back` (`reason`, `from_the_end`, `map_back`),
+//! `pushing-out` (`keep_bytes`), `throttle` (`on`, `pressed`), `overcommitted`,
+//! `foreign-knob` (`knob`, `found`, `ours`), `knob-failed`, `adopted`
+//! (`knobs`) and `disowned` at start; from the mover:
+//! `read-back` and `mapped-back` (`bytes`, `seconds`), `move-failed`.
+
+use memext_engine::engine::{BringBack, PushOut};
+use memext_engine::model::{State, Transition};
+use memext_engine::ContextId;
+
+use crate::contexts::MemoryContext;
+use crate::units::human_bytes;
+
+pub fn tracking(ctx: &MemoryContext) {
+    tracing::info!(
+        event = "tracking",
+        context = %ctx.path,
+        runtime = %ctx.identity.runtime,
+        class = %ctx.class,
+        "tracking {} ({}, {})",
+        ctx.path,
+        ctx.identity.runtime,
+        ctx.class
+    );
+}
+
+pub fn gone(id: &ContextId) {
+    tracing::info!(event = "gone", context = %id, "{id}: gone");
+}
+
+/// A state change; `via` is `tick` (a full sample) or `poll` (between ticks).
+pub fn transition(id: &ContextId, tr: Transition, state: State, via: &'static str) {
+    tracing::info!(
+        event = tr.name(),
+        context = %id,
+        state = %state,
+        via,
+        "{id}: {} ({state}, {via})",
+        tr.name()
+    );
+}
+
+pub fn bringing_back(b: &BringBack) {
+    tracing::info!(
+        event = "bringing-back",
+        context = %b.id,
+        reason = %b.reason,
+        from_the_end = b.from_the_end,
+        map_back = b.map_back,
+        "{}: bringing back ({}{})",
+        b.id,
+        b.reason,
+        if b.from_the_end { ", from the end" } else { "" }
+    );
+}
+
+pub fn pushing_out(p: &PushOut) {
+    tracing::info!(
+        event = "pushing-out",
+        context = %p.id,
+        keep_bytes = p.keep_bytes,
+        "{}: pushing out, keeping {}",
+        p.id,
+        human_bytes(p.keep_bytes)
+    );
+}
+
+pub fn throttle(on: bool, pressed: &[ContextId]) {
+    let names: Vec<&str> = pressed.iter().map(ContextId::as_str).collect();
+    let pressed = names.join(",");
+    if on {
+        tracing::warn!(
+            event = "throttle",
+            on,
+            pressed = %pressed,
+            "critical context under memory pressure ({}): page-out and prefetch at a quarter of their bandwidth",
+            names.join(", ")
+        );
+    } else {
+        tracing::info!(
+            event = "throttle",
+            on,
+            "no critical context under pressure: page-out and prefetch at full bandwidth"
+        );
+    }
+}
+
+pub fn overcommitted() {
+    tracing::warn!(
+        event = "overcommitted",
+        "critical demand and floors exceed the capacity"
+    );
+}
+
+pub fn foreign_knob(id: &ContextId, knob: &str, found: &str, ours: &str) {
+    tracing::warn!(
+        event = "foreign-knob",
+        context = %id,
+        knob,
+        found,
+        ours,
+        "{id}: {knob} is {found}, not the {ours} memext wrote; someone else manages it now, memext leaves this context alone"
+    );
+}
+
+pub fn knob_failed(id: &ContextId, knob: &str, value: &str, e: &dyn std::fmt::Display) {
+    tracing::warn!(
+        event = "knob-failed",
+        context = %id,
+        knob,
+        value,
+        "{id}: {knob} = {value}: {e:#}"
+    );
+}

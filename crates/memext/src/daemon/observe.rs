@@ -1,0 +1,243 @@
+//! The observe step: typed samples of the selected contexts and the facts of
+//! the host, read from a [`Host`] given to it (proc root, cgroup hierarchy,
+//! clock), so that it runs as well on a checked-in fake tree as on `/`.
+//!
+//! [`Observer`] is what the loop talks to. [`PollingObserver`] reads every
+//! context each tick and polls the watched ones' CPU time between ticks; an
+//! event-driven observer (kernel wake events instead of polling) plugs in
+//! beside it. Must not: write anything, or decide anything (that is the
+//! engine's).
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::Context as _;
+use memext_cgroup::{
+    AnyCgroup, CgroupError, CgroupPath, Hierarchy, Limit, LimitKnob, MemoryCgroup, Version,
+};
+use memext_engine::context::{MemorySample, Sample};
+use memext_engine::engine::HostFacts;
+use memext_engine::{ContextId, Instant};
+use memext_sys::pagemap::{PageState, Pagemap, ScanBackend};
+
+use crate::config::Config;
+use crate::contexts::{discover, DiscoverOptions, MemoryContext};
+
+/// The engine's time: monotonic, from the daemon's start.
+pub trait Clock: Send + Sync {
+    fn now(&self) -> Instant;
+    /// Blocks for `d` (a fake clock advances instead).
+    fn sleep(&self, d: Duration);
+}
+
+/// The real monotonic clock.
+pub struct MonotonicClock(std::time::Instant);
+
+impl MonotonicClock {
+    pub fn start() -> Self {
+        Self(std::time::Instant::now())
+    }
+}
+
+impl Clock for MonotonicClock {
+    fn now(&self) -> Instant {
+        self.0.elapsed()
+    }
+    fn sleep(&self, d: Duration) {
+        std::thread::sleep(d);
+    }
+}
+
+/// Where the daemon reads the host from.
+pub struct Host {
+    /// The proc file system (`/proc`).
+    pub proc_root: PathBuf,
+    /// The cgroup hierarchy (v1 or v2), rooted where the config says.
+    pub hierarchy: Hierarchy,
+    pub clock: Arc<dyn Clock>,
+}
+
+impl Host {
+    /// The host as the configuration and the hierarchy describe it, with the
+    /// real clock.
+    pub fn new(cfg: &Config, hierarchy: Hierarchy) -> Self {
+        Self {
+            proc_root: cfg.host.proc_root.clone(),
+            hierarchy,
+            clock: Arc::new(MonotonicClock::start()),
+        }
+    }
+
+    fn read_proc(&self, file: &str) -> anyhow::Result<String> {
+        let path = self.proc_root.join(file);
+        std::fs::read_to_string(&path).with_context(|| format!("reading {}", path.display()))
+    }
+}
+
+/// One context's cgroup, as the observer reads it.
+pub struct Watched<'a> {
+    pub id: &'a ContextId,
+    pub cg: &'a AnyCgroup,
+}
+
+/// A between-ticks reading of a watched context.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CpuReading {
+    pub id: ContextId,
+    pub at: Instant,
+    pub cpu: Duration,
+}
+
+/// What the daemon's loop reads through.
+pub trait Observer {
+    fn host(&self) -> &Host;
+    /// The memory contexts the policy selects, as found now.
+    fn discover(&mut self, cfg: &Config) -> anyhow::Result<Vec<MemoryContext>>;
+    /// A full sample of one context (Vanished when its cgroup is gone).
+    fn sample(&mut self, cg: &AnyCgroup) -> Result<Sample, CgroupError>;
+    /// The resident private anonymous ranges of each of `pids` (processes
+    /// that vanish meanwhile are left out).
+    fn working_set(&mut self, pids: &[u32]) -> Vec<(u32, Vec<(u64, u64)>)>;
+    /// Capacity and the swap tier in front.
+    fn host_facts(&mut self, cfg: &Config) -> anyhow::Result<HostFacts>;
+    /// Waits at most until `deadline` (and no longer than one poll) for
+    /// activity of the watched contexts; returns their fresh CPU readings.
+    fn watch(&mut self, watched: &[Watched<'_>], deadline: Instant) -> Vec<CpuReading>;
+}
+
+/// Reads every context at every tick; watched contexts' CPU every `poll`.
+pub struct PollingObserver {
+    host: Host,
+    poll: Duration,
+}
+
+impl PollingObserver {
+    pub fn new(host: Host, poll: Duration) -> Self {
+        Self { host, poll }
+    }
+}
+
+impl Observer for PollingObserver {
+    fn host(&self) -> &Host {
+        &self.host
+    }
+
+    fn discover(&mut self, cfg: &Config) -> anyhow::Result<Vec<MemoryContext>> {
+        Ok(discover(
+            &self.host.hierarchy,
+            cfg,
+            DiscoverOptions::default(),
+        )?)
+    }
+
+    fn sample(&mut self, cg: &AnyCgroup) -> Result<Sample, CgroupError> {
+        let pids = cg.procs_recursive()?;
+        let m = cg.memory()?;
+        let cpu = cg.cpu_usage()?;
+        let psi = cg.memory_pressure()?;
+        Ok(Sample {
+            at: self.host.clock.now(),
+            pids,
+            memory: MemorySample {
+                usage: m.usage_bytes,
+                resident: m.resident_bytes(),
+                swapped: m.swap_bytes,
+                pgfault: m.pgfault,
+                pgmajfault: m.pgmajfault,
+            },
+            cpu,
+            psi_some_avg10: psi.map(|p| p.some.avg10),
+        })
+    }
+
+    fn working_set(&mut self, pids: &[u32]) -> Vec<(u32, Vec<(u64, u64)>)> {
+        let root = &self.host.proc_root;
+        pids.iter()
+            .filter_map(|&pid| {
+                let anon: Vec<_> = memext_sys::maps::read_maps_in(root, pid)
+                    .ok()?
+                    .into_iter()
+                    .filter(|m| m.is_private_anonymous())
+                    .collect();
+                let ranges = Pagemap::open_in(root, pid, ScanBackend::Ioctl)
+                    .and_then(|mut pm| pm.scan_mappings(&anon))
+                    .ok()?;
+                let resident = ranges
+                    .iter()
+                    .filter(|r| r.state == PageState::Resident)
+                    .map(|r| (r.range.start, r.range.end))
+                    .collect();
+                Some((pid, resident))
+            })
+            .collect()
+    }
+
+    fn host_facts(&mut self, cfg: &Config) -> anyhow::Result<HostFacts> {
+        let swaps = self
+            .host
+            .read_proc("swaps")
+            .ok()
+            .and_then(|t| memext_sys::swap::parse_swaps(&t).ok())
+            .unwrap_or_default();
+        Ok(HostFacts {
+            capacity: capacity(&self.host, cfg)?,
+            next_swap_is_zram: crate::tiers::next_area_is_zram(&swaps),
+        })
+    }
+
+    fn watch(&mut self, watched: &[Watched<'_>], deadline: Instant) -> Vec<CpuReading> {
+        let clock = &self.host.clock;
+        clock.sleep(self.poll.min(deadline.saturating_sub(clock.now())));
+        watched
+            .iter()
+            .filter_map(|w| {
+                // A cgroup that vanished is dropped at the next tick.
+                let cpu = w.cg.cpu_usage().ok()?.unwrap_or_default();
+                Some(CpuReading {
+                    id: w.id.clone(),
+                    at: clock.now(),
+                    cpu,
+                })
+            })
+            .collect()
+    }
+}
+
+/// DRAM the selected contexts may use together: the configured size, else
+/// the limit of the configured cgroup, else the host's DRAM less the reserve.
+pub fn capacity(host: &Host, cfg: &Config) -> anyhow::Result<u64> {
+    let d = &cfg.daemon;
+    if let Some(c) = d.capacity {
+        return Ok(c.0);
+    }
+    if let Some(p) = &d.capacity_cgroup {
+        let path = CgroupPath::parse(p)?;
+        let cg = host
+            .hierarchy
+            .open(&path)
+            .with_context(|| format!("daemon.capacity_cgroup {p}"))?;
+        let knob = match cg.version() {
+            Version::V1 => LimitKnob::V1Limit,
+            Version::V2 => LimitKnob::Max,
+        };
+        if let Limit::Bytes(b) = cg.read_limit(knob)? {
+            return Ok(b);
+        }
+    }
+    let total = parse_mem_total(&host.read_proc("meminfo")?).context("no MemTotal in meminfo")?;
+    Ok(total.saturating_sub(d.reserve.0))
+}
+
+/// Pure: MemTotal of a /proc/meminfo text, in bytes.
+fn parse_mem_total(meminfo: &str) -> Option<u64> {
+    let kib: u64 = meminfo
+        .lines()
+        .find_map(|l| l.strip_prefix("MemTotal:"))
+        .and_then(|v| v.split_whitespace().next()?.parse().ok())?;
+    Some(kib * 1024)
+}
+
+#[cfg(test)]
+#[path = "observe_tests.rs"]
+mod tests;
