@@ -3,6 +3,11 @@
 //! returns an `scm_result`; the message of the last failure on this thread is
 //! kept for `scm_last_error`. Functions that take a region accept NULL for the
 //! default region (`scm_set_default`, or opened from `SCM_REGION` on first use).
+//!
+//! One file on purpose (~570 lines): the whole exported surface, each export a
+//! few lines of argument checks around a call into `region`, in the order of
+//! the committed header, so that a reader can hold the ABI and its checks in
+//! one view.
 
 use std::cell::RefCell;
 use std::ffi::{c_char, c_int, c_void, CStr, CString};

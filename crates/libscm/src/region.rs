@@ -2,6 +2,11 @@
 //! C ABI exposes (allocate, free, root object, persist, sync, transactions).
 //! Every operation takes the region's lock; a transaction belongs to the
 //! thread that began it.
+//!
+//! Kept whole (~540 lines): recovery at open, the allocator's redo log and the
+//! transaction's undo log act on the same mapping under the same lock, and
+//! their invariants are checked against each other; split, each half would
+//! read only with the other open beside it.
 
 use std::collections::HashSet;
 use std::fs::File;

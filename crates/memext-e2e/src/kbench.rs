@@ -36,6 +36,8 @@ fn rate(pages: u64, d: Duration) -> String {
     format!("{:>12.0} pages/s  ({:>8.2} ms)", pages as f64 / s, s * 1e3)
 }
 
+/// One long function on purpose: the micro-benchmark is a script, each
+/// measurement printed as it is made, and reads best top to bottom.
 pub fn run(size: Option<&str>) -> anyhow::Result<()> {
     let mib: usize = size
         .unwrap_or("1024")

@@ -109,6 +109,9 @@ fn probe(c: &Container<'_>, args: &[&str]) -> String {
     c.exec(&all).1
 }
 
+/// One long scenario on purpose: the containers, regions and broker it sets
+/// up are shared by every step (refusals, restart, export/import), and setting
+/// them up once per step would multiply the test's time by ten.
 #[test]
 fn containers_get_only_their_own_regions_and_keep_them() {
     assert!(is_root(), "the pmem e2e suite needs root");

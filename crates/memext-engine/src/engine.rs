@@ -323,23 +323,32 @@ impl Engine {
             .collect()
     }
 
-    /// A between-ticks sample of a watched context's CPU time; on a wake,
-    /// the commands that serve it at once: its limit raised to all it had,
-    /// and its working set brought back (never throttled: it is waiting).
-    pub fn poll(
-        &mut self,
-        id: &ContextId,
-        at: Instant,
-        cpu: Duration,
-        host: &HostFacts,
-        busy: &dyn Fn(&ContextId) -> bool,
-    ) -> Option<Vec<Command>> {
-        let t = self.contexts.get_mut(id)?;
+    /// A between-ticks sample of a watched context's CPU time: whether it woke.
+    pub fn poll(&mut self, id: &ContextId, at: Instant, cpu: Duration) -> bool {
+        let Some(t) = self.contexts.get_mut(id) else {
+            return false;
+        };
         let c = t.counters(at, cpu);
         if t.model.observe(c, &t.params.model()) != Some(Transition::Woke) {
-            return None;
+            return false;
         }
         t.held = None; // the wake it was held for has come
+        true
+    }
+
+    /// The commands that serve a wake seen between ticks at once: the
+    /// context's limit raised to all it had, and its working set brought back
+    /// (never throttled: it is waiting).
+    pub fn serve_wake(
+        &self,
+        id: &ContextId,
+        at: Instant,
+        host: &HostFacts,
+        busy: &dyn Fn(&ContextId) -> bool,
+    ) -> Vec<Command> {
+        let Some(t) = self.contexts.get(id) else {
+            return Vec::new();
+        };
         let bytes = t.memory.usage.max(t.ws.bytes()) + t.memory.swapped;
         let actions = [
             Action::Limit {
@@ -351,7 +360,7 @@ impl Engine {
                 reason: PrefetchReason::Woke,
             },
         ];
-        Some(self.commands(&actions, false, at, host, busy))
+        self.commands(&actions, false, at, host, busy)
     }
 
     /// Turns planner actions into commands: protections and raised limits

@@ -137,11 +137,10 @@ fn a_context_that_sleeps_is_pushed_out_once_and_brought_back_when_it_wakes() {
     tick(&mut e, &[&c], 9.0);
     assert_eq!(e.watched(), vec![c.id.clone()]);
     // It wakes between ticks: 10 ms of CPU in 20 ms.
-    assert!(e.poll(&c.id, s(9.5), c.cpu, &HOST, &never_busy).is_none());
+    assert!(!e.poll(&c.id, s(9.5), c.cpu));
     c.cpu += Duration::from_millis(10);
-    let cmds = e
-        .poll(&c.id, s(9.52), c.cpu, &HOST, &never_busy)
-        .expect("a wake");
+    assert!(e.poll(&c.id, s(9.52), c.cpu), "a wake");
+    let cmds = e.serve_wake(&c.id, s(9.52), &HOST, &never_busy);
     // Its limit is raised before anything is read back, to an upper bound of
     // what it can need: its working set plus all it has in swap.
     assert_eq!(

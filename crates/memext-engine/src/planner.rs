@@ -116,57 +116,18 @@ fn rank(c: &ContextInput) -> u8 {
 
 pub fn plan(input: &PlanInput) -> Plan {
     let cs = &input.contexts;
-    let mut targets = vec![0u64; cs.len()];
-    let mut left = input.capacity;
-    let mut overcommitted = false;
+    let mut room = Room {
+        targets: vec![0u64; cs.len()],
+        left: input.capacity,
+        overcommitted: false,
+    };
     // 1. Critical contexts, in full.
-    for (i, c) in cs
-        .iter()
-        .enumerate()
-        .filter(|(_, c)| c.class == Class::Critical)
-    {
-        targets[i] = demand(c);
-        overcommitted |= targets[i] > left;
-        left = left.saturating_sub(targets[i]);
-    }
+    room.give_each(cs, |c| c.class == Class::Critical, demand);
     // 2. Every extend context's floor (or less, if it needs less).
-    for (i, c) in cs
-        .iter()
-        .enumerate()
-        .filter(|(_, c)| c.class == Class::Extend)
-    {
-        targets[i] = c.floor.min(demand(c));
-        overcommitted |= targets[i] > left;
-        left = left.saturating_sub(targets[i]);
-    }
-    // 3. The rest to extend contexts above their floor, by rank; within a rank
-    //    shared in proportion to what each still needs.
+    room.give_each(cs, |c| c.class == Class::Extend, |c| c.floor.min(demand(c)));
+    // 3. The rest to extend contexts above their floor, by rank.
     for r in 0..=3 {
-        let group: Vec<usize> = (0..cs.len())
-            .filter(|&i| cs[i].class == Class::Extend && rank(&cs[i]) == r)
-            .collect();
-        let want: Vec<u64> = group
-            .iter()
-            .map(|&i| demand(&cs[i]).saturating_sub(targets[i]))
-            .collect();
-        let total: u64 = want.iter().sum();
-        if total == 0 {
-            continue;
-        }
-        if total <= left {
-            for (&i, &w) in group.iter().zip(&want) {
-                targets[i] += w;
-            }
-            left -= total;
-        } else {
-            let share = left;
-            for (&i, &w) in group.iter().zip(&want) {
-                let give = u64::try_from(u128::from(share) * u128::from(w) / u128::from(total))
-                    .unwrap_or(0);
-                targets[i] += give;
-                left -= give;
-            }
-        }
+        room.share_rank(cs, r);
     }
     // 4. What nobody needs now is split evenly among the active extend
     //    contexts, so one that allocates fast between two ticks grows into free
@@ -175,50 +136,100 @@ pub fn plan(input: &PlanInput) -> Plan {
     let active: Vec<usize> = (0..cs.len())
         .filter(|&i| cs[i].class == Class::Extend && rank(&cs[i]) == 2)
         .collect();
-    if let Some(each) = left.checked_div(active.len() as u64) {
+    if let Some(each) = room.left.checked_div(active.len() as u64) {
         for &i in &active {
-            targets[i] += each;
+            room.targets[i] += each;
         }
     }
     let throttle = cs
         .iter()
         .any(|c| c.class == Class::Critical && c.under_pressure);
-    let mut actions = Vec::new();
-    for (i, c) in cs.iter().enumerate() {
-        match c.class {
-            Class::Critical => actions.push(Action::Protect {
-                key: c.key.clone(),
-                bytes: targets[i],
-            }),
-            Class::Extend => {
-                if let Some(reason) = c.prefetch.filter(|_| c.swapped > 0) {
-                    actions.push(Action::BringBack {
-                        key: c.key.clone(),
-                        reason,
-                    });
-                }
-                if c.state == State::Idle
-                    && c.prefetch.is_none()
-                    && c.usage > targets[i] + PUSH_SLACK_BYTES
-                {
-                    actions.push(Action::PushOut {
-                        key: c.key.clone(),
-                        keep: targets[i],
-                    });
-                }
-                actions.push(Action::Limit {
-                    key: c.key.clone(),
-                    bytes: targets[i],
-                });
-            }
+    Plan {
+        actions: actions(cs, &room.targets),
+        targets: room.targets,
+        throttle,
+        overcommitted: room.overcommitted,
+    }
+}
+
+/// DRAM handed out so far.
+struct Room {
+    targets: Vec<u64>,
+    left: u64,
+    overcommitted: bool,
+}
+
+impl Room {
+    /// Gives each context that `which` selects `amount` of it, whether it fits
+    /// or not (what does not fit is flagged).
+    fn give_each(
+        &mut self,
+        cs: &[ContextInput],
+        which: impl Fn(&ContextInput) -> bool,
+        amount: impl Fn(&ContextInput) -> u64,
+    ) {
+        for (i, c) in cs.iter().enumerate().filter(|(_, c)| which(c)) {
+            self.targets[i] = amount(c);
+            self.overcommitted |= self.targets[i] > self.left;
+            self.left = self.left.saturating_sub(self.targets[i]);
         }
     }
-    Plan {
-        targets,
-        actions,
-        throttle,
-        overcommitted,
+
+    /// Serves the extend contexts of rank `r` above what they have: in full if
+    /// it fits, else in proportion to what each still needs.
+    fn share_rank(&mut self, cs: &[ContextInput], r: u8) {
+        let group: Vec<usize> = (0..cs.len())
+            .filter(|&i| cs[i].class == Class::Extend && rank(&cs[i]) == r)
+            .collect();
+        let want: Vec<u64> = group
+            .iter()
+            .map(|&i| demand(&cs[i]).saturating_sub(self.targets[i]))
+            .collect();
+        let total: u64 = want.iter().sum();
+        if total == 0 {
+            return;
+        }
+        if total <= self.left {
+            for (&i, &w) in group.iter().zip(&want) {
+                self.targets[i] += w;
+            }
+            self.left -= total;
+            return;
+        }
+        let share = self.left;
+        for (&i, &w) in group.iter().zip(&want) {
+            let give =
+                u64::try_from(u128::from(share) * u128::from(w) / u128::from(total)).unwrap_or(0);
+            self.targets[i] += give;
+            self.left -= give;
+        }
     }
+}
+
+/// The actions that move each context toward its target.
+fn actions(cs: &[ContextInput], targets: &[u64]) -> Vec<Action> {
+    let mut actions = Vec::new();
+    for (c, &target) in cs.iter().zip(targets) {
+        let key = c.key.clone();
+        if c.class == Class::Critical {
+            actions.push(Action::Protect { key, bytes: target });
+            continue;
+        }
+        if let Some(reason) = c.prefetch.filter(|_| c.swapped > 0) {
+            actions.push(Action::BringBack {
+                key: key.clone(),
+                reason,
+            });
+        }
+        if c.state == State::Idle && c.prefetch.is_none() && c.usage > target + PUSH_SLACK_BYTES {
+            actions.push(Action::PushOut {
+                key: key.clone(),
+                keep: target,
+            });
+        }
+        actions.push(Action::Limit { key, bytes: target });
+    }
+    actions
 }
 
 #[cfg(test)]

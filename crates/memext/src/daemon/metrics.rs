@@ -49,38 +49,47 @@ fn to_i64(v: u64) -> i64 {
 /// The metrics text for `rows` and `d`.
 pub fn render(rows: &[ContextReport], d: &DaemonGauges) -> String {
     let mut reg = <Registry>::with_prefix("memext");
+    register_contexts(&mut reg, rows);
+    register_daemon(&mut reg, rows.len(), d);
+    let mut text = String::new();
+    encode(&mut text, &reg).expect("writing to a String cannot fail");
+    text
+}
+
+/// One family per figure, one series per context.
+fn register_contexts(reg: &mut Registry, rows: &[ContextReport]) {
     let gauge = |reg: &mut Registry, name: &str, help: &str| {
         let f = Family::<ContextLabels, Gauge>::default();
         reg.register(name, help, f.clone());
         f
     };
     let resident = gauge(
-        &mut reg,
+        reg,
         "context_resident_bytes",
         "Bytes of the context resident in DRAM (anon + page cache)",
     );
     let swapped = gauge(
-        &mut reg,
+        reg,
         "context_swapped_bytes",
         "Bytes of the context in swap (zram, zswap or flash)",
     );
     let wset = gauge(
-        &mut reg,
+        reg,
         "context_working_set_bytes",
         "Bytes of the context's last recorded working set",
     );
     let target = gauge(
-        &mut reg,
+        reg,
         "context_target_bytes",
         "The planner's DRAM target for the context",
     );
     let state = gauge(
-        &mut reg,
+        reg,
         "context_state",
         "Context state: 0 active, 1 idle, 2 waking",
     );
     let out = gauge(
-        &mut reg,
+        reg,
         "context_pushed_out",
         "1 while memext holds the context pushed out",
     );
@@ -130,31 +139,35 @@ pub fn render(rows: &[ContextReport], d: &DaemonGauges) -> String {
         back.get_or_create(&l).inc_by(r.brought_back_pages);
         mapped.get_or_create(&l).inc_by(r.mapped_back_pages);
     }
+}
+
+/// The daemon-wide gauges and counters.
+fn register_daemon(reg: &mut Registry, contexts: usize, d: &DaemonGauges) {
     let one = |reg: &mut Registry, name: &str, help: &str, v: i64| {
         let g = Gauge::<i64>::default();
         g.set(v);
         reg.register(name, help, g);
     };
     one(
-        &mut reg,
+        reg,
         "contexts",
         "Memory contexts the daemon manages",
-        to_i64(rows.len() as u64),
+        to_i64(contexts as u64),
     );
     one(
-        &mut reg,
+        reg,
         "capacity_bytes",
         "DRAM the selected contexts may use together",
         to_i64(d.capacity_bytes.load(Ordering::Relaxed)),
     );
     one(
-        &mut reg,
+        reg,
         "owned_knobs",
         "cgroup knobs memext has changed and will restore",
         to_i64(d.owned_knobs.load(Ordering::Relaxed) as u64),
     );
     one(
-        &mut reg,
+        reg,
         "throttled",
         "1 while page-out and prefetch are slowed because a critical context shows memory pressure",
         i64::from(d.throttled.load(Ordering::Relaxed)),
@@ -165,9 +178,6 @@ pub fn render(rows: &[ContextReport], d: &DaemonGauges) -> String {
     let wakes = Counter::<u64>::default();
     wakes.inc_by(d.wakes.load(Ordering::Relaxed));
     reg.register("wakes", "Context wakes seen", wakes);
-    let mut text = String::new();
-    encode(&mut text, &reg).expect("writing to a String cannot fail");
-    text
 }
 
 pub struct MetricsServer {

@@ -19,7 +19,7 @@ use std::sync::Arc;
 
 use anyhow::Context as _;
 use memext_cgroup::{AnyCgroup, CgroupError};
-use memext_engine::engine::{Command, Engine, EngineParams, HostFacts, Outcome};
+use memext_engine::engine::{Command, Engine, EngineParams, Outcome};
 use memext_engine::{ContextId, Instant};
 
 use crate::config::{Class, Config};
@@ -31,6 +31,7 @@ pub mod ledger;
 pub mod metrics;
 pub mod mover;
 pub mod observe;
+mod pages;
 pub mod serve;
 
 use act::Actuator;
@@ -322,20 +323,17 @@ impl Daemon {
             })
             .collect();
         let readings = self.observer.watch(&watched, deadline);
-        let mut facts: Option<HostFacts> = None;
         for r in readings {
-            let act = &self.act;
-            let f = match facts {
-                Some(f) => f,
-                None => *facts.insert(self.observer.host_facts(&self.cfg)?),
-            };
-            let Some(commands) = self
-                .engine
-                .poll(&r.id, r.at, r.cpu, &f, &|id| act.is_busy(id))
-            else {
+            if !self.engine.poll(&r.id, r.at, r.cpu) {
                 continue;
-            };
+            }
             self.on_transition(&r.id, memext_engine::model::Transition::Woke, "poll");
+            // Host facts only now: a poll with no wake reads nothing more.
+            let facts = self.observer.host_facts(&self.cfg)?;
+            let act = &self.act;
+            let commands = self
+                .engine
+                .serve_wake(&r.id, r.at, &facts, &|id| act.is_busy(id));
             if !self.act.is_dry_run() {
                 self.execute(&commands);
             }
@@ -360,7 +358,7 @@ impl Daemon {
             Err(_) => return,
         };
         for (id, ranges) in due {
-            if let Some(a) = mover::accuracy(&ranges) {
+            if let Some(a) = pages::accuracy(&ranges) {
                 self.engine.set_accuracy(&id, a);
             }
         }

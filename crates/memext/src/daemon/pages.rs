@@ -1,0 +1,202 @@
+//! Page ranges of a context's processes and advice on them, paced: which
+//! private anonymous ranges are resident or swapped, their split into
+//! working-set chunks, `process_madvise` in batches at a bandwidth cap, and
+//! how many of the pages brought back were touched since (accuracy).
+
+use std::collections::HashMap;
+use std::time::{Duration, Instant};
+
+use memext_engine::workingset::{ChunkKey, CHUNK_BYTES};
+use memext_sys::madvise::{advise, Advice, MadviseError};
+use memext_sys::maps::read_maps;
+use memext_sys::pagemap::{PageRange, PageState, Pagemap};
+use memext_sys::pidfd::ProcessHandle;
+use memext_sys::AddrRange;
+
+/// Pages are moved in batches of at most this many bytes.
+const BATCH_BYTES: u64 = 16 << 20;
+
+/// Resident or swapped ranges of the private anonymous memory of `pid`.
+pub(super) fn ranges_of(pid: u32, state: PageState) -> Result<Vec<AddrRange>, String> {
+    let maps = match read_maps(pid) {
+        Ok(m) => m,
+        Err(memext_sys::maps::MapsError::Vanished { .. }) => return Ok(Vec::new()),
+        Err(e) => return Err(e.to_string()),
+    };
+    let anon: Vec<_> = maps
+        .into_iter()
+        .filter(|m| m.is_private_anonymous())
+        .collect();
+    let scanned: Vec<PageRange> =
+        match Pagemap::open(pid).and_then(|mut pm| pm.scan_mappings(&anon)) {
+            Ok(r) => r,
+            Err(memext_sys::pagemap::PagemapError::Vanished { .. }) => return Ok(Vec::new()),
+            Err(e) => return Err(e.to_string()),
+        };
+    Ok(scanned
+        .into_iter()
+        .filter(|r| r.state == state)
+        .map(|r| r.range)
+        .collect())
+}
+
+/// Splits ranges at chunk boundaries: (chunk, range within it).
+pub(super) fn by_chunk(pid: u32, ranges: &[AddrRange]) -> Vec<(ChunkKey, AddrRange)> {
+    let mut out = Vec::new();
+    for r in ranges {
+        let mut a = r.start;
+        while a < r.end {
+            let index = a / CHUNK_BYTES;
+            let end = ((index + 1) * CHUNK_BYTES).min(r.end);
+            out.push((ChunkKey { pid, index }, AddrRange::new(a, end)));
+            a = end;
+        }
+    }
+    out
+}
+
+/// Groups (pid, range) pairs into per-pid work, keeping their order.
+pub(super) fn per_pid(pairs: Vec<(u32, AddrRange)>) -> Vec<(u32, Vec<AddrRange>)> {
+    let mut work: Vec<(u32, Vec<AddrRange>)> = Vec::new();
+    for (pid, r) in pairs {
+        match work.last_mut() {
+            Some((p, ranges)) if *p == pid => ranges.push(r),
+            _ => work.push((pid, vec![r])),
+        }
+    }
+    work
+}
+
+/// Paces `bytes` done since `t0` to `bandwidth` bytes per second.
+pub(super) fn pace(t0: Instant, bytes: u64, bandwidth: u64) {
+    if bandwidth == 0 {
+        return;
+    }
+    let due = Duration::from_secs_f64(bytes as f64 / bandwidth as f64);
+    if let Some(wait) = due.checked_sub(t0.elapsed()) {
+        std::thread::sleep(wait);
+    }
+}
+
+/// What one [`advise_paced`] did.
+pub(super) struct Paced {
+    pub(super) pages: u64,
+    /// Ranges the kernel refused or skipped (see `AdviseOutcome`).
+    pub(super) skipped: usize,
+    /// The ranges advised, per pid.
+    pub(super) done: Vec<(u32, AddrRange)>,
+}
+
+/// Gives `advice` to `work` (per pid) in paced batches (`bandwidth` 0: no
+/// pacing). Stops early (returning what it did) when `stop` says so between
+/// batches.
+pub(super) fn advise_paced(
+    work: &[(u32, Vec<AddrRange>)],
+    advice: Advice,
+    bandwidth: u64,
+    mut stop: impl FnMut() -> bool,
+) -> Result<Paced, String> {
+    let page = memext_sys::page_size();
+    let t0 = Instant::now();
+    let (mut bytes, mut skipped, mut done) = (0u64, 0usize, Vec::new());
+    for (pid, ranges) in work {
+        let handle = match ProcessHandle::open(*pid) {
+            Ok(h) => h,
+            Err(memext_sys::pidfd::PidfdError::Vanished { .. }) => continue,
+            Err(e) => return Err(e.to_string()),
+        };
+        let mut batch: Vec<AddrRange> = Vec::new();
+        let mut batch_bytes = 0;
+        let mut flush =
+            |batch: &mut Vec<AddrRange>, batch_bytes: &mut u64| -> Result<bool, String> {
+                match advise(&handle, batch, advice) {
+                    Ok(out) => {
+                        bytes += out.bytes;
+                        skipped += out.skipped.len();
+                    }
+                    Err(MadviseError::Vanished { .. }) => return Ok(false),
+                    Err(e) => return Err(e.to_string()),
+                }
+                done.extend(batch.iter().map(|r| (*pid, *r)));
+                batch.clear();
+                *batch_bytes = 0;
+                pace(t0, bytes, bandwidth);
+                Ok(true)
+            };
+        for r in ranges {
+            batch.push(*r);
+            batch_bytes += r.len();
+            if batch_bytes >= BATCH_BYTES && (!flush(&mut batch, &mut batch_bytes)? || stop()) {
+                return Ok(Paced {
+                    pages: bytes / page,
+                    skipped,
+                    done,
+                });
+            }
+        }
+        if !batch.is_empty() {
+            flush(&mut batch, &mut batch_bytes)?;
+        }
+    }
+    Ok(Paced {
+        pages: bytes / page,
+        skipped,
+        done,
+    })
+}
+
+/// Of the ranges brought back, the share now mapped (touched by the process).
+pub(super) fn accuracy(ranges: &[(u32, AddrRange)]) -> Option<f64> {
+    let mut by_pid: HashMap<u32, Vec<AddrRange>> = HashMap::new();
+    for (pid, r) in ranges {
+        by_pid.entry(*pid).or_default().push(*r);
+    }
+    let page = memext_sys::page_size();
+    let (mut total, mut touched) = (0u64, 0u64);
+    for (pid, rs) in by_pid {
+        let Ok(mut pm) = Pagemap::open(pid) else {
+            continue;
+        };
+        for r in rs {
+            total += r.len() / page;
+            if let Ok(found) = pm.scan(r) {
+                touched += found
+                    .iter()
+                    .filter(|p| p.state == PageState::Resident)
+                    .map(|p| p.range.len() / page)
+                    .sum::<u64>();
+            }
+        }
+    }
+    (total > 0).then(|| touched as f64 / total as f64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ranges_split_at_chunk_boundaries() {
+        let r = AddrRange::new(CHUNK_BYTES - 4096, 2 * CHUNK_BYTES + 8192);
+        let pieces = by_chunk(9, &[r]);
+        assert_eq!(pieces.len(), 3);
+        assert_eq!(pieces[0].0, ChunkKey { pid: 9, index: 0 });
+        assert_eq!(pieces[0].1.len(), 4096);
+        assert_eq!(pieces[1].1.len(), CHUNK_BYTES);
+        assert_eq!(
+            pieces[2].1,
+            AddrRange::new(2 * CHUNK_BYTES, 2 * CHUNK_BYTES + 8192)
+        );
+    }
+
+    #[test]
+    fn pacing_holds_the_bandwidth() {
+        let t0 = Instant::now();
+        pace(t0, 10 << 20, 100 << 20); // 10 MiB at 100 MiB/s: 100 ms
+        let took = t0.elapsed();
+        assert!(
+            took >= Duration::from_millis(99) && took < Duration::from_millis(400),
+            "{took:?}"
+        );
+    }
+}
