@@ -8,7 +8,7 @@ use std::time::Duration;
 use crate::Instant;
 
 /// The counters of one context at one instant.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Counters {
     pub at: Instant,
     /// CPU time used by the context since its start.

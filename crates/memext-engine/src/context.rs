@@ -64,7 +64,7 @@ pub struct Sample {
 }
 
 /// Everything the engine knows about one context.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct ContextState {
     pub id: ContextId,
     pub class: Class,
@@ -128,5 +128,46 @@ impl ContextState {
                 .pgmajfault
                 .saturating_sub(self.faults_by_memext.1),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::activity::Counters;
+
+    /// What the engine knows of a context can be saved and read back whole
+    /// (the daemon's state dir), working set and wake history included.
+    #[test]
+    fn a_context_state_survives_json() {
+        let params = ClassParams {
+            idle_after: Duration::from_secs(5),
+            floor: 16 << 20,
+            headroom_pct: 10,
+            pageout_bandwidth: 1 << 28,
+            prefetch_bandwidth: 1 << 29,
+            map_back: true,
+        };
+        let mut t = ContextState::new(
+            ContextId::from("/a/b"),
+            Class::Extend,
+            params,
+            Duration::ZERO,
+        );
+        t.ws.record(Duration::from_secs(1), 42, &[(0, 6 << 20)]);
+        for s in [0, 1, 9, 20] {
+            let c = Counters {
+                at: Duration::from_secs(s),
+                cpu: Duration::from_secs(s),
+                ..Default::default()
+            };
+            t.model.observe(c, &t.params.model());
+        }
+        t.held = Some((Duration::from_secs(30), PrefetchReason::Periodic));
+        let text = serde_json::to_string(&t).expect("serialize");
+        let back: ContextState = serde_json::from_str(&text).expect("deserialize");
+        assert_eq!(back.ws, t.ws);
+        assert_eq!(back.model.history, t.model.history);
+        assert_eq!((back.held, back.params, back.id), (t.held, t.params, t.id));
     }
 }

@@ -15,7 +15,7 @@ const MIN_INTERVALS: usize = 3;
 /// How far each recent interval may stray from their median.
 const PERIOD_TOLERANCE: f64 = 0.2;
 
-#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct ActivationHistory {
     wakes: VecDeque<Instant>,
 }

@@ -72,7 +72,7 @@ impl Transition {
     }
 }
 
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct ContextModel {
     pub state: State,
     /// When the current state began.

@@ -13,7 +13,9 @@ use crate::Instant;
 /// The granule of the working set.
 pub const CHUNK_BYTES: u64 = 2 << 20;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
+)]
 pub struct ChunkKey {
     pub pid: u32,
     /// Address / CHUNK_BYTES.
@@ -26,7 +28,7 @@ impl ChunkKey {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 struct Heat {
     freq: u32,
     last_seen: Instant,
@@ -34,8 +36,10 @@ struct Heat {
     bytes: u64,
 }
 
-#[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct WorkingSet {
+    /// Saved as a list: a map keyed by a struct has no JSON form.
+    #[serde(with = "chunk_list")]
     chunks: HashMap<ChunkKey, Heat>,
     /// When the last snapshot was taken.
     pub recorded_at: Option<Instant>,
@@ -120,6 +124,28 @@ impl WorkingSet {
                 take
             })
             .collect()
+    }
+}
+
+mod chunk_list {
+    use std::collections::HashMap;
+
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+    use super::{ChunkKey, Heat};
+
+    pub fn serialize<S: Serializer>(m: &HashMap<ChunkKey, Heat>, s: S) -> Result<S::Ok, S::Error> {
+        let mut v: Vec<(&ChunkKey, &Heat)> = m.iter().collect();
+        v.sort_by_key(|(k, _)| **k);
+        v.serialize(s)
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(
+        d: D,
+    ) -> Result<HashMap<ChunkKey, Heat>, D::Error> {
+        Ok(Vec::<(ChunkKey, Heat)>::deserialize(d)?
+            .into_iter()
+            .collect())
     }
 }
 

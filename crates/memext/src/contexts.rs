@@ -217,11 +217,13 @@ mod tests {
         )
         .expect("discover");
         let got = runtimes_of(&ctxs);
-        assert_eq!(got.len(), 5, "{got:?}");
+        assert_eq!(got.len(), 6, "{got:?}");
         assert!(got.iter().all(|(p, _)| !p.starts_with("/process_api")));
         let rt: Vec<Runtime> = got.iter().map(|g| g.1).collect();
         assert_eq!(rt.iter().filter(|r| **r == Runtime::Docker).count(), 3);
         assert!(rt.contains(&Runtime::Podman) && rt.contains(&Runtime::Kubernetes));
+        // The kubelet's systemd driver on v1: a containerd scope in a pod slice.
+        assert!(rt.contains(&Runtime::Containerd));
         // The podman container's own child cgroup is part of it.
         assert!(!got.iter().any(|(p, _)| p.ends_with("/container")));
         assert!(ctxs.iter().all(|c| c.class == Class::Ignore));
@@ -283,6 +285,8 @@ mod tests {
         assert_eq!(
             rt,
             vec![
+                // The kubelet's cgroupfs driver on v2, then its systemd driver.
+                Runtime::Kubernetes,
                 Runtime::Containerd,
                 Runtime::CriO,
                 Runtime::Podman,

@@ -13,6 +13,8 @@ const MIB: u64 = 1 << 20;
 const A1: &str = "a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1";
 const F6: &str = "f6f6f6f6f6f6f6f6f6f6f6f6f6f6f6f6f6f6f6f6f6f6f6f6f6f6f6f6f6f6f6f6";
 const C3: &str = "c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3";
+/// The second pod (fixtures/make_fixtures.py: POD2).
+const POD2: &str = "9a8b7c6d-1e2f-4a5b-8c7d-abcdefabcdef";
 
 /// A clock that only moves when slept on.
 struct FakeClock(Mutex<Duration>);
@@ -122,6 +124,42 @@ fn v2_kubelet_systemd_layout_and_docker_scope_are_found_and_sampled() {
     assert_eq!(s.memory.pgmajfault, 77);
     assert_eq!(s.cpu, Some(Duration::from_secs(3)));
     assert_eq!(s.psi_some_avg10, Some(1.0));
+}
+
+/// The kubelet's two cgroup drivers on both versions: systemd-driver pods on
+/// v1, cgroupfs-driver pods on v2 (the tests above cover the other two).
+#[test]
+fn kubelet_pods_in_the_other_driver_of_each_version_are_found_and_sampled() {
+    let proc = fake_proc("");
+    let mut o = observer("v1", proc.path());
+    let ctxs = o.discover(&config(SELECT_ALL)).expect("discover");
+    let slice = format!(
+        "/kubepods.slice/kubepods-besteffort.slice/kubepods-besteffort-pod{}.slice",
+        POD2.replace('-', "_")
+    );
+    let pod = find(
+        &ctxs,
+        &format!("{slice}/cri-containerd-{}.scope", "18".repeat(32)),
+    );
+    assert_eq!(pod.identity.runtime, Runtime::Containerd);
+    let s = o
+        .sample(&o.host().hierarchy.open(&pod.path).expect("open"))
+        .expect("sample");
+    assert_eq!((s.pids.as_slice(), s.memory.usage), (&[4651][..], 48 * MIB));
+
+    let mut o = observer("v2", proc.path());
+    let ctxs = o.discover(&config(SELECT_ALL)).expect("discover");
+    let pod = find(
+        &ctxs,
+        &format!("/kubepods/besteffort/pod{POD2}/{}", "29".repeat(32)),
+    );
+    assert_eq!(pod.identity.runtime, Runtime::Kubernetes);
+    assert_eq!(pod.identity.pod.as_deref(), Some(POD2));
+    assert_eq!(pod.class, crate::config::Class::Critical);
+    let s = o
+        .sample(&o.host().hierarchy.open(&pod.path).expect("open"))
+        .expect("sample");
+    assert_eq!((s.pids.as_slice(), s.memory.usage), (&[5601][..], 41 * MIB));
 }
 
 #[test]
