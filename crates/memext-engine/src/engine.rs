@@ -183,6 +183,19 @@ impl Engine {
         true
     }
 
+    /// Resumes a context from a saved state (a restarted daemon): all it had
+    /// learned, under the class and parameters the policy gives it now. False
+    /// if it is tracked already or left alone.
+    pub fn resume(&mut self, mut state: ContextState, class: Class, params: ClassParams) -> bool {
+        if self.left_alone.contains(&state.id) || self.contexts.contains_key(&state.id) {
+            return false;
+        }
+        state.class = class;
+        state.params = params;
+        self.contexts.insert(state.id.clone(), state);
+        true
+    }
+
     /// Stops tracking a context (gone, or no longer selected).
     pub fn forget(&mut self, id: &ContextId) -> bool {
         self.contexts.remove(id).is_some()

@@ -112,6 +112,24 @@ impl WorkingSet {
         v.into_iter().map(|(k, _)| *k).collect()
     }
 
+    /// Forgets all but the `max` hottest chunks (to bound what is saved).
+    pub fn keep_hottest(&mut self, now: Instant, lifetime: Duration, max: usize) {
+        if self.chunks.len() <= max {
+            return;
+        }
+        let keep: std::collections::HashSet<ChunkKey> =
+            self.ranked(now, lifetime).into_iter().take(max).collect();
+        self.chunks.retain(|k, _| keep.contains(k));
+    }
+
+    /// The processes whose chunks it holds.
+    pub fn pids(&self) -> Vec<u32> {
+        let mut v: Vec<u32> = self.chunks.keys().map(|k| k.pid).collect();
+        v.sort_unstable();
+        v.dedup();
+        v
+    }
+
     /// The hottest chunks holding at least `budget` bytes: what a context
     /// pushed to its floor keeps.
     pub fn hottest(&self, now: Instant, lifetime: Duration, budget: u64) -> Vec<ChunkKey> {
@@ -189,6 +207,23 @@ mod tests {
             ws.hottest(s(30), life, CHUNK_BYTES),
             vec![ChunkKey { pid: 1, index: 0 }]
         );
+    }
+
+    #[test]
+    fn keep_hottest_bounds_the_chunks_to_the_hottest() {
+        let mut ws = WorkingSet::default();
+        ws.record(s(0), 1, &[(0, 4 * CHUNK_BYTES)]);
+        ws.record(s(10), 1, &[(0, CHUNK_BYTES)]); // chunk 0 seen twice
+        ws.record(s(10), 2, &[(0, CHUNK_BYTES)]);
+        let life = Duration::from_secs(60);
+        ws.keep_hottest(s(10), life, 2);
+        let kept: Vec<(u32, u64)> = ws
+            .ranked(s(10), life)
+            .iter()
+            .map(|k| (k.pid, k.index))
+            .collect();
+        assert_eq!(kept, vec![(1, 0), (2, 0)]);
+        assert_eq!(ws.pids(), vec![1, 2]);
     }
 
     #[test]

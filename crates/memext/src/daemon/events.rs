@@ -8,7 +8,9 @@
 //! `tick` or `poll`), `bringing-back` (`reason`, `from_the_end`, `map_back`),
 //! `pushing-out` (`keep_bytes`), `throttle` (`on`, `pressed`), `overcommitted`,
 //! `foreign-knob` (`knob`, `found`, `ours`), `knob-failed`, `adopted`
-//! (`knobs`) and `disowned` at start; from the mover:
+//! (`knobs`) and `disowned` at start, `model-loaded`, `model-discarded`,
+//! `resumed` (`out`, `wakes`, `working_set_bytes`), `model-save-failed`; from
+//! the mover:
 //! `read-back` and `mapped-back` (`bytes`, `seconds`), `move-failed`.
 
 use memext_engine::engine::{BringBack, PushOut};
@@ -28,6 +30,20 @@ pub fn tracking(ctx: &MemoryContext) {
         ctx.path,
         ctx.identity.runtime,
         ctx.class
+    );
+}
+
+/// A context found again after a restart, with what the engine had learned.
+pub fn resumed(id: &ContextId, out: bool, wakes: usize, working_set_bytes: u64) {
+    tracing::info!(
+        event = "resumed",
+        context = %id,
+        out,
+        wakes,
+        working_set_bytes,
+        "{id}: resumed from the saved model ({wakes} wake(s) known, working set {}{})",
+        human_bytes(working_set_bytes),
+        if out { ", pushed out" } else { "" }
     );
 }
 

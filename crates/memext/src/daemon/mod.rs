@@ -19,6 +19,7 @@ use std::sync::Arc;
 
 use anyhow::Context as _;
 use memext_cgroup::{AnyCgroup, CgroupError};
+use memext_engine::context::ContextState;
 use memext_engine::engine::{Command, Engine, EngineParams, Outcome};
 use memext_engine::{ContextId, Instant};
 
@@ -29,6 +30,7 @@ pub mod act;
 pub mod events;
 pub mod ledger;
 pub mod metrics;
+pub mod model_store;
 pub mod mover;
 pub mod observe;
 mod pages;
@@ -36,6 +38,7 @@ pub mod serve;
 
 use act::Actuator;
 use ledger::Ledger;
+use model_store::ModelStore;
 use mover::Mover;
 use observe::{Host, Observer, PollingObserver, Watched};
 use serve::{ContextReport, Reports};
@@ -63,7 +66,18 @@ pub struct Daemon {
     act: Actuator,
     reports: Reports,
     gauges: Arc<metrics::DaemonGauges>,
+    /// Where the engine's model is saved, and what a restart loaded from it
+    /// for contexts not found again yet.
+    store: ModelStore,
+    saved: BTreeMap<ContextId, ContextState>,
+    /// Something worth saving happened since the last save.
+    dirty: bool,
+    last_save: Instant,
 }
+
+/// The model is saved after any change of state or page move, and at least
+/// this often.
+const SAVE_EVERY: std::time::Duration = std::time::Duration::from_secs(30);
 
 impl Daemon {
     pub fn new(cfg: Config, host: Host, opts: Options) -> anyhow::Result<Self> {
@@ -89,6 +103,24 @@ impl Daemon {
             prefetch_lead: cfg.daemon.prefetch_lead.0,
             ws_interval: cfg.daemon.ws_interval.0,
         });
+        let store = ModelStore::new(&cfg.host.state_dir, &host.proc_root);
+        let loaded = store.load();
+        if let Some(why) = &loaded.discarded {
+            tracing::warn!(
+                event = "model-discarded",
+                "the saved model is not used: {why}"
+            );
+        } else if !loaded.contexts.is_empty() {
+            tracing::info!(
+                event = "model-loaded",
+                contexts = loaded.contexts.len(),
+                dropped_processes = loaded.dropped_processes,
+                "loaded what an earlier run learned of {} context(s) ({} process(es) gone since)",
+                loaded.contexts.len(),
+                loaded.dropped_processes
+            );
+        }
+        let last_save = host.clock.now();
         let observer = Box::new(PollingObserver::new(host, cfg.daemon.poll.0));
         Ok(Self {
             cfg,
@@ -99,6 +131,10 @@ impl Daemon {
             act: Actuator::new(ledger, None),
             reports: Reports::default(),
             gauges: Arc::default(),
+            store,
+            saved: loaded.contexts,
+            dirty: false,
+            last_save,
         })
     }
 
@@ -132,6 +168,7 @@ impl Daemon {
         );
         let result = self.run_loop(stop, tick);
         self.act.shutdown(&self.observer.host().hierarchy);
+        self.save_model(true);
         listener.close();
         if let Some(m) = metrics {
             m.close();
@@ -191,8 +228,19 @@ impl Daemon {
                 Class::Critical => memext_engine::Class::Critical,
                 _ => memext_engine::Class::Extend,
             };
-            self.engine.track(id.clone(), class, params.engine(), now);
-            events::tracking(&ctx);
+            match self.saved.remove(&id) {
+                Some(state) => {
+                    let (out, wakes, ws) =
+                        (state.out, state.model.history.count(), state.ws.bytes());
+                    self.engine.resume(state, class, params.engine());
+                    events::tracking(&ctx);
+                    events::resumed(&id, out, wakes, ws);
+                }
+                None => {
+                    self.engine.track(id.clone(), class, params.engine(), now);
+                    events::tracking(&ctx);
+                }
+            }
             self.tracked.insert(id, Tracked { ctx, cg });
         }
         let gone: Vec<ContextId> = self
@@ -240,10 +288,33 @@ impl Daemon {
                 .collect();
             self.act.print_plan(&d.plan.actions, &states);
         } else {
+            self.dirty |= d
+                .commands
+                .iter()
+                .any(|c| matches!(c, Command::BringBack(_) | Command::PushOut(_)));
             self.execute(&d.commands);
+            self.save_model(false);
         }
         self.publish();
         Ok(())
+    }
+
+    /// Saves the engine's model when something changed, or `SAVE_EVERY`
+    /// passed, or `always`; never in a dry run. A failed save is logged: the
+    /// daemon goes on without it.
+    fn save_model(&mut self, always: bool) {
+        let now = self.now();
+        let due = always || self.dirty || now.saturating_sub(self.last_save) >= SAVE_EVERY;
+        if self.act.is_dry_run() || !due {
+            return;
+        }
+        match self.store.save(self.engine.contexts(), now) {
+            Ok(()) => {
+                self.dirty = false;
+                self.last_save = now;
+            }
+            Err(e) => tracing::warn!(event = "model-save-failed", "{:#}", anyhow::Error::from(e)),
+        }
     }
 
     /// Samples every tracked context into the engine; records the working
@@ -280,11 +351,12 @@ impl Daemon {
     }
 
     fn on_transition(
-        &self,
+        &mut self,
         id: &ContextId,
         tr: memext_engine::model::Transition,
         via: &'static str,
     ) {
+        self.dirty = true;
         if let Some(t) = self.engine.get(id) {
             events::transition(id, tr, t.model.state, via);
         }

@@ -31,18 +31,25 @@ pub trait Clock: Send + Sync {
     fn sleep(&self, d: Duration);
 }
 
-/// The real monotonic clock.
-pub struct MonotonicClock(std::time::Instant);
+/// The real clock: CLOCK_MONOTONIC, time since boot (less suspend). Not
+/// since the daemon's start: instants the engine saved (wakes, working-set
+/// heat) stay comparable for a daemon restarted in the same boot.
+pub struct MonotonicClock;
 
 impl MonotonicClock {
     pub fn start() -> Self {
-        Self(std::time::Instant::now())
+        Self
     }
 }
 
 impl Clock for MonotonicClock {
     fn now(&self) -> Instant {
-        self.0.elapsed()
+        let t = rustix::time::clock_gettime(rustix::time::ClockId::Monotonic);
+        // A monotonic clock is never negative.
+        Duration::new(
+            u64::try_from(t.tv_sec).unwrap_or(0),
+            u32::try_from(t.tv_nsec).unwrap_or(0),
+        )
     }
     fn sleep(&self, d: Duration) {
         std::thread::sleep(d);
