@@ -3,67 +3,15 @@
 //! its working set is back in memory before it touches it; SIGTERM restores
 //! every knob. Needs root; everything is removed on drop, also on failure.
 
-use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use memext_cgroup::{AnyCgroup, Limit, LimitKnob, MemoryCgroup};
+use memext_cgroup::{Limit, LimitKnob, MemoryCgroup};
 use memext_e2e::sandbox::TierSandbox;
 use memext_e2e::toucher::Toucher;
-use memext_e2e::{events_named, host_hierarchy, is_root, status_row, ScratchCgroup};
+use memext_e2e::{events_named, host_hierarchy, status_row, ScratchCgroup};
 
-static MACHINE: Mutex<()> = Mutex::new(());
-
-fn serial() -> std::sync::MutexGuard<'static, ()> {
-    assert!(is_root(), "the end-to-end suite needs root");
-    MACHINE.lock().unwrap_or_else(|p| p.into_inner())
-}
-
-fn helper() -> &'static std::path::Path {
-    std::path::Path::new(env!("CARGO_BIN_EXE_memext-e2e"))
-}
-
-fn mapped(t: &Toucher) -> (u64, u64) {
-    t.mapped().expect("pagemap")
-}
-
-fn wait_for(what: &str, secs: u64, f: impl FnMut() -> bool) {
-    memext_e2e::sandbox::wait_for(what, secs, f).expect("condition");
-}
-
-fn config(cg: &ScratchCgroup, extra: &str) -> String {
-    format!(
-        "[[select]]\ncgroup = \"{}/*\"\nclass = \"extend\"\n\n[class.extend]\nidle_after = \"2s\"\nfloor = \"16MiB\"\n\n\
-         [daemon]\ncapacity = \"4GiB\"\ntick = \"500ms\"\npoll = \"20ms\"\nsocket = \"@DIR@/memext.sock\"\n\n{extra}",
-        cg.parent
-    )
-}
-
-/// What each daemon test starts from: a scratch cgroup selected as `extend`,
-/// a sandbox with the daemon config (and a swap file of `swap`, if given,
-/// already up), and a toucher holding `mib` MiB in the cgroup.
-struct Setup {
-    cg: ScratchCgroup,
-    sb: TierSandbox,
-    t: Toucher,
-    c: AnyCgroup,
-}
-
-fn setup(label: &str, mib: usize, swap: Option<&str>) -> Setup {
-    let h = host_hierarchy().expect("hierarchy");
-    let cg = ScratchCgroup::new(&h, label).expect("cgroup");
-    let tiers = swap.map_or(String::new(), |size| {
-        format!("[[tiers.swapfile]]\npath = \"@DIR@/swap0\"\nsize = \"{size}\"\npriority = 10\n")
-    });
-    let sb = TierSandbox::new(label, &config(&cg, &tiers));
-    if swap.is_some() {
-        sb.up();
-    }
-    let mut t = Toucher::spawn(helper(), mib << 20).expect("toucher");
-    cg.attach(t.pid()).expect("attach");
-    t.alloc().expect("alloc");
-    let c = cg.open().expect("open");
-    Setup { cg, sb, t, c }
-}
+mod common;
+use common::*;
 
 #[test]
 fn idle_context_is_pushed_out_and_back_in_memory_when_it_wakes() {
@@ -302,44 +250,6 @@ fn a_knob_someone_else_changes_is_left_alone() {
     drop(t);
 }
 
-#[test]
-fn a_daemon_killed_with_sigkill_is_reconciled_by_the_next_one() {
-    let _g = serial();
-    let Setup { cg: _cg, sb, t, c } = setup("crash", 64, Some("256MiB"));
-    let start = |log: &str| sb.daemon(log);
-    let mut first = start("first.log");
-    wait_for("the first daemon's limit", 30, || {
-        matches!(c.read_limit(LimitKnob::V1Limit), Ok(Limit::Bytes(_)))
-    });
-    first.0.kill().expect("SIGKILL");
-    first.0.wait().expect("reap");
-    let left = c.read_limit(LimitKnob::V1Limit).expect("limit");
-    assert_ne!(
-        left,
-        Limit::Max,
-        "the killed daemon's limit is still in place"
-    );
-    assert!(
-        sb.dir.join("state/daemon.json").exists(),
-        "the ledger survived the crash"
-    );
-    // The stale socket of the killed daemon must not stop the next one.
-    let mut second = start("second.log");
-    wait_for("the second daemon to adopt the ledger", 30, || {
-        events_named(&sb.dir.join("second.log"), "adopted")
-            .first()
-            .is_some_and(|e| e["knobs"].as_u64() >= Some(1))
-    });
-    assert!(second.terminate(20).expect("exits").success());
-    assert_eq!(
-        c.read_limit(LimitKnob::V1Limit).expect("limit"),
-        Limit::Max,
-        "restored to the original, not to the crash value"
-    );
-    assert!(!sb.dir.join("state/daemon.json").exists());
-    drop(t);
-}
-
 /// Prediction, live: a context that wakes every 10 s is learned from its wakes,
 /// brought back `prefetch_lead` (3 s) before the next one and mapped back as huge
 /// pages, and held in DRAM until the wake comes. The wake then finds its working
@@ -407,78 +317,5 @@ fn a_periodic_context_is_mapped_back_before_its_predicted_wake() {
     panic!(
         "no wake found its working set mapped (wake, mapped, pages, minor, major): {found:?}; log:\n{}",
         std::fs::read_to_string(&log).unwrap_or_default()
-    );
-}
-
-/// The model survives a restart: a context pushed out by one daemon, which is
-/// then killed with SIGKILL, is served on its next wake by the next daemon from
-/// the working set the first one saved (without it, the restarted daemon sees
-/// a new, active context and the wake faults its 256 MiB in page by page).
-#[test]
-fn a_restarted_daemon_serves_a_wake_from_the_saved_working_set() {
-    let _g = serial();
-    let Setup { cg, sb, mut t, c } = setup("resume", 256, Some("1GiB"));
-    let mut first = sb.daemon("first.log");
-    wait_for("the push-out", 30, || {
-        let (res, total) = mapped(&t);
-        res * 5 <= total
-    });
-    let model = sb.dir.join("state/model.json");
-    let saved_out = || {
-        let text = std::fs::read_to_string(&model).unwrap_or_default();
-        serde_json::from_str::<serde_json::Value>(&text).is_ok_and(|m| {
-            m["contexts"].as_array().is_some_and(|cs| {
-                cs.iter().any(|c| {
-                    c["state"]["id"] == cg.path.to_string().as_str() && c["state"]["out"] == true
-                })
-            })
-        })
-    };
-    wait_for("the model saved with the context pushed out", 15, saved_out);
-    // The steady state a restart meets: pushed out and held at the floor,
-    // which also drops the swap cache (until then a wake takes minor faults
-    // only, daemon or not).
-    wait_for("the limit at the floor", 15, || {
-        c.read_limit(LimitKnob::V1Limit).ok() == Some(Limit::Bytes(16 << 20))
-    });
-    std::thread::sleep(Duration::from_millis(600));
-    first.0.kill().expect("SIGKILL");
-    first.0.wait().expect("reap");
-
-    let log = sb.dir.join("second.log");
-    let _second = sb.daemon("second.log");
-    wait_for("the second daemon to resume the context", 15, || {
-        events_named(&log, "resumed")
-            .iter()
-            .any(|e| e["context"] == cg.path.to_string().as_str() && e["out"] == true)
-    });
-    let (_, total) = mapped(&t);
-    let touch = t.touch().expect("touch");
-    std::thread::sleep(Duration::from_millis(800)); // the read-back's own event
-    let text = std::fs::read_to_string(&log).unwrap_or_default();
-    // The second daemon saw the wake and read the saved working set back.
-    let read_back: u64 = events_named(&log, "read-back")
-        .iter()
-        .filter(|e| e["context"] == cg.path.to_string().as_str())
-        .filter_map(|e| e["bytes"].as_u64())
-        .sum();
-    assert!(
-        events_named(&log, "bringing-back")
-            .iter()
-            .any(|e| e["reason"] == "woke"),
-        "the second daemon did not bring it back:\n{text}"
-    );
-    assert!(
-        read_back * 10 >= 9 * (256 << 20),
-        "read back {read_back} bytes of a 256 MiB working set:\n{text}"
-    );
-    // Measured here: without the saved model 7,699-7,704 major faults (one
-    // per swap read-ahead cluster: the restarted daemon saw a new, active
-    // context); with it 3,665-4,274, the touch outrunning a read-back paced
-    // at the default 512 MiB/s.
-    assert!(
-        touch.major_faults * 12 <= total,
-        "{} major faults on {total} pages after the restart:\n{text}",
-        touch.major_faults
     );
 }

@@ -13,6 +13,7 @@ use crate::config::{self, Config};
 mod check_config;
 mod daemon;
 mod pmem;
+mod restore;
 mod status;
 mod tiers;
 
@@ -81,6 +82,10 @@ enum Command {
         #[arg(long, value_name = "ADDR")]
         metrics_addr: Option<std::net::SocketAddr>,
     },
+    /// Put back every cgroup knob a daemon that is no longer running left
+    /// changed (from the ledger in the state dir), without starting the engine;
+    /// says per context what it restored. Run it after a crash, before `tiers down`.
+    Restore,
     /// Validate a policy file: report the first problem with its line, change nothing.
     CheckConfig {
         /// The file to check (default: --config, else /etc/memext/memext.toml).
@@ -195,5 +200,6 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         } => pmem::broker(g, root, socket, allow_host),
         Command::Pmem { action } => pmem::archive(g, action),
         Command::Tiers { action } => tiers::run(g, action),
+        Command::Restore => restore::run(g),
     }
 }

@@ -1,6 +1,7 @@
 //! `memext tiers up|status|down`: the memory tiers.
 
 use anyhow::{bail, Context as _};
+use memext_cgroup::Hierarchy;
 
 use super::{load_config, require_root, Global, TiersAction};
 use crate::{config, tiers, units};
@@ -24,6 +25,10 @@ pub fn run(g: Global, action: TiersAction) -> anyhow::Result<()> {
         TiersAction::Status { json } => print_tiers(&tiers::status(&store)?, json),
         TiersAction::Down => {
             require_root("memext tiers down")?;
+            let state = store.load()?;
+            if !state.swapfiles.is_empty() || state.zram.is_some() {
+                refuse_if_pages_cannot_come_back(&g, &cfg)?;
+            }
             tiers::down(&store, &mut say).context("removing tiers")?;
             Ok(())
         }
@@ -75,4 +80,34 @@ fn print_tiers(reports: &[tiers::TierReport], json: bool) -> anyhow::Result<()> 
         );
     }
     Ok(())
+}
+
+/// Refuses, before anything is touched, when some cgroup has pages in swap
+/// that its limit does not let back: `swapoff` would fail half-way.
+fn refuse_if_pages_cannot_come_back(g: &Global, cfg: &config::Config) -> anyhow::Result<()> {
+    let root = g
+        .cgroup_root
+        .clone()
+        .unwrap_or_else(|| cfg.host.cgroup_root.clone());
+    let h = Hierarchy::probe(&root)?;
+    let blockers = tiers::guard::blockers(&h, &cfg.host.leave_alone)?;
+    if blockers.is_empty() {
+        return Ok(());
+    }
+    let lines: Vec<String> = blockers
+        .iter()
+        .map(|b| {
+            format!(
+                "  {}: {} in swap, {} in use, limit {}",
+                b.cgroup,
+                units::human_bytes(b.swapped),
+                units::human_bytes(b.usage),
+                units::human_bytes(b.limit)
+            )
+        })
+        .collect();
+    bail!(
+        "not removing the swap tiers: these cgroups have pages in swap that their memory limit does not let back into DRAM, so swapoff would fail half-way (nothing was changed):\n{}\nIf a memext daemon was stopped or killed, run `memext restore` (it puts back the limits it left); otherwise raise these limits. Then run `memext tiers down` again.",
+        lines.join("\n")
+    )
 }

@@ -231,36 +231,30 @@ impl Ledger {
     /// Puts every knob still as memext left it back to its original value and
     /// empties the ledger. Returns one message per knob not restored.
     pub fn restore_all(&mut self, h: &Hierarchy) -> Result<Vec<String>, LedgerError> {
-        let mut problems = Vec::new();
-        // Newest first, so that coupled knobs unwind in reverse order.
-        while let Some(r) = self.records.pop() {
-            let Ok(path) = CgroupPath::parse(&r.cgroup) else {
-                continue;
-            };
-            let cg = match h.open(&path) {
-                Ok(cg) => cg,
-                Err(CgroupError::Vanished { .. }) => continue,
-                Err(e) => {
-                    problems.push(format!("{} {}: {e}", r.cgroup, r.knob));
-                    continue;
-                }
-            };
-            match cg.read_limit(r.knob) {
-                Ok(c) if c == r.written => {
-                    if let Err(e) = cg.write_limit(r.knob, r.original) {
-                        problems.push(format!(
-                            "{} {}: restoring {}: {e}",
-                            r.cgroup, r.knob, r.original
-                        ));
-                    }
-                }
-                Ok(c) => problems.push(format!(
+        Ok(self
+            .restore_each(h)?
+            .into_iter()
+            .filter_map(|(r, outcome)| match outcome {
+                Restored::Done | Restored::Vanished => None,
+                Restored::Foreign(c) => Some(format!(
                     "{} {}: left at {c}, someone else changed it",
                     r.cgroup, r.knob
                 )),
-                Err(CgroupError::Vanished { .. }) => {}
-                Err(e) => problems.push(format!("{} {}: {e}", r.cgroup, r.knob)),
-            }
+                Restored::Failed(e) => Some(format!("{} {}: {e}", r.cgroup, r.knob)),
+            })
+            .collect())
+    }
+
+    /// Like `restore_all`, with what happened to each knob, newest first.
+    pub fn restore_each(
+        &mut self,
+        h: &Hierarchy,
+    ) -> Result<Vec<(KnobRecord, Restored)>, LedgerError> {
+        let mut out = Vec::new();
+        // Newest first, so that coupled knobs unwind in reverse order.
+        while let Some(r) = self.records.pop() {
+            let outcome = restore_one(h, &r);
+            out.push((r, outcome));
             self.save()?;
         }
         match std::fs::remove_file(&self.path) {
@@ -272,7 +266,40 @@ impl Ledger {
             }
             _ => {}
         }
-        Ok(problems)
+        Ok(out)
+    }
+}
+
+/// What restoring one knob did.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Restored {
+    /// Back to its original value.
+    Done,
+    /// The cgroup is gone: nothing to restore.
+    Vanished,
+    /// It holds a value memext did not write: left as it is.
+    Foreign(Limit),
+    /// The kernel refused, or the record is unreadable.
+    Failed(String),
+}
+
+fn restore_one(h: &Hierarchy, r: &KnobRecord) -> Restored {
+    let Ok(path) = CgroupPath::parse(&r.cgroup) else {
+        return Restored::Failed(format!("not a cgroup path: {:?}", r.cgroup));
+    };
+    let cg = match h.open(&path) {
+        Ok(cg) => cg,
+        Err(CgroupError::Vanished { .. }) => return Restored::Vanished,
+        Err(e) => return Restored::Failed(e.to_string()),
+    };
+    match cg.read_limit(r.knob) {
+        Ok(c) if c == r.written => match cg.write_limit(r.knob, r.original) {
+            Ok(()) => Restored::Done,
+            Err(e) => Restored::Failed(format!("restoring {}: {e}", r.original)),
+        },
+        Ok(c) => Restored::Foreign(c),
+        Err(CgroupError::Vanished { .. }) => Restored::Vanished,
+        Err(e) => Restored::Failed(e.to_string()),
     }
 }
 

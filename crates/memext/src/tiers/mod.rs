@@ -11,6 +11,7 @@ use memext_sys::swap::{active_swaps, swap_off, SwapError};
 use crate::config::{SwapFileConfig, TiersConfig, ZramConfig, ZswapConfig};
 
 mod devices;
+pub mod guard;
 mod plan;
 
 use devices::*;
@@ -224,34 +225,47 @@ fn teardown(
     progress: &mut dyn FnMut(&str),
 ) -> Result<(), TierError> {
     let active = active_swaps()?;
+    // Every message is printed once its step has succeeded; a step that fails
+    // stays in the state (pushed back), so a later `down` tries it again.
     while let Some(path) = state.swapfiles.pop() {
-        progress(&format!("swap file: off and removed {}", path.display()));
-        if active.iter().any(|a| a.path == path) {
-            swap_off(&path)?;
-        }
-        match std::fs::remove_file(&path) {
-            Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
-                return Err(io("remove", &path)(e))
+        let undone = (|| {
+            if active.iter().any(|a| a.path == path) {
+                swap_off(&path)?;
             }
-            _ => {}
+            match std::fs::remove_file(&path) {
+                Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(io("remove", &path)(e)),
+                _ => Ok(()),
+            }
+        })();
+        if let Err(e) = undone {
+            state.swapfiles.push(path);
+            return Err(e);
         }
         save(state)?;
+        progress(&format!("swap file: off and removed {}", path.display()));
     }
     if let Some(z) = state.zram.take() {
-        progress(&format!("zram: off and removed {}", z.device().display()));
-        remove_zram(&z)?;
+        if let Err(e) = remove_zram(&z) {
+            state.zram = Some(z);
+            return Err(e);
+        }
         save(state)?;
+        progress(&format!("zram: off and removed {}", z.device().display()));
     }
     if let Some(saved) = state.zswap.take() {
+        let dir = Path::new(ZSWAP);
+        let restored = write_sys(&dir.join("compressor"), &saved.compressor)
+            .and_then(|()| write_sys(&dir.join("max_pool_percent"), &saved.max_pool_percent))
+            .and_then(|()| write_sys(&dir.join("enabled"), &saved.enabled));
+        if let Err(e) = restored {
+            state.zswap = Some(saved);
+            return Err(e);
+        }
+        save(state)?;
         progress(&format!(
             "zswap: restored enabled={} compressor={}",
             saved.enabled, saved.compressor
         ));
-        let dir = Path::new(ZSWAP);
-        write_sys(&dir.join("compressor"), &saved.compressor)?;
-        write_sys(&dir.join("max_pool_percent"), &saved.max_pool_percent)?;
-        write_sys(&dir.join("enabled"), &saved.enabled)?;
-        save(state)?;
     }
     Ok(())
 }

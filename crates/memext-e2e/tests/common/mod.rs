@@ -1,0 +1,66 @@
+//! Setup shared by the daemon's end-to-end test binaries: one test at a time
+//! per binary (they share machine-wide swap), a scratch cgroup selected as
+//! `extend` with a toucher in it, and a sandbox holding the daemon's config and
+//! an optional swap file. Each binary uses a subset.
+#![allow(dead_code)]
+
+use std::sync::Mutex;
+
+use memext_cgroup::AnyCgroup;
+use memext_e2e::sandbox::TierSandbox;
+use memext_e2e::toucher::Toucher;
+use memext_e2e::{host_hierarchy, is_root, ScratchCgroup};
+
+static MACHINE: Mutex<()> = Mutex::new(());
+
+pub fn serial() -> std::sync::MutexGuard<'static, ()> {
+    assert!(is_root(), "the end-to-end suite needs root");
+    MACHINE.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+pub fn helper() -> &'static std::path::Path {
+    std::path::Path::new(env!("CARGO_BIN_EXE_memext-e2e"))
+}
+
+pub fn mapped(t: &Toucher) -> (u64, u64) {
+    t.mapped().expect("pagemap")
+}
+
+pub fn wait_for(what: &str, secs: u64, f: impl FnMut() -> bool) {
+    memext_e2e::sandbox::wait_for(what, secs, f).expect("condition");
+}
+
+pub fn config(cg: &ScratchCgroup, extra: &str) -> String {
+    format!(
+        "[[select]]\ncgroup = \"{}/*\"\nclass = \"extend\"\n\n[class.extend]\nidle_after = \"2s\"\nfloor = \"16MiB\"\n\n\
+         [daemon]\ncapacity = \"4GiB\"\ntick = \"500ms\"\npoll = \"20ms\"\nsocket = \"@DIR@/memext.sock\"\n\n{extra}",
+        cg.parent
+    )
+}
+
+/// What each daemon test starts from: a scratch cgroup selected as `extend`,
+/// a sandbox with the daemon config (and a swap file of `swap`, if given,
+/// already up), and a toucher holding `mib` MiB in the cgroup.
+pub struct Setup {
+    pub cg: ScratchCgroup,
+    pub sb: TierSandbox,
+    pub t: Toucher,
+    pub c: AnyCgroup,
+}
+
+pub fn setup(label: &str, mib: usize, swap: Option<&str>) -> Setup {
+    let h = host_hierarchy().expect("hierarchy");
+    let cg = ScratchCgroup::new(&h, label).expect("cgroup");
+    let tiers = swap.map_or(String::new(), |size| {
+        format!("[[tiers.swapfile]]\npath = \"@DIR@/swap0\"\nsize = \"{size}\"\npriority = 10\n")
+    });
+    let sb = TierSandbox::new(label, &config(&cg, &tiers));
+    if swap.is_some() {
+        sb.up();
+    }
+    let mut t = Toucher::spawn(helper(), mib << 20).expect("toucher");
+    cg.attach(t.pid()).expect("attach");
+    t.alloc().expect("alloc");
+    let c = cg.open().expect("open");
+    Setup { cg, sb, t, c }
+}
