@@ -178,3 +178,66 @@ fn a_dead_daemons_knobs_are_restored_and_tiers_down_waits_for_them() {
     assert!(said.contains("off and removed"), "{said}");
     std::thread::sleep(Duration::from_millis(10));
 }
+
+/// Under systemd (`Type=notify`, `WatchdogSec=`): the daemon says it is ready,
+/// pings the watchdog from its loop at least every half period, and says it is
+/// stopping on SIGTERM. A datagram socket stands in for systemd's.
+#[test]
+fn the_daemon_tells_systemd_it_is_ready_alive_and_stopping() {
+    let _g = serial();
+    let Setup { sb, .. } = setup("notify", 16, None);
+    let path = sb.dir.join("notify.sock");
+    let sock = std::os::unix::net::UnixDatagram::bind(&path).expect("bind");
+    sock.set_read_timeout(Some(Duration::from_secs(10)))
+        .expect("timeout");
+    // WATCHDOG_PID must be the daemon's own pid, as systemd sets it: exec keeps it.
+    let mut daemon = memext_e2e::sandbox::ChildGuard(
+        std::process::Command::new("sh")
+            .arg("-c")
+            .arg("WATCHDOG_PID=$$ exec \"$0\" --config \"$1\" daemon")
+            .arg(memext_e2e::sandbox::memext_bin())
+            .arg(&sb.config)
+            .env("NOTIFY_SOCKET", &path)
+            .env("WATCHDOG_USEC", "1000000")
+            .stderr(std::fs::File::create(sb.dir.join("daemon.log")).expect("log"))
+            .spawn()
+            .expect("start the daemon"),
+    );
+    let mut got = Vec::new();
+    let start = std::time::Instant::now();
+    let mut buf = [0u8; 256];
+    while got
+        .iter()
+        .filter(|m: &&String| m.contains("WATCHDOG=1"))
+        .count()
+        < 4
+        && start.elapsed() < Duration::from_secs(10)
+    {
+        let n = sock.recv(&mut buf).expect("a notification");
+        got.push(String::from_utf8_lossy(&buf[..n]).into_owned());
+    }
+    assert_eq!(
+        got.first().map(String::as_str),
+        Some("READY=1\n"),
+        "{got:?}"
+    );
+    let pings = got.iter().filter(|m| m.contains("WATCHDOG=1")).count();
+    assert!(
+        pings >= 4,
+        "{pings} watchdog pings in {:?}: {got:?}",
+        start.elapsed()
+    );
+    assert!(
+        start.elapsed() < Duration::from_millis(2500),
+        "4 pings at a 0.5 s period took {:?}",
+        start.elapsed()
+    );
+    assert!(daemon.terminate(20).expect("exits").success());
+    let mut rest = Vec::new();
+    sock.set_read_timeout(Some(Duration::from_millis(500)))
+        .expect("timeout");
+    while let Ok(n) = sock.recv(&mut buf) {
+        rest.push(String::from_utf8_lossy(&buf[..n]).into_owned());
+    }
+    assert!(rest.iter().any(|m| m.contains("STOPPING=1")), "{rest:?}");
+}

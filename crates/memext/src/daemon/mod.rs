@@ -32,6 +32,7 @@ pub mod ledger;
 pub mod metrics;
 pub mod model_store;
 pub mod mover;
+mod notify;
 pub mod observe;
 mod pages;
 pub mod serve;
@@ -166,7 +167,10 @@ impl Daemon {
             self.cfg.daemon.poll.0,
             if self.opts.dry_run { ", dry run" } else { "" }
         );
-        let result = self.run_loop(stop, tick);
+        let mut supervisor = notify::Supervisor::from_env();
+        supervisor.ready();
+        let result = self.run_loop(stop, tick, &mut supervisor);
+        supervisor.stopping();
         self.act.shutdown(&self.observer.host().hierarchy);
         self.save_model(true);
         listener.close();
@@ -184,10 +188,16 @@ impl Daemon {
         result
     }
 
-    fn run_loop(&mut self, stop: &AtomicBool, tick: std::time::Duration) -> anyhow::Result<()> {
+    fn run_loop(
+        &mut self,
+        stop: &AtomicBool,
+        tick: std::time::Duration,
+        supervisor: &mut notify::Supervisor,
+    ) -> anyhow::Result<()> {
         let mut next_tick = self.now();
         let mut ticks = 0u64;
         while !stop.load(Ordering::Relaxed) {
+            supervisor.alive();
             if self.now() >= next_tick {
                 self.tick()?;
                 ticks += 1;
