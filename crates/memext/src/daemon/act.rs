@@ -14,7 +14,7 @@ use memext_engine::planner::Action;
 use memext_engine::ContextId;
 
 use super::events;
-use super::ledger::{Ledger, LedgerError, Written};
+use super::ledger::{Ledger, LedgerError, Restored, Written};
 use super::mover::{Job, Mover};
 use crate::units::human_bytes;
 
@@ -161,6 +161,26 @@ impl Actuator {
                 self.said.insert(id.clone(), line);
             }
         }
+    }
+
+    /// A context left the engine (its cgroup is gone, or no longer selected):
+    /// its knobs are put back where the cgroup still exists, and forgotten.
+    pub fn release(&mut self, h: &Hierarchy, id: &ContextId) {
+        if self.is_dry_run() {
+            return;
+        }
+        match self.ledger.release(h, id.as_str()) {
+            Ok(released) => {
+                for (r, outcome) in released {
+                    if let Restored::Failed(e) = outcome {
+                        events::knob_failed(id, &r.knob.to_string(), &r.original.to_string(), &e);
+                    }
+                }
+            }
+            Err(e) => tracing::warn!("{id}: releasing its knobs: {e:#}"),
+        }
+        self.said_foreign.remove(id);
+        self.said.remove(id);
     }
 
     /// Stops the mover and, unless this was a dry run, restores every knob

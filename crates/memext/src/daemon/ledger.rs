@@ -245,6 +245,27 @@ impl Ledger {
             .collect())
     }
 
+    /// Lets go of one cgroup's knobs (its context left the engine): each is
+    /// put back if the cgroup is still there, and its record dropped either
+    /// way, so that the ledger holds only contexts memext manages.
+    pub fn release(
+        &mut self,
+        h: &Hierarchy,
+        cgroup: &str,
+    ) -> Result<Vec<(KnobRecord, Restored)>, LedgerError> {
+        let mut out = Vec::new();
+        // Newest first, as in restore_all.
+        while let Some(i) = self.records.iter().rposition(|r| r.cgroup == cgroup) {
+            let r = self.records.remove(i);
+            let outcome = restore_one(h, &r);
+            out.push((r, outcome));
+        }
+        if !out.is_empty() {
+            self.save()?;
+        }
+        Ok(out)
+    }
+
     /// Like `restore_all`, with what happened to each knob, newest first.
     pub fn restore_each(
         &mut self,
@@ -429,6 +450,29 @@ mod tests {
         // The fixture's original was 1 GiB.
         assert_eq!(knob_file(&t, DOCKER, "memory.limit_in_bytes"), "1073741824");
         assert!(!state.exists());
+    }
+
+    #[test]
+    fn releasing_a_context_puts_its_knobs_back_or_forgets_a_vanished_one() {
+        let t = fake("v1");
+        let h = Hierarchy::probe(t.path()).expect("v1");
+        let mut l = Ledger::load(&t.path().join("state/daemon.json")).expect("load");
+        let job = "/batch/job1";
+        for p in [DOCKER, job] {
+            let cg = h.open(&CgroupPath::parse(p).expect("path")).expect("open");
+            l.write(&cg, LimitKnob::V1Limit, Limit::Bytes(64 << 20))
+                .expect("write");
+        }
+        // The container is no longer selected: its limit goes back.
+        let released = l.release(&h, DOCKER).expect("release");
+        assert_eq!(released.len(), 1);
+        assert_eq!(released[0].1, Restored::Done);
+        assert_eq!(knob_file(&t, DOCKER, "memory.limit_in_bytes"), "1073741824");
+        // The job's cgroup is gone: its record is dropped, nothing to write.
+        std::fs::remove_dir_all(t.path().join("memory/batch/job1")).expect("rm");
+        let released = l.release(&h, job).expect("release");
+        assert_eq!(released[0].1, Restored::Vanished);
+        assert!(l.records().is_empty(), "{:?}", l.records());
     }
 
     #[test]

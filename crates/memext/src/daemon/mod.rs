@@ -262,6 +262,7 @@ impl Daemon {
         for id in gone {
             self.tracked.remove(&id);
             self.engine.forget(&id);
+            self.act.release(&self.observer.host().hierarchy, &id);
         }
         Ok(())
     }
@@ -338,6 +339,7 @@ impl Daemon {
                     events::gone(&id);
                     self.tracked.remove(&id);
                     self.engine.forget(&id);
+                    self.act.release(&self.observer.host().hierarchy, &id);
                     continue;
                 }
                 Err(e) => return Err(e.into()),

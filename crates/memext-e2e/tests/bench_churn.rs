@@ -1,0 +1,35 @@
+//! The smoke test of bench/churn: 12 real Docker containers of a private
+//! engine created, run, stopped and removed under `memext daemon` (some
+//! critical, most extend, a swap-file tier behind them); afterwards the daemon
+//! tracks nothing, owns no knob, holds the fds it started with, logged no
+//! error, and nothing is left behind (swap, cgroups, containers).
+
+use memext_e2e::is_root;
+use memext_e2e::sandbox::run_bench_smoke;
+
+#[test]
+fn churn_smoke_leaves_the_daemon_as_it_found_it() {
+    assert!(is_root(), "bench/churn needs root");
+    let scratch = run_bench_smoke("churn", &["--smoke"]);
+    let text = std::fs::read_to_string(scratch.0.join("results.json")).expect("results.json");
+    let r: serde_json::Value = serde_json::from_str(&text).expect("json");
+    assert_eq!(r["cycles_failed"], 0, "{text}");
+    for k in ["tracked", "ledger", "fds"] {
+        assert_eq!(r["after"][k], r["before"][k], "{k}: {text}");
+    }
+    let errors = r["daemon_warnings_and_errors"]
+        .as_array()
+        .expect("list")
+        .iter()
+        .filter(|e| e["level"] == "ERROR")
+        .count();
+    assert_eq!(errors, 0, "{text}");
+    for root in ["/sys/fs/cgroup/memory", "/sys/fs/cgroup"] {
+        let left = std::path::Path::new(root).join("memext-bench-churn");
+        assert!(
+            !left.exists(),
+            "the bench's cgroup is left behind: {}",
+            left.display()
+        );
+    }
+}
