@@ -450,6 +450,9 @@ impl Daemon {
 
     /// Publishes the engine's typed state for status and metrics.
     fn publish(&self) {
+        if let Some(m) = self.act.mover() {
+            m.retain(|id| self.engine.contains(id));
+        }
         let now = self.now();
         let stats = self
             .act

@@ -103,6 +103,23 @@ impl Mover {
             .unwrap_or(false)
     }
 
+    /// Forgets what it did for a context that left the engine (unless a job
+    /// for it is still queued or running: its own end updates the entry).
+    pub fn forget(&self, key: &ContextId) {
+        if let Ok(mut s) = self.stats.lock() {
+            if s.get(key).is_some_and(|m| !m.busy) {
+                s.remove(key);
+            }
+        }
+    }
+
+    /// Drops the entries of contexts `keep` no longer names, once idle.
+    pub fn retain(&self, keep: impl Fn(&ContextId) -> bool) {
+        if let Ok(mut s) = self.stats.lock() {
+            s.retain(|k, m| m.busy || keep(k));
+        }
+    }
+
     /// Stops the thread after the job in progress (queued jobs are dropped).
     pub fn stop(mut self) {
         let (tx, _) = std::sync::mpsc::channel();
