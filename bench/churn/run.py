@@ -65,7 +65,9 @@ def log_problems(path):
 
 
 def cycle(i, a):
-    name = f"churn-{'crit' if i % 3 == 0 else 'ext'}-{i}"
+    # The run's pid in the name: a run stopped mid-`docker run` can leave a
+    # container in the engine's state that a later run must not collide with.
+    name = f"churn-{'crit' if i % 3 == 0 else 'ext'}-{os.getpid()}-{i}"
     ENGINE.docker("run", "-d", "--name", name, ENGINE.IMAGE, "sh", "-c", HOLD.format(mib=a.mib))
     time.sleep(a.hold)
     ENGINE.docker("stop", "-t", "1", name)
