@@ -185,7 +185,11 @@ fn a_dead_daemons_knobs_are_restored_and_tiers_down_waits_for_them() {
 #[test]
 fn the_daemon_tells_systemd_it_is_ready_alive_and_stopping() {
     let _g = serial();
-    let Setup { sb, .. } = setup("notify", 16, None);
+    // No context needed: only the daemon's loop is watched.
+    let sb = memext_e2e::sandbox::TierSandbox::new(
+        "notify",
+        "[daemon]\nsocket = \"@DIR@/memext.sock\"\ncapacity = \"1GiB\"\n",
+    );
     let path = sb.dir.join("notify.sock");
     let sock = std::os::unix::net::UnixDatagram::bind(&path).expect("bind");
     sock.set_read_timeout(Some(Duration::from_secs(10)))
