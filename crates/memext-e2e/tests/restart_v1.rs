@@ -176,7 +176,6 @@ fn a_dead_daemons_knobs_are_restored_and_tiers_down_waits_for_them() {
     let said = String::from_utf8_lossy(&down.stderr);
     assert!(down.status.success(), "{said}");
     assert!(said.contains("off and removed"), "{said}");
-    std::thread::sleep(Duration::from_millis(10));
 }
 
 /// Under systemd (`Type=notify`, `WatchdogSec=`): the daemon says it is ready,

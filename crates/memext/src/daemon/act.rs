@@ -179,9 +179,6 @@ impl Actuator {
             }
             Err(e) => tracing::warn!("{id}: releasing its knobs: {e:#}"),
         }
-        if let Some(m) = &self.mover {
-            m.forget(id);
-        }
         self.said_foreign.remove(id);
         self.said.remove(id);
     }

@@ -238,17 +238,16 @@ impl Daemon {
                 Class::Critical => memext_engine::Class::Critical,
                 _ => memext_engine::Class::Extend,
             };
+            events::tracking(&ctx);
             match self.saved.remove(&id) {
                 Some(state) => {
                     let (out, wakes, ws) =
                         (state.out, state.model.history.count(), state.ws.bytes());
                     self.engine.resume(state, class, params.engine());
-                    events::tracking(&ctx);
                     events::resumed(&id, out, wakes, ws);
                 }
                 None => {
                     self.engine.track(id.clone(), class, params.engine(), now);
-                    events::tracking(&ctx);
                 }
             }
             self.tracked.insert(id, Tracked { ctx, cg });
@@ -260,11 +259,17 @@ impl Daemon {
             .cloned()
             .collect();
         for id in gone {
-            self.tracked.remove(&id);
-            self.engine.forget(&id);
-            self.act.release(&self.observer.host().hierarchy, &id);
+            self.drop_context(&id);
         }
         Ok(())
+    }
+
+    /// A context leaves the engine (its cgroup is gone, or no longer
+    /// selected); its knobs are released.
+    fn drop_context(&mut self, id: &ContextId) {
+        self.tracked.remove(id);
+        self.engine.forget(id);
+        self.act.release(&self.observer.host().hierarchy, id);
     }
 
     /// One full cycle: observe every context, decide, act, publish.
@@ -337,9 +342,7 @@ impl Daemon {
                 Ok(s) => s,
                 Err(CgroupError::Vanished { .. }) => {
                     events::gone(&id);
-                    self.tracked.remove(&id);
-                    self.engine.forget(&id);
-                    self.act.release(&self.observer.host().hierarchy, &id);
+                    self.drop_context(&id);
                     continue;
                 }
                 Err(e) => return Err(e.into()),

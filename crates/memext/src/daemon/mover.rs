@@ -103,17 +103,9 @@ impl Mover {
             .unwrap_or(false)
     }
 
-    /// Forgets what it did for a context that left the engine (unless a job
-    /// for it is still queued or running: its own end updates the entry).
-    pub fn forget(&self, key: &ContextId) {
-        if let Ok(mut s) = self.stats.lock() {
-            if s.get(key).is_some_and(|m| !m.busy) {
-                s.remove(key);
-            }
-        }
-    }
-
-    /// Drops the entries of contexts `keep` no longer names, once idle.
+    /// Drops the entries of contexts `keep` no longer names, once idle (the
+    /// daemon's tick passes the engine's contexts: a context that left is
+    /// forgotten within a tick).
     pub fn retain(&self, keep: impl Fn(&ContextId) -> bool) {
         if let Ok(mut s) = self.stats.lock() {
             s.retain(|k, m| m.busy || keep(k));
