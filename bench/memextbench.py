@@ -69,10 +69,28 @@ def daemon_events(log_path, event=None):
     return out
 
 
+def memext_config(work, parent, engine_root, critical=(), idle_after=None, floor="16MiB"):
+    """Writes WORK/memext.toml for a bench's daemon: the containers named in
+    `critical` are critical, every other container under cgroup `parent`
+    extend (idle after `idle_after` s, at most down to `floor`); the capacity
+    is the parent's limit. Returns its path."""
+    cfg = os.path.join(work, "memext.toml")
+    with open(cfg, "w") as f:
+        f.write(f'[host]\nstate_dir = "{work}/dstate"\n\n')
+        f.writelines(f'[[select]]\nname = "{name}"\nclass = "critical"\n\n' for name in critical)
+        f.write(f'[[select]]\ncgroup = "{parent}/*"\nclass = "extend"\n\n')
+        if idle_after is not None:
+            f.write(f'[class.extend]\nidle_after = "{idle_after}s"\nfloor = "{floor}"\n\n')
+        f.write(f'[runtimes]\ndocker_roots = ["{engine_root}"]\n\n'
+                f'[daemon]\ncapacity_cgroup = "{parent}"\ntick = "1s"\npoll = "20ms"\n'
+                f'socket = "{work}/memext.sock"\n')
+    return cfg
+
+
 def start_daemon(config, log_path, cleanup):
     """Starts `memext --config CONFIG daemon`, its log (JSON events, see
     `daemon_events`) appended to `log_path`; returns a function that stops it
-    (also pushed on `cleanup`)."""
+    (also pushed on `cleanup`), its `pid` the daemon's."""
     with open(log_path, "a") as log_file:
         p = subprocess.Popen([os.path.join(BIN, "memext"), "--log-format", "json", "--config", config, "daemon"],
                              stdout=subprocess.DEVNULL, stderr=log_file)
@@ -81,6 +99,7 @@ def start_daemon(config, log_path, cleanup):
         if p.poll() is None:
             p.terminate()
         p.wait(timeout=30)
+    stop.pid = p.pid
     cleanup.push(f"memext daemon {p.pid}", stop)
     time.sleep(0.3)
     if p.poll() is not None:
@@ -99,8 +118,12 @@ class Cleanup:
     def push(self, what, fn):
         self.stack.append((what, fn))
 
-    def run(self):
-        while self.stack:
+    def mark(self):
+        """The stack's depth now: `run(mark)` undoes only what was pushed since."""
+        return len(self.stack)
+
+    def run(self, down_to=0):
+        while len(self.stack) > down_to:
             what, fn = self.stack.pop()
             try:
                 fn()

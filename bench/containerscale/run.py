@@ -102,16 +102,8 @@ class Run:
         raise RuntimeError(f"{name} did not open its socket")
 
     def start_daemon(self):
-        cfg = os.path.join(self.work, "memext.toml")
-        with open(cfg, "w") as f:
-            f.write(f'[host]\nstate_dir = "{self.work}/dstate"\n\n'
-                    f'[[select]]\nname = "cs-critical"\nclass = "critical"\n\n'
-                    f'[[select]]\nname = "cs-web-*"\nclass = "critical"\n\n'
-                    f'[[select]]\ncgroup = "{PARENT}/*"\nclass = "extend"\n\n'
-                    f'[class.extend]\nidle_after = "{self.a.idle_after}s"\nfloor = "16MiB"\n\n'
-                    f'[runtimes]\ndocker_roots = ["{ENGINE_DIR}/root"]\n\n'
-                    f'[daemon]\ncapacity_cgroup = "{PARENT}"\ntick = "1s"\npoll = "20ms"\n'
-                    f'socket = "{self.work}/memext.sock"\n')
+        cfg = mb.memext_config(self.work, PARENT, f"{ENGINE_DIR}/root", ["cs-critical", "cs-web-*"],
+                               self.a.idle_after)
         return mb.start_daemon(cfg, os.path.join(self.a.out, "memext-daemon.log"), self.cleanup)
 
     def start_noise_client(self):

@@ -26,7 +26,10 @@ memory.limit_in_bytes, which reclaims the same way on the way down but is hard
 (an allocation at the limit reclaims synchronously, or waits with OOM kills off
 as memext runs them). Pressure comes from the unified hierarchy's per-cgroup
 memory.pressure, which this host has even though the memory controller is v1.
-On a cgroup-v2 host the v2 knob memory.high is used, as published.
+On a cgroup-v2 host the kernel's memory.reclaim is used, as TMO's later Senpai
+does (the interface Meta upstreamed for it, Linux 5.19): a probe asks the
+kernel to reclaim the probe's share of the current usage, a back-off writes
+nothing (there is no limit to raise), and nothing is left to put back.
 
 A benchmark peer, not part of memext: `python3 bench/peers/senpai.py CGROUP...`
 runs until SIGTERM/SIGINT and then puts every limit back as it found it.
@@ -93,6 +96,11 @@ def scaled(limit, factor, p, current):
     return x & ~(PAGE - 1)
 
 
+def reclaim_bytes(current, factor):
+    """v2: the bytes a probe of `factor` (< 0) asks memory.reclaim for, page-aligned."""
+    return int(current * -factor) & ~(PAGE - 1)
+
+
 def stall_total(text):
     """Pure: the `some` total (µs) of a memory.pressure file."""
     for line in text.splitlines():
@@ -109,10 +117,30 @@ class Cgroup:
 
     def __init__(self, mem_dir, psi_dir, v2):
         self.mem_dir, self.psi_dir, self.v2 = mem_dir, psi_dir, v2
-        self.knob = "memory.high" if v2 else "memory.limit_in_bytes"
+        self.knob = None if v2 else "memory.limit_in_bytes"
         self.usage_file = "memory.current" if v2 else "memory.usage_in_bytes"
-        self.original = self._read(self.knob)
+        self.original = self._read(self.knob) if self.knob else None
         self.written = None
+
+    def start(self, p):
+        """v1: the limit starts at the current usage; v2: nothing to set."""
+        if self.knob:
+            self.set_limit(scaled(None, 0, p, self.current()))
+
+    def apply(self, factor, p):
+        """Carries out one decision; returns what was done, for the log."""
+        if self.knob:
+            self.set_limit(scaled(self.limit(), factor, p, self.current()))
+            return f"limit {self.written}"
+        if factor >= 0:
+            return "back off"
+        amount = reclaim_bytes(self.current(), factor)
+        try:
+            with open(os.path.join(self.mem_dir, "memory.reclaim"), "w") as f:
+                f.write(str(amount))
+        except BlockingIOError:
+            pass  # EAGAIN: the kernel reclaimed less than asked; the next probe asks again
+        return f"reclaim {amount}"
 
     def _read(self, name):
         with open(os.path.join(self.mem_dir, name)) as f:
@@ -136,6 +164,8 @@ class Cgroup:
         self.written = value
 
     def restore(self):
+        if not self.knob:
+            return
         try:
             with open(os.path.join(self.mem_dir, self.knob), "w") as f:
                 f.write(self.original)
@@ -174,7 +204,7 @@ def main():
     for path in a.cgroups:
         cg = open_cgroup(path, a.cgroup_root)
         managed.append((path, cg, Controller(p, cg.total())))
-        cg.set_limit(scaled(None, 0, p, cg.current()))
+        cg.start(p)
     print(f"senpai: {len(managed)} cgroup(s), interval {p.interval} s, target {p.pressure} us", flush=True)
     try:
         while not stop:
@@ -183,8 +213,8 @@ def main():
                 try:
                     factor = ctl.tick(cg.total())
                     if factor is not None:
-                        cg.set_limit(scaled(cg.limit(), factor, p, cg.current()))
-                        print(f"senpai: {path} adjust {factor:+.4f} limit {cg.written}", flush=True)
+                        done = cg.apply(factor, p)
+                        print(f"senpai: {path} adjust {factor:+.4f} {done}", flush=True)
                 except OSError as e:
                     print(f"senpai: {path}: {e}", file=sys.stderr, flush=True)
     finally:

@@ -64,3 +64,38 @@ class ControllerTest(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class V2ReclaimTest(unittest.TestCase):
+    """On v2 Senpai probes through memory.reclaim and sets no limit."""
+
+    def setUp(self):
+        import tempfile
+        self.dir = tempfile.TemporaryDirectory()
+        for name, text in (("memory.current", "104857600"), ("memory.reclaim", ""),
+                           ("memory.pressure", "some avg10=0.00 avg60=0.00 avg300=0.00 total=0\n")):
+            with open(os.path.join(self.dir.name, name), "w") as f:
+                f.write(text)
+        self.cg = senpai.Cgroup(self.dir.name, self.dir.name, v2=True)
+
+    def tearDown(self):
+        self.dir.cleanup()
+
+    def reclaimed(self):
+        with open(os.path.join(self.dir.name, "memory.reclaim")) as f:
+            return f.read()
+
+    def test_a_probe_reclaims_its_share_of_usage_page_aligned(self):
+        p = senpai.Params()
+        self.cg.start(p)
+        self.assertEqual(self.cg.apply(-0.01, p), "reclaim 1048576")
+        self.assertEqual(self.reclaimed(), "1048576")
+        self.assertEqual(senpai.reclaim_bytes(1000000, -0.01), 8192)
+
+    def test_a_back_off_writes_nothing_and_restore_is_a_no_op(self):
+        p = senpai.Params()
+        self.cg.start(p)
+        self.assertEqual(self.cg.apply(0.5, p), "back off")
+        self.cg.restore()
+        self.assertEqual(self.reclaimed(), "")
+        self.assertFalse(os.path.exists(os.path.join(self.dir.name, "memory.high")))

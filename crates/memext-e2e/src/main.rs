@@ -6,7 +6,7 @@
 //!   memext-e2e redis-fill SOCKET PREFIX COUNT SIZE         SET PREFIX:0..COUNT to random bytes
 //!   memext-e2e redis-load SOCKET CLIENTS SECONDS KEYS PREFIX [HIST_CSV]   the critical load (JSON out)
 //!   memext-e2e http-load SOCKET CLIENTS SECONDS KEYS [HIST_CSV]   the same against an HTTP front
-//!   memext-e2e redis-noise DIR PAUSE_US PREFIX:COUNT,...    the serial noise client, until stdin closes
+//!   memext-e2e redis-noise DIR PAUSE_US PREFIX:COUNT,... [LOG]    the serial noise client, until stdin closes (LOG: one line per fetch)
 #![forbid(unsafe_code)]
 use std::process::ExitCode;
 
@@ -103,7 +103,23 @@ fn redis(args: &[String]) -> anyhow::Result<()> {
                 let _ = std::io::copy(&mut std::io::stdin(), &mut std::io::sink());
                 flag.store(true, std::sync::atomic::Ordering::Relaxed);
             });
-            let fetches = redisload::noise(Path::new(arg(2, "DIR")?), &blobs, pause, stop)?;
+            let mut log = match args.get(5) {
+                Some(path) => Some(std::io::BufWriter::new(
+                    std::fs::File::create(path)
+                        .map_err(|e| anyhow::anyhow!("creating {path}: {e}"))?,
+                )),
+                None => None,
+            };
+            let fetches = redisload::noise(
+                Path::new(arg(2, "DIR")?),
+                &blobs,
+                pause,
+                stop,
+                log.as_mut().map(|w| w as &mut dyn std::io::Write),
+            )?;
+            if let Some(mut w) = log {
+                std::io::Write::flush(&mut w)?;
+            }
             println!("{{\"fetches\": {fetches}}}");
             Ok(())
         }

@@ -225,27 +225,32 @@ pub fn report(r: &LoadResult, hist: Option<&Path>) -> anyhow::Result<String> {
         std::fs::write(path, out).with_context(|| format!("writing {}", path.display()))?;
     }
     Ok(format!(
-        "{{\"requests\": {}, \"seconds\": {:.3}, \"throughput\": {:.1}, \"avg\": {:.3}, \"min\": {:.3}, \"max\": {:.3}, \"p90\": {:.3}, \"p95\": {:.3}, \"p99\": {:.3}}}",
+        "{{\"requests\": {}, \"seconds\": {:.3}, \"throughput\": {:.1}, \"avg\": {:.3}, \"min\": {:.3}, \"max\": {:.3}, \"p50\": {:.3}, \"p90\": {:.3}, \"p95\": {:.3}, \"p99\": {:.3}, \"p999\": {:.3}}}",
         r.requests,
         r.seconds,
         r.requests as f64 / r.seconds,
         h.mean() / 1000.0,
         ms(h.min()),
         ms(h.max()),
+        ms(h.value_at_quantile(0.50)),
         ms(h.value_at_quantile(0.90)),
         ms(h.value_at_quantile(0.95)),
         ms(h.value_at_quantile(0.99)),
+        ms(h.value_at_quantile(0.999)),
     ))
 }
 
 /// The noise client: until `stop`, pick a random socket in `dir` (re-listed every
 /// second, as containers are added) and a random blob of `blobs` (prefix, count),
-/// fetch it whole, pause. Returns the number of fetches.
+/// fetch it whole, pause. Returns the number of fetches; with `log`, each fetch
+/// is also written to it as a line `END_UNIX_MS LATENCY_US`, so that a harness
+/// can take the fetches of a measurement window.
 pub fn noise(
     dir: &Path,
     blobs: &[(String, u64)],
     pause: Duration,
     stop: Arc<AtomicBool>,
+    mut log: Option<&mut dyn std::io::Write>,
 ) -> anyhow::Result<u64> {
     let mut rng = 0xD1B5_4A32_D192_ED03_u64;
     let mut sockets: Vec<PathBuf> = Vec::new();
@@ -292,6 +297,7 @@ pub fn noise(
         }
         let conn = conns.get_mut(socket).expect("inserted above");
         let key = format!("{prefix}:{index}");
+        let started = Instant::now();
         if conn
             .send(&[b"GET", key.as_bytes()])
             .and_then(|()| conn.reply(&mut body))
@@ -301,6 +307,13 @@ pub fn noise(
             continue;
         }
         fetches += 1;
+        if let Some(out) = log.as_mut() {
+            let now = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .unwrap_or_default();
+            writeln!(out, "{} {}", now.as_millis(), started.elapsed().as_micros())?;
+            out.flush()?; // a harness reads the log while the client runs
+        }
         std::thread::sleep(pause);
     }
     Ok(fetches)

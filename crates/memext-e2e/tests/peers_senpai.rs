@@ -1,8 +1,9 @@
 //! The Senpai peer of bench/peers (`bench/peers/senpai.py`, a port of Meta's
-//! PSI-driven proactive reclaim controller) on this host: its controller's
-//! unit tests, and the controller on a real cgroup: the limit of an idle
-//! context stepped down while it shows no pressure, backed off when it
-//! stalls, and put back as it was when the controller stops.
+//! PSI-driven proactive reclaim controller) on this host: bench/peers' Python
+//! unit tests (the controller, its v2 memory.reclaim path, the report), and
+//! the controller on a real cgroup: the limit of an idle context stepped down
+//! while it shows no pressure, backed off when it stalls, and put back as it
+//! was when the controller stops.
 
 use std::process::Command;
 use std::time::Instant;
@@ -14,7 +15,7 @@ use memext_e2e::toucher::Toucher;
 use memext_e2e::{host_hierarchy, is_root, ScratchCgroup};
 
 #[test]
-fn senpai_controller_unit_tests_pass() {
+fn peers_python_unit_tests_pass() {
     let out = Command::new("python3")
         .args(["-m", "unittest", "discover", "-s"])
         .arg(repo_root().join("bench/peers"))

@@ -1,0 +1,112 @@
+#!/usr/bin/env python3
+"""The noise of bench/peers that really wakes: one process per container, run
+inside it (mounted read-only), logging each operation as a JSON line to OUT.
+
+  noise.py burst OUT HEAP_MIB SCHEDULE PERIOD_S START_EPOCH SEED
+      holds a heap and sleeps; at each wake re-touches all of it (one write per
+      page) and logs the touch's time as a `wake`. SCHEDULE:
+        cron     wakes at START + k*PERIOD, whatever the last wake took (a slot
+                 missed while a wake ran is skipped, as cron does);
+        jitter   the next wake PERIOD after the last scheduled one, +-25% uniform;
+        poisson  exponential gaps of mean PERIOD.
+  noise.py grow OUT PEAK_MIB RAMP_S WORK_S PAUSE_S SEED
+      a batch job, again and again: allocate up to PEAK over RAMP seconds (16 MiB
+      steps), work on it for WORK seconds (re-touching all of it once a second),
+      free it, pause. Logs each job's duration as a `job` (nominal RAMP + WORK).
+
+The heap's pages are half random bytes, half zeros (compressible about 2x, like
+real heaps; all-zero pages would flatter the compressed tiers)."""
+import json
+import mmap
+import os
+import random
+import sys
+import time
+
+PAGE = 4096
+MIB = 1 << 20
+
+
+def pattern():
+    """1 MiB of pages, each 2 KiB of random bytes then 2 KiB of zeros."""
+    half = PAGE // 2
+    return b"".join(os.urandom(half) + bytes(half) for _ in range(MIB // PAGE))
+
+
+def fill(m, start, end, pat):
+    for off in range(start, end, MIB):
+        n = min(MIB, end - off)
+        m[off:off + n] = pat[:n]
+
+
+def touch(m, end):
+    """One write per page of m[:end]; seconds taken."""
+    t = time.monotonic()
+    for off in range(0, end, PAGE):
+        m[off] = (m[off] + 1) & 0xFF
+    return time.monotonic() - t
+
+
+def log(out, **rec):
+    out.write(json.dumps({"t": round(time.time(), 3), **rec}) + "\n")
+    out.flush()
+
+
+def burst(out, heap_mib, schedule, period, start, seed):
+    if schedule not in ("cron", "jitter", "poisson"):
+        raise ValueError(f"schedule {schedule!r} is not cron, jitter or poisson")
+    rng = random.Random(seed)
+    size = heap_mib * MIB
+    m = mmap.mmap(-1, size)
+    fill(m, 0, size, pattern())
+    log(out, op="ready", heap=size)
+    k, due = 0, start
+    while True:
+        if schedule == "cron":
+            k = max(k + 1, int((time.time() - start) // period) + 1)
+            due = start + k * period
+        elif schedule == "jitter":
+            due = max(due + period * rng.uniform(0.75, 1.25), time.time())
+        else:
+            due = time.time() + rng.expovariate(1.0 / period)
+        time.sleep(max(0.0, due - time.time()))
+        log(out, op="wake", lat=round(touch(m, size), 6), schedule=schedule)
+
+
+def grow(out, peak_mib, ramp, work, pause, seed):
+    rng = random.Random(seed)
+    pat = pattern()
+    time.sleep(rng.uniform(0, ramp + work))  # the jobs of a cell do not start in step
+    step = 16 * MIB
+    while True:
+        t0 = time.monotonic()
+        size = peak_mib * MIB
+        m = mmap.mmap(-1, size)
+        steps = max(1, size // step)
+        for i in range(steps):
+            fill(m, i * step, min(size, (i + 1) * step), pat)
+            time.sleep(max(0.0, t0 + ramp * (i + 1) / steps - time.monotonic()))
+        end = time.monotonic() + work
+        while time.monotonic() < end:
+            touch(m, size)
+            time.sleep(max(0.0, min(1.0, end - time.monotonic())))
+        m.close()
+        log(out, op="job", lat=round(time.monotonic() - t0, 3), nominal=ramp + work)
+        time.sleep(pause)
+
+
+def main(argv):
+    if len(argv) < 2 or argv[1] not in ("burst", "grow"):
+        sys.exit(__doc__)
+    with open(argv[2], "a") as out:
+        try:
+            if argv[1] == "burst":
+                burst(out, int(argv[3]), argv[4], float(argv[5]), float(argv[6]), int(argv[7]))
+            else:
+                grow(out, int(argv[3]), float(argv[4]), float(argv[5]), float(argv[6]), int(argv[7]))
+        except ValueError as e:
+            sys.exit(f"noise.py: {e}\n{__doc__}")
+
+
+if __name__ == "__main__":
+    main(sys.argv)

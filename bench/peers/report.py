@@ -1,0 +1,159 @@
+"""bench/peers: per-cell CSVs and plots, the summary table with the issue's
+targets, and the parameters of the run. Pure functions of the result rows,
+except for the writing."""
+import csv
+import json
+import os
+import statistics
+
+import memextbench as mb
+
+COLUMNS = ["mode", "round", "throughput", "p50", "p99", "p999", "requests",
+           "noise_ops", "noise_p50", "noise_p99", "noise_slowdown_p50",
+           "dram_mean_mib", "dram_max_mib", "swapin_mib", "swapout_mib", "zswpin_mib", "zswpout_mib",
+           "cpu_controller_s", "cpu_kswapd_s", "cpu_kdamond_s", "damon_applied_mib",
+           "crit_majflt", "crit_refault_anon", "crit_refault_file", "crit_mem_some_ms", "crit_mem_full_ms",
+           "crit_cpu_some_ms", "crit_io_some_ms", "window_s"]
+COLORS = {"ideal": "tab:blue", "linux": "tab:red", "limits": "tab:orange", "zswap": "tab:purple",
+          "senpai": "tab:brown", "memext": "tab:green"}
+P99_TARGET, TPUT_TARGET = 1.5, 0.85
+
+
+def nearest_rank(xs, q):
+    xs = sorted(xs)
+    return xs[min(len(xs) - 1, int(q * len(xs)))] if xs else None
+
+
+def noise_service(ops):
+    """The noise's service in a window, from [(kind, latency_ms, nominal_ms)]:
+    operations completed, latency p50/p99, and for batch jobs the median of
+    latency / nominal (1.0: the job ran as fast as it would alone)."""
+    lat = [x for _, x, _ in ops]
+    slow = [x / n for _, x, n in ops if n]
+    r3 = lambda v: None if v is None else round(v, 3)  # noqa: E731
+    return {"noise_ops": len(ops), "noise_p50": r3(nearest_rank(lat, 0.5)), "noise_p99": r3(nearest_rank(lat, 0.99)),
+            "noise_slowdown_p50": r3(nearest_rank(slow, 0.5))}
+
+
+def one_line(r):
+    f = lambda v, fmt: "-" if v is None else format(v, fmt)  # noqa: E731
+    return (f"critical {r['throughput']:,.0f}/s p50 {f(r['p50'], '.2f')} p99 {f(r['p99'], '.2f')} "
+            f"p99.9 {f(r['p999'], '.2f')} ms | noise {r['noise_ops']} ops p50 {f(r['noise_p50'], '.1f')} "
+            f"p99 {f(r['noise_p99'], '.1f')} ms | DRAM {r['dram_mean_mib']:.0f}/{r['dram_max_mib']:.0f} MiB | "
+            f"swap in/out {r['swapin_mib']:.0f}/{r['swapout_mib']:.0f} (zswap {r['zswpin_mib']:.0f}/{r['zswpout_mib']:.0f}) MiB | cpu ctl {r['cpu_controller_s']:.1f} "
+            f"kswapd {r['cpu_kswapd_s']:.1f} kdamond {r['cpu_kdamond_s']:.1f} s")
+
+
+def medians(rows):
+    """Per mode, the median of each numeric column over the rounds."""
+    out = {}
+    for mode in dict.fromkeys(r["mode"] for r in rows):
+        mine = [r for r in rows if r["mode"] == mode]
+        med = {}
+        for c in COLUMNS[2:]:
+            vals = [r[c] for r in mine if r.get(c) is not None]
+            med[c] = statistics.median(vals) if vals else None
+        med["rounds"] = len(mine)
+        out[mode] = med
+    return out
+
+
+def verdict(med):
+    """The issue's targets for one cell: memext vs ideal, and the peers that
+    dominate memext (better critical p99 and noise service, no more DRAM)."""
+    m, i = med.get("memext"), med.get("ideal")
+    v = {"p99_vs_ideal": None, "tput_vs_ideal": None, "dominated_by": []}
+    if m and i and i["p99"] and i["throughput"]:
+        v["p99_vs_ideal"] = round(m["p99"] / i["p99"], 2)
+        v["tput_vs_ideal"] = round(m["throughput"] / i["throughput"], 2)
+    if m:
+        for mode, p in med.items():
+            if mode in ("memext", "ideal") or None in (p["p99"], p["noise_p50"], m["noise_p50"]):
+                continue
+            if p["p99"] < m["p99"] and p["noise_p50"] < m["noise_p50"] and p["dram_mean_mib"] <= m["dram_mean_mib"]:
+                v["dominated_by"].append(mode)
+    v["met"] = (v["p99_vs_ideal"] is not None and v["p99_vs_ideal"] <= P99_TARGET
+                and v["tput_vs_ideal"] >= TPUT_TARGET and not v["dominated_by"])
+    return v
+
+
+def write_cell(out, cell, rows):
+    d = os.path.join(out, f"{cell[0]}-{cell[1]}")
+    with open(os.path.join(d, "results.csv"), "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=COLUMNS, extrasaction="ignore")
+        w.writeheader()
+        w.writerows(rows)
+    plot_cell(os.path.join(out, f"{cell[0]}-{cell[1]}.png"), cell, medians(rows))
+
+
+def plot_cell(path, cell, med):
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(10, 4))
+    for mode, m in med.items():
+        if m["p99"] is None:
+            continue
+        noise = m["noise_p50"] or 0.0
+        ax1.scatter(m["dram_mean_mib"], m["p99"], s=30 + min(600, noise / 10), color=COLORS.get(mode), label=mode,
+                    alpha=0.8)
+        if m["noise_p50"] is not None:
+            ax2.scatter(m["dram_mean_mib"], m["noise_p50"], s=60, color=COLORS.get(mode), label=mode)
+    ax1.set(xlabel="DRAM used, mean over the window [MiB]", ylabel="critical p99 [ms]", yscale="log",
+            title=f"{cell[0]} x {cell[1]}: critical (marker: noise p50)")
+    ax2.set(xlabel="DRAM used, mean over the window [MiB]", ylabel="noise service p50 [ms]", yscale="log",
+            title="the noise's own service")
+    for ax in (ax1, ax2):
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+
+
+def summary_lines(rows_by_cell):
+    """The summary table (markdown) and one verdict per cell."""
+    lines = ["| cell | mode | throughput /s (x ideal) | p50 / p99 / p99.9 ms (p99 x ideal) | noise ops, p50 / p99 ms "
+             "| DRAM mean / max MiB | swap in / out MiB (zswap) | CPU s: controller, kswapd, kdamond |",
+             "|---|---|---|---|---|---|---|---|"]
+    verdicts = {}
+    for cell, rows in rows_by_cell.items():
+        med = medians(rows)
+        ideal = med.get("ideal")
+        for mode, m in med.items():
+            x = lambda k: (f" ({m[k] / ideal[k]:.2f}x)" if ideal and ideal.get(k) and m.get(k) is not None  # noqa: E731
+                           else "")
+            g = lambda v, fmt: "-" if v is None else format(v, fmt)  # noqa: E731
+            lines.append(f"| {cell[0]} x {cell[1]} | {mode} | {m['throughput']:,.0f}{x('throughput')} | "
+                         f"{g(m['p50'], '.2f')} / {g(m['p99'], '.2f')} / {g(m['p999'], '.2f')}{x('p99')} | "
+                         f"{g(m['noise_ops'], '.0f')}, {g(m['noise_p50'], '.1f')} / {g(m['noise_p99'], '.1f')} | "
+                         f"{m['dram_mean_mib']:.0f} / {m['dram_max_mib']:.0f} | "
+                         f"{m['swapin_mib']:.0f} / {m['swapout_mib']:.0f} ({m['zswpin_mib']:.0f} / {m['zswpout_mib']:.0f}) | "
+                         f"{m['cpu_controller_s']:.1f}, {m['cpu_kswapd_s']:.1f}, {m['cpu_kdamond_s']:.1f} |")
+        verdicts[f"{cell[0]}-{cell[1]}"] = verdict(med)
+    lines += ["", "| cell | memext p99 x ideal (<= 1.5) | memext throughput x ideal (>= 0.85) | "
+              "peers better on p99 and noise with no more DRAM | targets met |", "|---|---|---|---|---|"]
+    for cell, v in verdicts.items():
+        lines.append(f"| {cell} | {v['p99_vs_ideal']} | {v['tput_vs_ideal']} | "
+                     f"{', '.join(v['dominated_by']) or 'none'} | {'yes' if v['met'] else 'no'} |")
+    return lines, verdicts
+
+
+def write_summary(a, rows_by_cell):
+    rows_by_cell = {c: r for c, r in rows_by_cell.items() if r}
+    lines, verdicts = summary_lines(rows_by_cell)
+    text = "\n".join(lines) + "\n"
+    with open(os.path.join(a.out, "summary.md"), "w") as f:
+        f.write("`linux` here is Linux plus this machine's own DAMON reclaimer (pageout of memory idle 60 s), "
+                "which is active in every mode with a swap area. Medians over the rounds.\n\n" + text)
+    with open(os.path.join(a.out, "summary.csv"), "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=["cell"] + COLUMNS, extrasaction="ignore")
+        w.writeheader()
+        for cell, rows in rows_by_cell.items():
+            w.writerows({"cell": f"{cell[0]}-{cell[1]}", **r} for r in rows)
+    params = {k: v for k, v in vars(a).items() if k != "work"}
+    mb.write_json(os.path.join(a.out, "params.json"),
+                  {"params": params, "machine": {**mb.machine_facts(), "postgres": "15 (Debian bookworm)"},
+                   "verdicts": verdicts})
+    print(text, end="")
+    print(json.dumps(verdicts, indent=1))

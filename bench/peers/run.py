@@ -1,0 +1,214 @@
+#!/usr/bin/env python3
+"""bench/peers: memext against what operators deploy instead, in a matrix of
+scenarios, every mode side by side in one invocation.
+
+A server is a parent cgroup (/memext-peers) with a DRAM cap (--cap) and a swap
+file behind it (--swap), real containers of a private Docker engine in it. A
+cell is a critical workload and a noise kind:
+
+  critical  redis     Redis over its whole keyspace (anonymous memory), --clients
+                      clients GETting random keys, every latency recorded;
+            postgres  PostgreSQL 15 driven by pgbench's select-only script over a
+                      dataset of about a quarter of the cap (table, index, shared
+                      buffers and page cache), every transaction's latency from
+                      pgbench's own log. PostgreSQL rather than MariaDB: pgbench
+                      ships with it, is the standard client for it and logs every
+                      transaction; sysbench reports only aggregates.
+  noise     fetch     Redis blob caches fetched whole by one serial client (the
+                      paper's noise); service: fetch latency;
+            burst     containers that sleep and then re-touch their whole heap,
+                      a third each on a cron schedule, with jitter, Poisson;
+                      service: the wake's touch time;
+            grow      batch jobs that allocate up to a peak over --grow-phases'
+                      ramp, work on it, free it and start again; service: job time.
+  The noise's total memory is --noise-total (default 2x the cap).
+
+Modes (rotated between cells and rounds: this VM drifts):
+  ideal   no cap, no swap area;
+  linux   cap + swap file, nothing else;
+  limits  + each noise container a static limit of its fair share of what the
+          critical container leaves (docker update --memory, swap unlimited);
+  zswap   + the kernel's zswap (lzo-rle, pool 20%) in front of the swap file;
+  senpai  + bench/peers/senpai.py (Meta's Senpai, PSI-driven) on every noise container;
+  memext  + `memext daemon`, the critical container critical, the noise extend.
+In every mode with a swap area this machine's own DAMON reclaimer (kdamond.0,
+pageout of memory idle 60 s) is active too: "linux" here is Linux plus DAMON.
+
+Each mode: start the controller, the critical workload, the noise; warm up for
+--warmup s (the critical load runs, the noise runs its schedule); measure for
+--seconds s. Writes per cell CELL/results.csv (one row per mode and round),
+CELL/histograms/, CELL/noise-MODE-rROUND.log, CELL.png; summary.csv, summary.md,
+params.json. Everything it starts is removed afterwards, also on Ctrl-C."""
+import argparse
+import os
+import shutil
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, os.path.dirname(HERE))
+sys.path.insert(0, HERE)
+import memextbench as mb  # noqa: E402
+from memextbench import Cleanup, log, size  # noqa: E402
+import report  # noqa: E402
+import server as srv  # noqa: E402
+import workloads as wl  # noqa: E402
+
+MODES = ["ideal", "linux", "limits", "zswap", "senpai", "memext"]
+CRITICALS = {"redis": wl.RedisCritical, "postgres": wl.PostgresCritical}
+NOISES = ["fetch", "burst", "grow"]
+ENGINE = mb.DockerEngine(os.environ.get("MEMEXT_ENGINE_DIR", "/var/tmp/memext-dockerd-peers"), srv.PARENT,
+                         image="memext-peers:bookworm-1", packages="python3,redis-server,redis-tools,procps,postgresql")
+MIB = 1 << 20
+
+
+def run_mode(a, server, cell, mode, rnd, cleanup):
+    """One mode in one cell: set up, warm up, measure, tear down. A result row."""
+    workload, noise_kind = cell
+    mark = cleanup.mark()
+    try:
+        server.set_cap(None if mode == "ideal" else a.cap)
+        if mode != "ideal":
+            server.tiers_up(a.swap, cleanup)
+        if mode == "zswap":
+            srv.zswap_on(cleanup)
+        controller = None
+        if mode == "memext":
+            cfg = mb.memext_config(a.work, srv.PARENT, f"{ENGINE.dir}/root", [wl.CRITICAL], a.idle_after)
+            controller = mb.start_daemon(cfg, os.path.join(a.out, "memext-daemon.log"), cleanup).pid
+        critical = CRITICALS[workload](a, a.work)
+        critical.start(ENGINE, cleanup)
+        noise = wl.Noise(a, a.work, noise_kind)
+        noise.start(ENGINE, cleanup)
+        if mode == "limits":
+            used = critical_usage()
+            share = limit_share(a.cap, used, noise.n)
+            for name in noise.names():
+                ENGINE.docker("update", "--memory", str(share), "--memory-swap", "-1", name)
+            log(f"    limits: {noise.n} noise containers at {share // MIB} MiB each (the critical one uses {used // MIB} MiB)")
+        if mode == "senpai":
+            cgroups = [f"{srv.PARENT}/{ENGINE.docker('inspect', '-f', '{{.Id}}', n)}" for n in noise.names()]
+            controller = srv.start_senpai(cgroups, a.senpai_args, os.path.join(a.out, "senpai.log"), cleanup)
+        critical.warm(a.warmup)
+        hist = os.path.join(a.out, f"{workload}-{noise_kind}", "histograms", f"{mode}-r{rnd}.csv")
+        cid = ENGINE.docker("inspect", "-f", "{{.Id}}", wl.CRITICAL)
+        with srv.Window(server, controller, f"{srv.PARENT}/{cid}") as w:
+            crit = critical.measure(a.seconds, hist)
+        ops = noise.ops(w.result["window_start"], w.result["window_start"] + w.result["window_s"])
+        with open(os.path.join(a.out, f"{workload}-{noise_kind}", f"noise-{mode}-r{rnd}.log"), "w") as f:
+            f.write(noise.raw())
+        return {"mode": mode, "round": rnd, **crit, **report.noise_service(ops), **w.result}
+    finally:
+        cleanup.run(mark)
+
+
+def critical_usage():
+    """The critical container's footprint, in DRAM and swap (the noise's fill may
+    have pushed part of it out): what an operator sizes the others' limits by."""
+    cid = ENGINE.docker("inspect", "-f", "{{.Id}}", wl.CRITICAL)
+    if mb.V1:
+        return int(srv.read(f"{mb.CG}/memory{srv.PARENT}/{cid}/memory.memsw.usage_in_bytes"))
+    d = f"{mb.CG}{srv.PARENT}/{cid}"
+    return int(srv.read(f"{d}/memory.current")) + int(srv.read(f"{d}/memory.swap.current"))
+
+
+def limit_share(cap, critical, n):
+    """A noise container's static limit: its fair share of what the critical one leaves."""
+    return max(16 * MIB, (cap - critical) // n) & ~4095
+
+
+def parse(argv):
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--cap", default="2G", help="the server's DRAM: the parent cgroup's cap (default 2G)")
+    ap.add_argument("--swap", default="12G", help="swap file behind it (default 12G)")
+    ap.add_argument("--dataset", help="the critical dataset (default a quarter of --cap)")
+    ap.add_argument("--value-size", type=int, default=1024, help="Redis: bytes per value (default 1024)")
+    ap.add_argument("--shared-buffers", default="128M", help="PostgreSQL shared_buffers (default 128M, its default)")
+    ap.add_argument("--clients", type=int, default=8, help="critical clients (default 8)")
+    ap.add_argument("--noise-total", help="the noise's memory in total (default 2x --cap)")
+    ap.add_argument("--noise-containers", type=int, default=12, help="noise containers (default 12)")
+    ap.add_argument("--blobs", default="2.5M:32,10M:6,25M:5", help="fetch: blob mix SIZE:COUNT,... scaled to each container")
+    ap.add_argument("--pause-us", type=int, default=150, help="fetch: client pause between fetches (us)")
+    ap.add_argument("--burst-period", default="20,40", help="burst: wake periods from MIN to MAX seconds")
+    ap.add_argument("--grow-phases", default="20,10,5", help="grow: RAMP,WORK,PAUSE seconds")
+    ap.add_argument("--warmup", type=float, default=30.0, help="seconds before measuring (default 30)")
+    ap.add_argument("--seconds", type=float, default=45.0, help="measurement window (default 45)")
+    ap.add_argument("--rounds", type=int, default=1, help="rounds of every cell (default 1)")
+    ap.add_argument("--idle-after", type=float, default=10.0, help="memext: seconds before an extend context is idle")
+    ap.add_argument("--senpai-args", default="--interval 2 --max-probe 0.05 --min-size 16777216",
+                    help="senpai.py's parameters (default: sped up for minute-long cells; published: interval 6, "
+                         "max-probe 0.01, min-size 100 MiB)")
+    ap.add_argument("--modes", default=",".join(MODES))
+    ap.add_argument("--critical", default=",".join(CRITICALS), help="critical workloads: redis,postgres")
+    ap.add_argument("--noise", default=",".join(NOISES), help="noise kinds: fetch,burst,grow")
+    mb.add_profile_arg(ap)
+    ap.add_argument("--quick", action="store_true", help="smaller server, short windows (under 20 min)")
+    ap.add_argument("--smoke", action="store_true", help="tiny sizes, seconds-long windows (the test suite)")
+    ap.add_argument("--out", default=os.path.join(ROOT, "results", "peers-" + time.strftime("%Y%m%d-%H%M%S")))
+    a = ap.parse_args(argv)
+    if a.quick:
+        a.cap, a.swap, a.noise_containers, a.warmup, a.seconds = "512M", "3G", 6, 10.0, 12.0
+        a.burst_period, a.grow_phases, a.idle_after = "6,12", "6,3,2", 4.0
+    if a.smoke:
+        a.cap, a.swap, a.noise_containers, a.warmup, a.seconds = "256M", "1G", 3, 4.0, 4.0
+        a.burst_period, a.grow_phases, a.idle_after, a.blobs = "2,3", "2,1,1", 2.0, "1M:4,4M:1"
+    a.cap, a.swap = size(a.cap), size(a.swap)
+    a.dataset = size(a.dataset) if a.dataset else a.cap // 4
+    a.shared_buffers = size(a.shared_buffers)
+    a.noise_total = size(a.noise_total) if a.noise_total else 2 * a.cap
+    a.blobs = [(size(b.split(":")[0]), int(b.split(":")[1])) for b in a.blobs.split(",")]
+    a.burst_period = [float(x) for x in a.burst_period.split(",")]
+    a.grow_phases = [float(x) for x in a.grow_phases.split(",")]
+    a.senpai_args = a.senpai_args.split()
+    for name, allowed in (("modes", MODES), ("critical", list(CRITICALS)), ("noise", NOISES)):
+        picked = [x for x in getattr(a, name).split(",") if x]
+        if not picked or any(x not in allowed for x in picked):
+            ap.error(f"--{name}: choose from {', '.join(allowed)}")
+        setattr(a, name, picked)
+    if len(a.burst_period) != 2 or len(a.grow_phases) != 3 or a.noise_containers < 1:
+        ap.error("--burst-period MIN,MAX; --grow-phases RAMP,WORK,PAUSE; --noise-containers >= 1")
+    if os.geteuid() != 0:
+        ap.error("needs root (cgroups, swap, zswap, a private Docker engine)")
+    return a
+
+
+def main(argv=None):
+    a = parse(argv)
+    cells = [(c, n) for c in a.critical for n in a.noise]
+    for c, n in cells:
+        os.makedirs(os.path.join(a.out, f"{c}-{n}", "histograms"), exist_ok=True)
+    log(f"server: cap {a.cap // MIB} MiB, swap {a.swap // MIB} MiB; critical dataset {a.dataset // MIB} MiB; "
+        f"noise {a.noise_total // MIB} MiB in {a.noise_containers} containers; {len(cells)} cells x "
+        f"{len(a.modes)} modes x {a.rounds} round(s)")
+    cleanup = Cleanup()
+    rows = {cell: [] for cell in cells}
+    a.work = f"/var/tmp/memext-peers-{os.getpid()}"
+    os.makedirs(a.work, exist_ok=True)
+    cleanup.push(f"remove {a.work}", lambda: shutil.rmtree(a.work, ignore_errors=True))
+    total, done, t_start = len(cells) * len(a.modes) * a.rounds, 0, time.time()
+    try:
+        mb.use_build(a.profile)
+        log("starting the private Docker engine")
+        ENGINE.start(cleanup)
+        server = srv.Server(a.work, cleanup)
+        for rnd in range(a.rounds):
+            for ci, cell in enumerate(cells):
+                k = (ci + rnd) % len(a.modes)
+                for mode in a.modes[k:] + a.modes[:k]:
+                    done += 1
+                    eta = (time.time() - t_start) / max(1, done - 1) * (total - done + 1) if done > 1 else 0
+                    log(f"[{done}/{total}] {cell[0]} x {cell[1]}, {mode}, round {rnd + 1}"
+                        + (f" (about {eta / 60:.0f} min left)" if eta else ""))
+                    row = run_mode(a, server, cell, mode, rnd, cleanup)
+                    rows[cell].append(row)
+                    log("    " + report.one_line(row))
+                report.write_cell(a.out, cell, rows[cell])
+    finally:
+        cleanup.run()
+    report.write_summary(a, rows)
+    log(f"results in {a.out} ({(time.time() - t_start) / 60:.1f} min)")
+
+
+if __name__ == "__main__":
+    main()

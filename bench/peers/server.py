@@ -1,0 +1,209 @@
+"""bench/peers: the server every mode runs on (a parent cgroup with a DRAM cap, a
+swap file behind it), the peers' controls (static limits, zswap, Senpai, memext)
+and what is measured of the host during a window (DRAM, swap traffic, CPU)."""
+import os
+import subprocess
+import threading
+import time
+
+import memextbench as mb
+from memextbench import log
+
+PARENT = "/memext-peers"
+MIB = 1 << 20
+ZSWAP = "/sys/module/zswap/parameters"
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def read(path):
+    with open(path) as f:
+        return f.read().strip()
+
+
+def write(path, value):
+    with open(path, "w") as f:
+        f.write(str(value))
+
+
+class Server:
+    """The parent cgroup (the server's DRAM) and its swap tier."""
+
+    def __init__(self, work, cleanup):
+        self.work, self.cleanup = work, cleanup
+        self.mem_dir = f"{mb.CG}/memory{PARENT}" if mb.V1 else f"{mb.CG}{PARENT}"
+
+    def set_cap(self, cap):
+        if not os.path.isdir(self.mem_dir):
+            mb.make_cgroup(PARENT, self.cleanup)
+        if mb.V1:
+            write(f"{self.mem_dir}/memory.limit_in_bytes", cap or (1 << 62))
+        else:
+            write(f"{self.mem_dir}/memory.max", cap or "max")
+
+    def usage(self):
+        return int(read(f"{self.mem_dir}/memory.usage_in_bytes" if mb.V1 else f"{self.mem_dir}/memory.current"))
+
+    def tiers_up(self, swap, cleanup):
+        """A swap file of `swap` bytes (memext's swapfile tier), removed by `cleanup`."""
+        cfg = os.path.join(self.work, "tiers.toml")
+        with open(cfg, "w") as f:
+            f.write(f'[host]\nstate_dir = "{self.work}/tstate"\n\n[[tiers.swapfile]]\npath = "{self.work}/swap0"\n'
+                    f'size = "{swap // MIB}MiB"\npriority = 50\n')
+        mb.memext(["--config", cfg, "tiers", "up"], check=True, capture_output=True)
+        cleanup.push("tiers down", lambda: mb.memext(["--config", cfg, "tiers", "down"], check=True,
+                                                     capture_output=True))
+
+
+def zswap_on(cleanup, compressor="lzo-rle"):
+    """The kernel's zswap in front of the swap file; every parameter restored by `cleanup`."""
+    saved = {name: read(f"{ZSWAP}/{name}") for name in ("enabled", "compressor", "max_pool_percent")}
+
+    def restore():
+        for name in ("enabled", "compressor", "max_pool_percent"):
+            write(f"{ZSWAP}/{name}", saved[name])
+    cleanup.push("zswap settings", restore)
+    write(f"{ZSWAP}/compressor", compressor)
+    write(f"{ZSWAP}/enabled", "Y")
+    return saved
+
+
+def start_senpai(cgroups, args, log_path, cleanup):
+    """bench/peers/senpai.py on `cgroups`; stopped (limits put back) by `cleanup`."""
+    with open(log_path, "a") as out:
+        p = subprocess.Popen(["python3", os.path.join(HERE, "senpai.py"), *args, *cgroups],
+                             stdout=out, stderr=subprocess.STDOUT)
+
+    def stop():
+        if p.poll() is None:
+            p.terminate()
+        p.wait(timeout=30)
+    cleanup.push(f"senpai {p.pid}", stop)
+    time.sleep(0.3)
+    if p.poll() is not None:
+        raise RuntimeError(f"senpai exited ({p.returncode}); see {log_path}")
+    return p.pid
+
+
+def thread_pids(comm_prefixes):
+    """Kernel threads by name (kswapd0, kdamond.0): {name: pid}."""
+    out = {}
+    for pid in os.listdir("/proc"):
+        if pid.isdigit():
+            try:
+                comm = read(f"/proc/{pid}/comm")
+            except OSError:
+                continue
+            if comm.startswith(comm_prefixes):
+                out[comm] = int(pid)
+    return out
+
+
+def cpu_seconds(pid):
+    try:
+        return mb.proc_cpu_seconds(pid)
+    except (OSError, IndexError):
+        return 0.0
+
+
+def vmstat():
+    out = {}
+    for line in read("/proc/vmstat").splitlines():
+        k, v = line.split()
+        if k in ("pswpin", "pswpout", "zswpin", "zswpout"):
+            out[k] = int(v)
+    return out
+
+
+def damon_applied():
+    """The machine's DAMON scheme's applied bytes, read only. The kernel refreshes
+    this file only when asked through kdamonds/0/state (or refresh_ms): never done
+    here, since the reclaimer belongs to the machine; None when unreadable."""
+    try:
+        return int(read("/sys/kernel/mm/damon/admin/kdamonds/0/contexts/0/schemes/0/stats/sz_applied"))
+    except (OSError, ValueError):
+        return None
+
+
+def critical_counters(cgroup):
+    """The critical container's own counters (cgroup path under PARENT, None
+    before it exists): major faults and refaults from memory.stat, and stall
+    totals (us) of memory, CPU and I/O pressure (on v1 from the unified
+    hierarchy's PSI files, which follow container membership)."""
+    out = {}
+    if cgroup is None:
+        return out
+    mem = f"{mb.CG}/memory{cgroup}" if mb.V1 else f"{mb.CG}{cgroup}"
+    psi = f"{mb.CG}/unified{cgroup}" if mb.V1 else mem
+    try:
+        for line in read(f"{mem}/memory.stat").splitlines():
+            k, v = line.split()
+            if k in ("pgmajfault", "workingset_refault_anon", "workingset_refault_file"):
+                out[k] = int(v)
+        for res in ("memory", "cpu", "io"):
+            for line in read(f"{psi}/{res}.pressure").splitlines():
+                kind, *fields = line.split()
+                out[f"{res}_{kind}"] = int(dict(f.split("=") for f in fields)["total"])
+    except (OSError, ValueError, KeyError):
+        pass
+    return out
+
+
+CRITICAL_COLUMNS = {"pgmajfault": "crit_majflt", "workingset_refault_anon": "crit_refault_anon",
+                    "workingset_refault_file": "crit_refault_file", "memory_some": "crit_mem_some_ms",
+                    "memory_full": "crit_mem_full_ms", "cpu_some": "crit_cpu_some_ms", "io_some": "crit_io_some_ms"}
+
+
+class Window:
+    """What the host did during a measurement window: the parent's DRAM sampled
+    every `period` s (mean, max), swap-in/out bytes to the swap device and to zswap's pool (host-wide /proc/vmstat: the
+    bench is alone on the machine), and CPU seconds of the controller and of
+    kswapd and kdamond; the critical container's faults, refaults and stalls."""
+
+    def __init__(self, server, controller_pid=None, critical_cgroup=None, period=0.5):
+        self.server, self.period, self.samples = server, period, []
+        self.critical_cgroup = critical_cgroup
+        self.pids = {"controller": controller_pid, **thread_pids(("kswapd", "kdamond"))}
+        self.stop_flag = threading.Event()
+
+    def __enter__(self):
+        self.t0, self.vm0, self.damon0 = time.time(), vmstat(), damon_applied()
+        self.crit0 = critical_counters(self.critical_cgroup)
+        self.cpu0 = {k: cpu_seconds(p) for k, p in self.pids.items() if p}
+        self.thread = threading.Thread(target=self._sample, daemon=True)
+        self.thread.start()
+        return self
+
+    def _sample(self):
+        while not self.stop_flag.wait(self.period):
+            try:
+                self.samples.append(self.server.usage())
+            except OSError:
+                pass
+
+    def __exit__(self, *exc):
+        self.stop_flag.set()
+        self.thread.join()
+        vm1, seconds = vmstat(), time.time() - self.t0
+        cpu = {k: cpu_seconds(p) - self.cpu0[k] for k, p in self.pids.items() if p}
+        damon1 = damon_applied()
+        crit1 = critical_counters(self.critical_cgroup)
+        self.result = {
+            "window_s": round(seconds, 2), "window_start": round(self.t0, 3),
+            "dram_mean_mib": round(sum(self.samples) / max(1, len(self.samples)) / MIB, 1),
+            "dram_max_mib": round(max(self.samples, default=0) / MIB, 1),
+            "swapin_mib": round((vm1["pswpin"] - self.vm0["pswpin"]) * 4096 / MIB, 1),
+            "swapout_mib": round((vm1["pswpout"] - self.vm0["pswpout"]) * 4096 / MIB, 1),
+            "zswpin_mib": round((vm1.get("zswpin", 0) - self.vm0.get("zswpin", 0)) * 4096 / MIB, 1),
+            "zswpout_mib": round((vm1.get("zswpout", 0) - self.vm0.get("zswpout", 0)) * 4096 / MIB, 1),
+            "cpu_controller_s": round(cpu.get("controller", 0.0), 2),
+            "cpu_kswapd_s": round(sum(v for k, v in cpu.items() if k.startswith("kswapd")), 2),
+            "cpu_kdamond_s": round(sum(v for k, v in cpu.items() if k.startswith("kdamond")), 2),
+            "damon_applied_mib": (None if damon1 is None or self.damon0 is None
+                                  else round((damon1 - self.damon0) / MIB, 1)),
+        }
+        for k, col in CRITICAL_COLUMNS.items():
+            if k in crit1 and k in self.crit0:
+                d = crit1[k] - self.crit0[k]
+                self.result[col] = round(d / 1000, 1) if col.endswith("_ms") else d
+        if self.samples == []:
+            log("  warning: no DRAM samples in the window")

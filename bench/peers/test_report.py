@@ -1,0 +1,67 @@
+"""Unit tests of bench/peers' pure parts: the noise's service, the targets'
+verdict, the static limits' fair share. Run: python3 -m unittest discover -s bench/peers"""
+import os
+import sys
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import report  # noqa: E402
+
+MIB = 1 << 20
+
+
+def row(mode, p99, tput, noise_p50, dram):
+    return {"mode": mode, "round": 0, "throughput": tput, "p50": p99 / 4, "p99": p99, "p999": p99 * 2,
+            "requests": 1, "noise_ops": 3, "noise_p50": noise_p50, "noise_p99": noise_p50, "noise_slowdown_p50": None,
+            "dram_mean_mib": dram, "dram_max_mib": dram, "swapin_mib": 0, "swapout_mib": 0, "zswpin_mib": 0, "zswpout_mib": 0, "cpu_controller_s": 0,
+            "cpu_kswapd_s": 0, "cpu_kdamond_s": 0, "damon_applied_mib": None, "window_s": 10}
+
+
+class NoiseService(unittest.TestCase):
+    def test_latency_percentiles_and_job_slowdown(self):
+        ops = [("job", 30_000.0, 20_000.0), ("job", 20_000.0, 20_000.0), ("job", 60_000.0, 20_000.0)]
+        s = report.noise_service(ops)
+        self.assertEqual(s["noise_ops"], 3)
+        self.assertEqual(s["noise_p50"], 30_000.0)
+        self.assertEqual(s["noise_p99"], 60_000.0)
+        self.assertEqual(s["noise_slowdown_p50"], 1.5)
+
+    def test_no_operations_in_the_window(self):
+        self.assertEqual(report.noise_service([]), {"noise_ops": 0, "noise_p50": None, "noise_p99": None,
+                                                    "noise_slowdown_p50": None})
+
+
+class Verdict(unittest.TestCase):
+    def test_memext_within_targets_and_undominated(self):
+        med = report.medians([row("ideal", 1.0, 1000, 1.0, 3000), row("memext", 1.4, 900, 100.0, 1000),
+                              row("limits", 1.2, 950, 200.0, 1000)])
+        v = report.verdict(med)
+        self.assertEqual((v["p99_vs_ideal"], v["tput_vs_ideal"], v["dominated_by"], v["met"]), (1.4, 0.9, [], True))
+
+    def test_a_peer_better_on_both_with_no_more_dram_dominates(self):
+        med = report.medians([row("ideal", 1.0, 1000, 1.0, 3000), row("memext", 1.4, 900, 100.0, 1000),
+                              row("limits", 1.2, 950, 50.0, 1000), row("zswap", 1.1, 990, 20.0, 1001)])
+        v = report.verdict(med)
+        self.assertEqual(v["dominated_by"], ["limits"])  # zswap used more DRAM
+        self.assertFalse(v["met"])
+
+    def test_p99_over_target_is_missed(self):
+        med = report.medians([row("ideal", 1.0, 1000, 1.0, 3000), row("memext", 1.6, 900, 100.0, 1000)])
+        self.assertFalse(report.verdict(med)["met"])
+
+    def test_medians_over_rounds(self):
+        rows = [row("memext", p, 900, 1.0, 1) for p in (1.0, 5.0, 2.0)]
+        self.assertEqual(report.medians(rows)["memext"]["p99"], 2.0)
+
+
+class FairShare(unittest.TestCase):
+    def test_what_the_critical_container_leaves_split_evenly(self):
+        sys.argv = ["x"]
+        import run  # noqa: E402
+        self.assertEqual(run.limit_share(1024 * MIB, 256 * MIB, 4), 192 * MIB)
+        self.assertEqual(run.limit_share(1024 * MIB, 1100 * MIB, 4), 16 * MIB)  # never below 16 MiB
+
+
+if __name__ == "__main__":
+    unittest.main()
