@@ -11,9 +11,10 @@ import memextbench as mb
 COLUMNS = ["mode", "round", "throughput", "p50", "p99", "p999", "requests",
            "noise_ops", "noise_p50", "noise_p99", "noise_slowdown_p50",
            "dram_mean_mib", "dram_max_mib", "swapin_mib", "swapout_mib", "zswpin_mib", "zswpout_mib",
-           "cpu_controller_s", "cpu_kswapd_s", "cpu_kdamond_s", "damon_applied_mib",
+           "cpu_controller_s", "cpu_kswapd_s", "cpu_kdamond_s", "cpu_critical_s", "cpu_noise_s", "damon_applied_mib",
            "crit_majflt", "crit_refault_anon", "crit_refault_file", "crit_mem_some_ms", "crit_mem_full_ms",
-           "crit_cpu_some_ms", "crit_io_some_ms", "window_s"]
+           "crit_cpu_some_ms", "crit_io_some_ms", "oom_kills", "window_s", "failed"]
+NUMERIC = COLUMNS[2:-1]
 COLORS = {"ideal": "tab:blue", "linux": "tab:red", "limits": "tab:orange", "zswap": "tab:purple",
           "senpai": "tab:brown", "memext": "tab:green"}
 P99_TARGET, TPUT_TARGET = 1.5, 0.85
@@ -36,6 +37,8 @@ def noise_service(ops):
 
 
 def one_line(r):
+    if r.get("failed"):
+        return f"FAILED ({r['failed']}), OOM kills in the server: {r.get('oom_kills')}"
     f = lambda v, fmt: "-" if v is None else format(v, fmt)  # noqa: E731
     return (f"critical {r['throughput']:,.0f}/s p50 {f(r['p50'], '.2f')} p99 {f(r['p99'], '.2f')} "
             f"p99.9 {f(r['p999'], '.2f')} ms | noise {r['noise_ops']} ops p50 {f(r['noise_p50'], '.1f')} "
@@ -50,10 +53,13 @@ def medians(rows):
     for mode in dict.fromkeys(r["mode"] for r in rows):
         mine = [r for r in rows if r["mode"] == mode]
         med = {}
-        for c in COLUMNS[2:]:
-            vals = [r[c] for r in mine if r.get(c) is not None]
+        for c in NUMERIC:
+            vals = [r[c] for r in mine if r.get(c) is not None and not r.get("failed")]
             med[c] = statistics.median(vals) if vals else None
         med["rounds"] = len(mine)
+        med["failed"] = "; ".join(r["failed"] for r in mine if r.get("failed"))
+        if med["throughput"] is None:
+            med["throughput"] = 0.0
         out[mode] = med
     return out
 
@@ -63,12 +69,12 @@ def verdict(med):
     dominate memext (better critical p99 and noise service, no more DRAM)."""
     m, i = med.get("memext"), med.get("ideal")
     v = {"p99_vs_ideal": None, "tput_vs_ideal": None, "dominated_by": []}
-    if m and i and i["p99"] and i["throughput"]:
+    if m and i and m["p99"] is not None and i["p99"] and i["throughput"]:
         v["p99_vs_ideal"] = round(m["p99"] / i["p99"], 2)
         v["tput_vs_ideal"] = round(m["throughput"] / i["throughput"], 2)
     if m:
         for mode, p in med.items():
-            if mode in ("memext", "ideal") or None in (p["p99"], p["noise_p50"], m["noise_p50"]):
+            if mode in ("memext", "ideal") or None in (p["p99"], p["noise_p50"], m["p99"], m["noise_p50"]):
                 continue
             if p["p99"] < m["p99"] and p["noise_p50"] < m["noise_p50"] and p["dram_mean_mib"] <= m["dram_mean_mib"]:
                 v["dominated_by"].append(mode)
@@ -92,7 +98,7 @@ def plot_cell(path, cell, med):
     import matplotlib.pyplot as plt
     fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(10, 4))
     for mode, m in med.items():
-        if m["p99"] is None:
+        if m["p99"] is None or m["dram_mean_mib"] is None:
             continue
         noise = m["noise_p50"] or 0.0
         ax1.scatter(m["dram_mean_mib"], m["p99"], s=30 + min(600, noise / 10), color=COLORS.get(mode), label=mode,
@@ -124,6 +130,9 @@ def summary_lines(rows_by_cell):
             x = lambda k: (f" ({m[k] / ideal[k]:.2f}x)" if ideal and ideal.get(k) and m.get(k) is not None  # noqa: E731
                            else "")
             g = lambda v, fmt: "-" if v is None else format(v, fmt)  # noqa: E731
+            if m["p99"] is None:
+                lines.append(f"| {cell[0]} x {cell[1]} | {mode} | failed: {m['failed']} | | | | | |")
+                continue
             lines.append(f"| {cell[0]} x {cell[1]} | {mode} | {m['throughput']:,.0f}{x('throughput')} | "
                          f"{g(m['p50'], '.2f')} / {g(m['p99'], '.2f')} / {g(m['p999'], '.2f')}{x('p99')} | "
                          f"{g(m['noise_ops'], '.0f')}, {g(m['noise_p50'], '.1f')} / {g(m['noise_p99'], '.1f')} | "

@@ -90,17 +90,37 @@ def run_mode(a, server, cell, mode, rnd, cleanup):
         if mode == "senpai":
             cgroups = [f"{srv.PARENT}/{ENGINE.docker('inspect', '-f', '{{.Id}}', n)}" for n in noise.names()]
             controller = srv.start_senpai(cgroups, a.senpai_args, os.path.join(a.out, "senpai.log"), cleanup)
-        critical.warm(a.warmup)
-        hist = os.path.join(a.out, f"{workload}-{noise_kind}", "histograms", f"{mode}-r{rnd}.csv")
-        cid = ENGINE.docker("inspect", "-f", "{{.Id}}", wl.CRITICAL)
-        with srv.Window(server, controller, f"{srv.PARENT}/{cid}") as w:
-            crit = critical.measure(a.seconds, hist)
+        try:
+            critical.warm(a.warmup)
+            hist = os.path.join(a.out, f"{workload}-{noise_kind}", "histograms", f"{mode}-r{rnd}.csv")
+            cid = ENGINE.docker("inspect", "-f", "{{.Id}}", wl.CRITICAL)
+            with srv.Window(server, controller, f"{srv.PARENT}/{cid}") as w:
+                crit = critical.measure(a.seconds, hist)
+        except RuntimeError as e:
+            # The critical workload failed (e.g. OOM-killed under the cap): a
+            # result of the mode, recorded as such; the matrix goes on.
+            reason = f"{failure_cause()}: {str(e)[:160]}"
+            log(f"    FAILED: {reason}")
+            return {**dict.fromkeys(report.COLUMNS), "mode": mode, "round": rnd, "throughput": 0.0, "requests": 0,
+                    "failed": reason, "oom_kills": server.oom_kills()}
         ops = noise.ops(w.result["window_start"], w.result["window_start"] + w.result["window_s"])
         with open(os.path.join(a.out, f"{workload}-{noise_kind}", f"noise-{mode}-r{rnd}.log"), "w") as f:
             f.write(noise.raw())
-        return {"mode": mode, "round": rnd, **crit, **report.noise_service(ops), **w.result}
+        return {"mode": mode, "round": rnd, **crit, **report.noise_service(ops), **w.result,
+                "oom_kills": server.oom_kills(), "failed": ""}
     finally:
         cleanup.run(mark)
+
+
+def failure_cause():
+    """Why the critical container stopped serving: OOM-killed, exited, or running."""
+    state = ENGINE.docker("inspect", "-f", "{{.State.OOMKilled}} {{.State.Status}} {{.State.ExitCode}}",
+                          wl.CRITICAL, check=False).split()
+    if not state:
+        return "critical container gone"
+    if state[0] == "true":
+        return "critical container OOM-killed"
+    return f"critical container {state[1]} (exit {state[2]})"
 
 
 def critical_usage():

@@ -43,6 +43,15 @@ class Server:
     def usage(self):
         return int(read(f"{self.mem_dir}/memory.usage_in_bytes" if mb.V1 else f"{self.mem_dir}/memory.current"))
 
+    def oom_kills(self):
+        """OOM kills in the server since the parent was made (v1 oom_control,
+        v2 memory.events), or None where the kernel does not count them."""
+        try:
+            text = read(f"{self.mem_dir}/memory.oom_control" if mb.V1 else f"{self.mem_dir}/memory.events")
+            return int(dict(line.split() for line in text.splitlines()).get("oom_kill"))
+        except (OSError, TypeError, ValueError):
+            return None
+
     def tiers_up(self, swap, cleanup):
         """A swap file of `swap` bytes (memext's swapfile tier), removed by `cleanup`."""
         cfg = os.path.join(self.work, "tiers.toml")
@@ -54,15 +63,24 @@ class Server:
                                                      capture_output=True))
 
 
+ZSWAP_KNOBS = ("enabled", "compressor", "max_pool_percent", "shrinker_enabled")
+
+
 def zswap_on(cleanup, compressor="lzo-rle"):
-    """The kernel's zswap in front of the swap file; every parameter restored by `cleanup`."""
-    saved = {name: read(f"{ZSWAP}/{name}") for name in ("enabled", "compressor", "max_pool_percent")}
+    """The kernel's zswap in front of the swap file, at its best for a capped
+    cgroup: its compressed pages are charged to the cgroup, so without the
+    shrinker (off by default here) a full pool cannot make room by writing cold
+    entries back to the swap file, and the cap's reclaim fails into the OOM
+    killer. Every parameter is restored by `cleanup`."""
+    saved = {name: read(f"{ZSWAP}/{name}") for name in ZSWAP_KNOBS if os.path.exists(f"{ZSWAP}/{name}")}
 
     def restore():
-        for name in ("enabled", "compressor", "max_pool_percent"):
-            write(f"{ZSWAP}/{name}", saved[name])
+        for name, value in saved.items():
+            write(f"{ZSWAP}/{name}", value)
     cleanup.push("zswap settings", restore)
     write(f"{ZSWAP}/compressor", compressor)
+    if "shrinker_enabled" in saved:
+        write(f"{ZSWAP}/shrinker_enabled", "Y")
     write(f"{ZSWAP}/enabled", "Y")
     return saved
 
@@ -124,6 +142,17 @@ def damon_applied():
         return None
 
 
+def cgroup_cpu_seconds(cgroup):
+    """CPU seconds used by a cgroup's tasks (v1 cpuacct, v2 cpu.stat)."""
+    try:
+        if mb.V1:
+            return int(read(f"{mb.CG}/cpuacct{cgroup}/cpuacct.usage")) / 1e9
+        stat = dict(line.split() for line in read(f"{mb.CG}{cgroup}/cpu.stat").splitlines())
+        return int(stat["usage_usec"]) / 1e6
+    except (OSError, KeyError, ValueError):
+        return 0.0
+
+
 def critical_counters(cgroup):
     """The critical container's own counters (cgroup path under PARENT, None
     before it exists): major faults and refaults from memory.stat, and stall
@@ -157,7 +186,9 @@ class Window:
     """What the host did during a measurement window: the parent's DRAM sampled
     every `period` s (mean, max), swap-in/out bytes to the swap device and to zswap's pool (host-wide /proc/vmstat: the
     bench is alone on the machine), and CPU seconds of the controller and of
-    kswapd and kdamond; the critical container's faults, refaults and stalls."""
+    kswapd and kdamond, and of the critical and the noise containers (their page
+    faults and reclaim are charged to them); the critical container's faults,
+    refaults and stalls."""
 
     def __init__(self, server, controller_pid=None, critical_cgroup=None, period=0.5):
         self.server, self.period, self.samples = server, period, []
@@ -168,6 +199,8 @@ class Window:
     def __enter__(self):
         self.t0, self.vm0, self.damon0 = time.time(), vmstat(), damon_applied()
         self.crit0 = critical_counters(self.critical_cgroup)
+        self.cg_cpu0 = (cgroup_cpu_seconds(PARENT),
+                        cgroup_cpu_seconds(self.critical_cgroup) if self.critical_cgroup else 0.0)
         self.cpu0 = {k: cpu_seconds(p) for k, p in self.pids.items() if p}
         self.thread = threading.Thread(target=self._sample, daemon=True)
         self.thread.start()
@@ -187,6 +220,8 @@ class Window:
         cpu = {k: cpu_seconds(p) - self.cpu0[k] for k, p in self.pids.items() if p}
         damon1 = damon_applied()
         crit1 = critical_counters(self.critical_cgroup)
+        crit_cpu = (cgroup_cpu_seconds(self.critical_cgroup) - self.cg_cpu0[1]) if self.critical_cgroup else 0.0
+        noise_cpu = cgroup_cpu_seconds(PARENT) - self.cg_cpu0[0] - crit_cpu
         self.result = {
             "window_s": round(seconds, 2), "window_start": round(self.t0, 3),
             "dram_mean_mib": round(sum(self.samples) / max(1, len(self.samples)) / MIB, 1),
@@ -198,6 +233,7 @@ class Window:
             "cpu_controller_s": round(cpu.get("controller", 0.0), 2),
             "cpu_kswapd_s": round(sum(v for k, v in cpu.items() if k.startswith("kswapd")), 2),
             "cpu_kdamond_s": round(sum(v for k, v in cpu.items() if k.startswith("kdamond")), 2),
+            "cpu_critical_s": round(crit_cpu, 2), "cpu_noise_s": round(noise_cpu, 2),
             "damon_applied_mib": (None if damon1 is None or self.damon0 is None
                                   else round((damon1 - self.damon0) / MIB, 1)),
         }

@@ -15,7 +15,12 @@ def row(mode, p99, tput, noise_p50, dram):
     return {"mode": mode, "round": 0, "throughput": tput, "p50": p99 / 4, "p99": p99, "p999": p99 * 2,
             "requests": 1, "noise_ops": 3, "noise_p50": noise_p50, "noise_p99": noise_p50, "noise_slowdown_p50": None,
             "dram_mean_mib": dram, "dram_max_mib": dram, "swapin_mib": 0, "swapout_mib": 0, "zswpin_mib": 0, "zswpout_mib": 0, "cpu_controller_s": 0,
-            "cpu_kswapd_s": 0, "cpu_kdamond_s": 0, "damon_applied_mib": None, "window_s": 10}
+            "cpu_kswapd_s": 0, "cpu_kdamond_s": 0, "damon_applied_mib": None, "window_s": 10, "oom_kills": 0, "failed": ""}
+
+
+def failed(mode):
+    return {**dict.fromkeys(report.COLUMNS), "mode": mode, "round": 0, "throughput": 0.0, "requests": 0,
+            "failed": "critical container OOM-killed", "oom_kills": 1}
 
 
 class NoiseService(unittest.TestCase):
@@ -49,6 +54,16 @@ class Verdict(unittest.TestCase):
     def test_p99_over_target_is_missed(self):
         med = report.medians([row("ideal", 1.0, 1000, 1.0, 3000), row("memext", 1.6, 900, 100.0, 1000)])
         self.assertFalse(report.verdict(med)["met"])
+
+    def test_a_failed_mode_neither_dominates_nor_meets_targets(self):
+        med = report.medians([row("ideal", 1.0, 1000, 1.0, 3000), row("memext", 1.4, 900, 100.0, 1000),
+                              failed("zswap")])
+        self.assertEqual((med["zswap"]["throughput"], med["zswap"]["p99"]), (0.0, None))
+        self.assertEqual(report.verdict(med)["dominated_by"], [])
+        med = report.medians([row("ideal", 1.0, 1000, 1.0, 3000), failed("memext")])
+        self.assertFalse(report.verdict(med)["met"])
+        lines, _ = report.summary_lines({("redis", "burst"): [row("ideal", 1.0, 1000, 1.0, 3000), failed("memext")]})
+        self.assertIn("failed: critical container OOM-killed", "\n".join(lines))
 
     def test_medians_over_rounds(self):
         rows = [row("memext", p, 900, 1.0, 1) for p in (1.0, 5.0, 2.0)]

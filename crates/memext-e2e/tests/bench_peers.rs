@@ -10,7 +10,7 @@ use memext_e2e::sandbox::run_bench_smoke;
 const ZSWAP: &str = "/sys/module/zswap/parameters";
 
 fn zswap() -> Vec<String> {
-    ["enabled", "compressor", "max_pool_percent"]
+    ["enabled", "compressor", "max_pool_percent", "shrinker_enabled"]
         .iter()
         .map(|p| std::fs::read_to_string(format!("{ZSWAP}/{p}")).unwrap_or_default())
         .collect()
