@@ -3,7 +3,9 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::{v1::V1Cgroup, v2::V2Cgroup, AnyCgroup, CgroupError, CgroupPath, PathError, Version};
+use crate::{
+    v1::V1Cgroup, v1::V1Roots, v2::V2Cgroup, AnyCgroup, CgroupError, CgroupPath, PathError, Version,
+};
 
 #[derive(Debug, thiserror::Error)]
 pub enum HierarchyError {
@@ -32,6 +34,8 @@ pub struct Hierarchy {
     pub memory_root: PathBuf,
     /// v1 only: the cpuacct hierarchy.
     pub cpuacct_root: Option<PathBuf>,
+    /// v1 only: the cpu hierarchy (`cpu.shares`; often the same as cpuacct's).
+    pub cpu_root: Option<PathBuf>,
     /// v1 only: a cgroup2 tree mounted beside v1 that carries PSI files.
     pub psi_root: Option<PathBuf>,
 }
@@ -50,6 +54,10 @@ impl Hierarchy {
                 .iter()
                 .map(|d| root.join(d))
                 .find(|d| d.join("cpuacct.usage").is_file());
+            let cpu_root = ["cpu", "cpu,cpuacct", "cpuacct,cpu"]
+                .iter()
+                .map(|d| root.join(d))
+                .find(|d| d.join("cpu.shares").is_file());
             let psi_root = ["unified", ""]
                 .iter()
                 .map(|d| {
@@ -65,6 +73,7 @@ impl Hierarchy {
                 root: root.into(),
                 memory_root: v1_memory,
                 cpuacct_root,
+                cpu_root,
                 psi_root,
             });
         }
@@ -76,6 +85,7 @@ impl Hierarchy {
                 root: root.into(),
                 memory_root: root.into(),
                 cpuacct_root: None,
+                cpu_root: None,
                 psi_root: None,
             });
         }
@@ -86,8 +96,11 @@ impl Hierarchy {
         Ok(match self.version {
             Version::V1 => AnyCgroup::V1(V1Cgroup::open(
                 &self.memory_root,
-                self.cpuacct_root.as_deref(),
-                self.psi_root.as_deref(),
+                V1Roots {
+                    cpuacct: self.cpuacct_root.as_deref(),
+                    cpu: self.cpu_root.as_deref(),
+                    psi: self.psi_root.as_deref(),
+                },
                 path,
             )?),
             Version::V2 => AnyCgroup::V2(V2Cgroup::open(&self.memory_root, path)?),
@@ -112,6 +125,12 @@ impl Hierarchy {
     fn dirs(&self, path: &CgroupPath) -> Vec<PathBuf> {
         let mut v = vec![path.under(&self.memory_root)];
         v.extend(self.cpuacct_root.iter().map(|r| path.under(r)));
+        v.extend(
+            self.cpu_root
+                .iter()
+                .filter(|r| Some(*r) != self.cpuacct_root.as_ref())
+                .map(|r| path.under(r)),
+        );
         v.extend(self.psi_root.iter().map(|r| path.under(r)));
         v
     }

@@ -63,6 +63,11 @@ pub enum LimitKnob {
     SwapMax,
     /// v2 `memory.zswap.max`
     ZswapMax,
+    /// v1 `cpu.shares` (in the cpu controller's hierarchy): relative CPU
+    /// weight among siblings, default 1024.
+    V1CpuShares,
+    /// v2 `cpu.weight`: relative CPU weight among siblings, 1-10000, default 100.
+    CpuWeight,
 }
 
 impl LimitKnob {
@@ -78,6 +83,8 @@ impl LimitKnob {
             LimitKnob::Min => ("memory.min", Version::V2),
             LimitKnob::SwapMax => ("memory.swap.max", Version::V2),
             LimitKnob::ZswapMax => ("memory.zswap.max", Version::V2),
+            LimitKnob::V1CpuShares => ("cpu.shares", Version::V1),
+            LimitKnob::CpuWeight => ("cpu.weight", Version::V2),
         }
     }
 }
@@ -100,9 +107,13 @@ pub(crate) fn knob_file(
 }
 
 impl LimitKnob {
-    /// Whether the knob's value is a byte count (all but the OOM switch).
+    /// Whether the knob's value is a byte count (all but the OOM switch and
+    /// the CPU weights).
     pub fn is_bytes(self) -> bool {
-        self != LimitKnob::V1OomKillDisable
+        !matches!(
+            self,
+            LimitKnob::V1OomKillDisable | LimitKnob::V1CpuShares | LimitKnob::CpuWeight
+        )
     }
 }
 

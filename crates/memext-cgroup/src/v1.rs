@@ -16,16 +16,16 @@ pub struct V1Cgroup {
     memory: CgroupDir,
     memory_fs: std::path::PathBuf,
     cpuacct: Option<CgroupDir>,
+    cpu: Option<CgroupDir>,
     psi: Option<CgroupDir>,
 }
 
 impl V1Cgroup {
-    /// Opens `path` in the memory hierarchy at `memory_root`; CPU time and PSI
-    /// come from the same path in `cpuacct_root` and `psi_root` where it exists.
+    /// Opens `path` in the memory hierarchy at `memory_root`; CPU time, the
+    /// CPU weight and PSI come from the same path in `roots` where it exists.
     pub fn open(
         memory_root: &Path,
-        cpuacct_root: Option<&Path>,
-        psi_root: Option<&Path>,
+        roots: V1Roots<'_>,
         path: &CgroupPath,
     ) -> Result<Self, CgroupError> {
         let memory_fs = path.under(memory_root);
@@ -35,10 +35,33 @@ impl V1Cgroup {
         Ok(Self {
             memory,
             memory_fs,
-            cpuacct: optional(cpuacct_root),
-            psi: optional(psi_root),
+            cpuacct: optional(roots.cpuacct),
+            cpu: optional(roots.cpu),
+            psi: optional(roots.psi),
         })
     }
+
+    /// The directory that holds `knob`: the cpu hierarchy's for the CPU
+    /// weight, the memory hierarchy's for the rest.
+    fn dir_of(&self, knob: LimitKnob) -> Result<&CgroupDir, CgroupError> {
+        if knob != LimitKnob::V1CpuShares {
+            return Ok(&self.memory);
+        }
+        self.cpu.as_ref().ok_or_else(|| CgroupError::Unsupported {
+            path: self.memory.path.clone(),
+            knob: "cpu.shares (no v1 cpu hierarchy holds this cgroup)".into(),
+            needs: Version::V1,
+            have: Version::V1,
+        })
+    }
+}
+
+/// Where the v1 hierarchies besides memory are mounted (each optional).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct V1Roots<'a> {
+    pub cpuacct: Option<&'a Path>,
+    pub cpu: Option<&'a Path>,
+    pub psi: Option<&'a Path>,
 }
 
 /// The v1 `memory.stat` keys of the hierarchical totals we use.
@@ -125,7 +148,7 @@ impl MemoryCgroup for V1Cgroup {
                     })?;
             return Ok(Limit::Bytes(v));
         }
-        self.memory.read_with(file, parse_limit_v1)
+        self.dir_of(knob)?.read_with(file, parse_limit_v1)
     }
 
     fn write_limit(&self, knob: LimitKnob, value: Limit) -> Result<(), CgroupError> {
@@ -136,7 +159,7 @@ impl MemoryCgroup for V1Cgroup {
             // v1's own spelling of "no limit".
             Limit::Max => "-1".to_owned(),
         };
-        self.memory.write(file, &text)
+        self.dir_of(knob)?.write(file, &text)
     }
 
     fn swappiness(&self) -> Result<Option<u32>, CgroupError> {

@@ -10,10 +10,15 @@ use memext_e2e::sandbox::run_bench_smoke;
 const ZSWAP: &str = "/sys/module/zswap/parameters";
 
 fn zswap() -> Vec<String> {
-    ["enabled", "compressor", "max_pool_percent", "shrinker_enabled"]
-        .iter()
-        .map(|p| std::fs::read_to_string(format!("{ZSWAP}/{p}")).unwrap_or_default())
-        .collect()
+    [
+        "enabled",
+        "compressor",
+        "max_pool_percent",
+        "shrinker_enabled",
+    ]
+    .iter()
+    .map(|p| std::fs::read_to_string(format!("{ZSWAP}/{p}")).unwrap_or_default())
+    .collect()
 }
 
 #[test]

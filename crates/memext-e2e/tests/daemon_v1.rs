@@ -250,6 +250,27 @@ fn a_knob_someone_else_changes_is_left_alone() {
     drop(t);
 }
 
+/// An extend context runs at a tenth of the default CPU weight while the
+/// daemon runs (v1 `cpu.shares` 102 of 1024), so that its page faults and
+/// reclaim take the CPU critical contexts leave; SIGTERM puts it back.
+#[test]
+fn an_extend_context_runs_at_a_low_cpu_weight_until_the_daemon_stops() {
+    let _g = serial();
+    let Setup { sb, t, c, .. } = setup("cpuweight", 16, None);
+    let before = c.read_limit(LimitKnob::V1CpuShares).expect("cpu.shares");
+    assert_eq!(before, Limit::Bytes(1024), "a new cgroup's default");
+    let mut daemon = sb.daemon("daemon.log");
+    wait_for("memext to lower the CPU weight", 20, || {
+        c.read_limit(LimitKnob::V1CpuShares).ok() == Some(Limit::Bytes(102))
+    });
+    assert!(daemon.terminate(20).expect("exits").success());
+    assert_eq!(
+        c.read_limit(LimitKnob::V1CpuShares).expect("cpu.shares"),
+        before
+    );
+    drop(t);
+}
+
 /// Prediction, live: a context that wakes every 10 s is learned from its wakes,
 /// brought back `prefetch_lead` (3 s) before the next one and mapped back as huge
 /// pages, and held in DRAM until the wake comes. The wake then finds its working

@@ -26,6 +26,9 @@ pub struct ClassParams {
     pub prefetch_bandwidth: u64,
     /// Map the working set back (huge pages) before a predicted wake.
     pub map_back: bool,
+    /// CPU weight to run the context at (v2 scale, 1-10000), None: as it is.
+    #[serde(default)]
+    pub cpu_weight: Option<u16>,
 }
 
 impl ClassParams {
@@ -147,6 +150,7 @@ mod tests {
             pageout_bandwidth: 1 << 28,
             prefetch_bandwidth: 1 << 29,
             map_back: true,
+            cpu_weight: Some(10),
         };
         let mut t = ContextState::new(
             ContextId::from("/a/b"),

@@ -90,12 +90,20 @@ pub enum Command {
     },
     BringBack(BringBack),
     PushOut(PushOut),
+    /// Run the context at this CPU weight (v2 scale: 1-10000, 100 the
+    /// kernel's default; v1 `cpu.shares` scaled by 1024/100).
+    CpuWeight {
+        id: ContextId,
+        weight: u16,
+    },
 }
 
 impl Command {
     pub fn id(&self) -> &ContextId {
         match self {
-            Command::Protect { id, .. } | Command::Limit { id, .. } => id,
+            Command::Protect { id, .. }
+            | Command::Limit { id, .. }
+            | Command::CpuWeight { id, .. } => id,
             Command::BringBack(b) => &b.id,
             Command::PushOut(p) => &p.id,
         }
@@ -284,7 +292,15 @@ impl Engine {
             .filter(|t| t.class == Class::Critical && t.under_pressure)
             .map(|t| t.id.clone())
             .collect();
-        let commands = self.commands(&plan.actions, plan.throttle, now, host, busy);
+        let mut commands = self.commands(&plan.actions, plan.throttle, now, host, busy);
+        // Each class's CPU weight, every tick (the actuator writes only a
+        // change, and notices a weight someone else set).
+        commands.extend(self.contexts.values().filter_map(|t| {
+            Some(Command::CpuWeight {
+                id: t.id.clone(),
+                weight: t.params.cpu_weight?,
+            })
+        }));
         Decision {
             plan,
             commands,
@@ -499,7 +515,7 @@ impl Engine {
                 t.held = (b.reason != PrefetchReason::Woke).then(|| (now + 2 * lead, b.reason));
             }
             Command::PushOut(_) => t.out = true,
-            Command::Protect { .. } | Command::Limit { .. } => {}
+            Command::Protect { .. } | Command::Limit { .. } | Command::CpuWeight { .. } => {}
         }
     }
 }

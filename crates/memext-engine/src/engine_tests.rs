@@ -24,6 +24,7 @@ fn class(floor_mib: u64) -> ClassParams {
         pageout_bandwidth: 400 * MIB,
         prefetch_bandwidth: 800 * MIB,
         map_back: true,
+        cpu_weight: None,
     }
 }
 
@@ -428,4 +429,28 @@ fn a_held_context_is_not_pushed_out_before_its_predicted_wake() {
     assert_eq!(e.watched(), vec![c.id.clone()], "a held context is watched");
     let (_, cmds) = tick(&mut e, &[&c], 14.0);
     assert_eq!(push_outs(&cmds).len(), 1, "the hold expired");
+}
+
+#[test]
+fn each_context_runs_at_its_classs_cpu_weight_and_critical_ones_are_left_as_they_are() {
+    let mut e = Engine::new(params());
+    let db = Ctx::new("/db", 400);
+    let noise = Ctx::new("/noise", 200);
+    e.track(db.id.clone(), Class::Critical, class(16), s(0.0));
+    let low = ClassParams {
+        cpu_weight: Some(10),
+        ..class(16)
+    };
+    e.track(noise.id.clone(), Class::Extend, low, s(0.0));
+    for i in 0..3 {
+        let (_, cmds) = tick(&mut e, &[&db, &noise], f64::from(i));
+        let weights: Vec<(&ContextId, u16)> = cmds
+            .iter()
+            .filter_map(|c| match c {
+                Command::CpuWeight { id, weight } => Some((id, *weight)),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(weights, vec![(&noise.id, 10)], "tick {i}: {cmds:?}");
+    }
 }

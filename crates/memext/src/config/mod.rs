@@ -22,6 +22,11 @@ pub use select::*;
 pub use tiers::*;
 
 pub const DEFAULT_PATH: &str = "/etc/memext/memext.toml";
+/// Extend contexts' default CPU weight: a tenth of the kernel's default, so
+/// that the swap-ins and reclaim of waking noise run on what critical
+/// contexts leave (bench/peers measured the critical Redis losing its CPU to
+/// them, not its memory).
+pub const EXTEND_CPU_WEIGHT: u16 = 10;
 
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
@@ -88,6 +93,7 @@ impl Config {
             pageout_bandwidth: ByteSize(256 << 20),
             prefetch_bandwidth: ByteSize(512 << 20),
             map_back: true,
+            cpu_weight: None,
         }
     }
 
@@ -99,6 +105,7 @@ impl Config {
             pageout_bandwidth: ByteSize(256 << 20),
             prefetch_bandwidth: ByteSize(512 << 20),
             map_back: true,
+            cpu_weight: Some(CpuWeight(EXTEND_CPU_WEIGHT)),
         }
     }
 

@@ -23,6 +23,24 @@ impl TryFrom<String> for HumanDuration {
     }
 }
 
+/// A relative CPU weight as cgroup v2 spells it: 1-10000, 100 the kernel's
+/// default (v1's `cpu.shares` scale it by 1024/100).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, serde::Serialize)]
+#[serde(try_from = "u64")]
+pub struct CpuWeight(pub u16);
+
+impl TryFrom<u64> for CpuWeight {
+    type Error = String;
+    fn try_from(v: u64) -> Result<Self, String> {
+        match u16::try_from(v) {
+            Ok(w @ 1..=10000) => Ok(CpuWeight(w)),
+            _ => Err(format!(
+                "cpu_weight {v} is out of range: 1 to 10000 (100 is the kernel's default)"
+            )),
+        }
+    }
+}
+
 /// Parameters of a class, as the file gives them (all optional).
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -33,6 +51,7 @@ pub(crate) struct ClassOverrides {
     pub(crate) pageout_bandwidth: Option<ByteSize>,
     pub(crate) prefetch_bandwidth: Option<ByteSize>,
     pub(crate) map_back: Option<bool>,
+    pub(crate) cpu_weight: Option<CpuWeight>,
 }
 
 /// Parameters of a class, resolved against the defaults.
@@ -53,6 +72,11 @@ pub struct ClassParams {
     /// takes no page faults at all. Pages mapped this way no longer tell
     /// whether the context touched them: prefetch accuracy leaves them out.
     pub map_back: bool,
+    /// The CPU weight the class's contexts run at (v2 `cpu.weight`, v1
+    /// `cpu.shares` scaled), or None to leave it as the runtime set it. Low
+    /// for extend contexts: the page faults and reclaim of a waking or
+    /// growing one are then done on the CPU the critical ones leave.
+    pub cpu_weight: Option<CpuWeight>,
 }
 
 impl ClassParams {
@@ -65,6 +89,7 @@ impl ClassParams {
             pageout_bandwidth: self.pageout_bandwidth.0,
             prefetch_bandwidth: self.prefetch_bandwidth.0,
             map_back: self.map_back,
+            cpu_weight: self.cpu_weight.map(|w| w.0),
         }
     }
 }
@@ -78,6 +103,7 @@ impl ClassOverrides {
             pageout_bandwidth: self.pageout_bandwidth.unwrap_or(d.pageout_bandwidth),
             prefetch_bandwidth: self.prefetch_bandwidth.unwrap_or(d.prefetch_bandwidth),
             map_back: self.map_back.unwrap_or(d.map_back),
+            cpu_weight: self.cpu_weight.or(d.cpu_weight),
         }
     }
 }

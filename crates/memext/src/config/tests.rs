@@ -171,6 +171,25 @@ fn pmem_section_parses_keys_and_refuses_unsafe_paths() {
 }
 
 #[test]
+fn cpu_weight_defaults_low_for_extend_and_is_checked() {
+    let c = parse("").expect("empty policy");
+    assert_eq!(c.extend.cpu_weight, Some(CpuWeight(EXTEND_CPU_WEIGHT)));
+    assert_eq!(c.critical.cpu_weight, None);
+    let c = parse("[class.critical]\ncpu_weight = 400\n[class.extend]\ncpu_weight = 1\n")
+        .expect("weights");
+    assert_eq!(c.critical.cpu_weight, Some(CpuWeight(400)));
+    assert_eq!(c.extend.engine().cpu_weight, Some(1));
+    for bad in ["0", "10001", "-5"] {
+        let (line, msg) = err_line(&format!("[class.extend]\ncpu_weight = {bad}\n"));
+        assert_eq!(line, 2, "{bad}");
+        assert!(
+            msg.contains("cpu_weight") || msg.contains("invalid"),
+            "{bad}: {msg}"
+        );
+    }
+}
+
+#[test]
 fn bad_size_names_its_line() {
     let (line, msg) = err_line("[class.extend]\nidle_after = \"5s\"\nfloor = \"12 parsecs\"\n");
     assert_eq!(line, 3);

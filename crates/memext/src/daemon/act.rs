@@ -26,6 +26,9 @@ pub struct Actuator {
     said_foreign: HashSet<ContextId>,
     /// Dry run: what was printed last per context (print only changes).
     said: BTreeMap<ContextId, String>,
+    /// Contexts whose CPU weight could not be set (no cpu controller holds
+    /// them): not tried again, so the failure is said once.
+    no_cpu_weight: HashSet<ContextId>,
 }
 
 impl Actuator {
@@ -35,6 +38,7 @@ impl Actuator {
             mover,
             said_foreign: HashSet::new(),
             said: BTreeMap::new(),
+            no_cpu_weight: HashSet::new(),
         }
     }
 
@@ -84,6 +88,20 @@ impl Actuator {
                     Outcome::Foreign => Outcome::Foreign,
                     _ => self.guarded(id, cg, LimitKnob::V1Limit, Limit::Bytes(*bytes)),
                 }
+            }
+            Command::CpuWeight { id, weight } => {
+                if self.no_cpu_weight.contains(id) {
+                    return Outcome::Failed;
+                }
+                let (knob, value) = match cg.version() {
+                    Version::V1 => (LimitKnob::V1CpuShares, v1_cpu_shares(*weight)),
+                    Version::V2 => (LimitKnob::CpuWeight, u64::from((*weight).clamp(1, 10000))),
+                };
+                let outcome = self.guarded(id, cg, knob, Limit::Bytes(value));
+                if outcome == Outcome::Failed {
+                    self.no_cpu_weight.insert(id.clone());
+                }
+                outcome
             }
             Command::BringBack(b) => {
                 events::bringing_back(b);
@@ -181,6 +199,7 @@ impl Actuator {
         }
         self.said_foreign.remove(id);
         self.said.remove(id);
+        self.no_cpu_weight.remove(id);
     }
 
     /// Stops the mover and, unless this was a dry run, restores every knob
@@ -196,5 +215,26 @@ impl Actuator {
                 .for_each(|p| tracing::warn!("not restored: {p}")),
             Err(e) => tracing::error!("restoring knobs: {e:#}"),
         }
+    }
+}
+
+/// v1 `cpu.shares` for a v2-scale CPU weight (100 is 1024, the defaults of
+/// both), within the kernel's 2-262144.
+pub fn v1_cpu_shares(weight: u16) -> u64 {
+    (u64::from(weight) * 1024 / 100).clamp(2, 262_144)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::v1_cpu_shares;
+
+    #[test]
+    fn v2_weights_map_to_v1_shares_within_the_kernels_range() {
+        assert_eq!(v1_cpu_shares(100), 1024); // both defaults
+        assert_eq!(v1_cpu_shares(10), 102);
+        assert_eq!(v1_cpu_shares(1), 10);
+        assert_eq!(v1_cpu_shares(10000), 102_400);
+        assert_eq!(v1_cpu_shares(0), 2);
+        assert_eq!(v1_cpu_shares(u16::MAX), 262_144);
     }
 }

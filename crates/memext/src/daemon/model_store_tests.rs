@@ -40,6 +40,7 @@ fn state(id: &str, pids: &[u32]) -> ContextState {
         pageout_bandwidth: 1 << 28,
         prefetch_bandwidth: 1 << 29,
         map_back: true,
+        cpu_weight: Some(10),
     };
     let mut t = ContextState::new(ContextId::from(id), Class::Extend, params, Duration::ZERO);
     for &pid in pids {
