@@ -47,10 +47,14 @@ def one_line(r):
             f"kswapd {r['cpu_kswapd_s']:.1f} kdamond {r['cpu_kdamond_s']:.1f} s")
 
 
+MODE_ORDER = ["ideal", "linux", "limits", "zswap", "senpai", "memext"]
+
+
 def medians(rows):
-    """Per mode, the median of each numeric column over the rounds."""
+    """Per mode (in MODE_ORDER), the median of each numeric column over the rounds."""
     out = {}
-    for mode in dict.fromkeys(r["mode"] for r in rows):
+    modes = dict.fromkeys(r["mode"] for r in rows)
+    for mode in sorted(modes, key=lambda m: MODE_ORDER.index(m) if m in MODE_ORDER else len(MODE_ORDER)):
         mine = [r for r in rows if r["mode"] == mode]
         med = {}
         for c in NUMERIC:
@@ -102,7 +106,8 @@ def plot_cell(path, cell, med):
             continue
         noise = m["noise_p50"] or 0.0
         ax1.scatter(m["dram_mean_mib"], m["p99"], s=30 + min(600, noise / 10), color=COLORS.get(mode), label=mode,
-                    alpha=0.8)
+                    alpha=0.6)
+        ax1.annotate(mode, (m["dram_mean_mib"], m["p99"]), fontsize=7, xytext=(4, 4), textcoords="offset points")
         if m["noise_p50"] is not None:
             ax2.scatter(m["dram_mean_mib"], m["noise_p50"], s=60, color=COLORS.get(mode), label=mode)
     ax1.set(xlabel="DRAM used, mean over the window [MiB]", ylabel="critical p99 [ms]", yscale="log",
@@ -111,7 +116,7 @@ def plot_cell(path, cell, med):
             title="the noise's own service")
     for ax in (ax1, ax2):
         ax.grid(alpha=0.3)
-        ax.legend(fontsize=7)
+        ax.legend(fontsize=7, markerscale=0.4)
     fig.tight_layout()
     fig.savefig(path, dpi=100)
     plt.close(fig)
@@ -148,21 +153,45 @@ def summary_lines(rows_by_cell):
     return lines, verdicts
 
 
-def write_summary(a, rows_by_cell):
+def load(out):
+    """The rows of every cell of a results directory, as the run wrote them."""
+    rows = {}
+    for name in sorted(os.listdir(out)):
+        path = os.path.join(out, name, "results.csv")
+        if not os.path.isfile(path):
+            continue
+        with open(path) as f:
+            cell_rows = [{k: (v if k in ("mode", "failed") else None if v == "" else float(v)) for k, v in r.items()}
+                         for r in csv.DictReader(f)]
+        rows[tuple(name.split("-", 1))] = cell_rows
+    return rows
+
+
+def replot(out):
+    """Plots and summary again from a results directory's CSVs (its params kept)."""
+    rows = load(out)
+    for cell, cell_rows in rows.items():
+        plot_cell(os.path.join(out, f"{cell[0]}-{cell[1]}.png"), cell, medians(cell_rows))
+    with open(os.path.join(out, "params.json")) as f:
+        record = json.load(f)
+    p = record["params"]
+    order = [(c, n) for c in p.get("critical", []) for n in p.get("noise", [])]
+    rows = {cell: rows[cell] for cell in sorted(rows, key=lambda c: order.index(c) if c in order else len(order))}
+    write_summary(out, rows, p, record["machine"])
+
+
+def write_summary(out, rows_by_cell, params, machine):
     rows_by_cell = {c: r for c, r in rows_by_cell.items() if r}
     lines, verdicts = summary_lines(rows_by_cell)
     text = "\n".join(lines) + "\n"
-    with open(os.path.join(a.out, "summary.md"), "w") as f:
+    with open(os.path.join(out, "summary.md"), "w") as f:
         f.write("`linux` here is Linux plus this machine's own DAMON reclaimer (pageout of memory idle 60 s), "
                 "which is active in every mode with a swap area. Medians over the rounds.\n\n" + text)
-    with open(os.path.join(a.out, "summary.csv"), "w", newline="") as f:
+    with open(os.path.join(out, "summary.csv"), "w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=["cell"] + COLUMNS, extrasaction="ignore")
         w.writeheader()
         for cell, rows in rows_by_cell.items():
             w.writerows({"cell": f"{cell[0]}-{cell[1]}", **r} for r in rows)
-    params = {k: v for k, v in vars(a).items() if k != "work"}
-    mb.write_json(os.path.join(a.out, "params.json"),
-                  {"params": params, "machine": {**mb.machine_facts(), "postgres": "15 (Debian bookworm)"},
-                   "verdicts": verdicts})
+    mb.write_json(os.path.join(out, "params.json"), {"params": params, "machine": machine, "verdicts": verdicts})
     print(text, end="")
     print(json.dumps(verdicts, indent=1))

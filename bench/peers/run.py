@@ -166,7 +166,10 @@ def parse(argv):
     ap.add_argument("--quick", action="store_true", help="smaller server, short windows (under 20 min)")
     ap.add_argument("--smoke", action="store_true", help="tiny sizes, seconds-long windows (the test suite)")
     ap.add_argument("--out", default=os.path.join(ROOT, "results", "peers-" + time.strftime("%Y%m%d-%H%M%S")))
+    ap.add_argument("--replot", metavar="DIR", help="only redo the plots and the summary from DIR's CSVs")
     a = ap.parse_args(argv)
+    if a.replot:
+        return a
     if a.quick:
         a.cap, a.swap, a.noise_containers, a.warmup, a.seconds = "512M", "3G", 6, 10.0, 12.0
         a.burst_period, a.grow_phases, a.idle_after = "6,12", "6,3,2", 4.0
@@ -195,6 +198,9 @@ def parse(argv):
 
 def main(argv=None):
     a = parse(argv)
+    if a.replot:
+        report.replot(a.replot)
+        return
     cells = [(c, n) for c in a.critical for n in a.noise]
     for c, n in cells:
         os.makedirs(os.path.join(a.out, f"{c}-{n}", "histograms"), exist_ok=True)
@@ -226,7 +232,8 @@ def main(argv=None):
                 report.write_cell(a.out, cell, rows[cell])
     finally:
         cleanup.run()
-    report.write_summary(a, rows)
+    report.write_summary(a.out, rows, {k: v for k, v in vars(a).items() if k != "work"},
+                         {**mb.machine_facts(), "postgres": "15 (Debian bookworm)"})
     log(f"results in {a.out} ({(time.time() - t_start) / 60:.1f} min)")
 
 
