@@ -207,6 +207,9 @@ def main(argv=None):
     log(f"server: cap {a.cap // MIB} MiB, swap {a.swap // MIB} MiB; critical dataset {a.dataset // MIB} MiB; "
         f"noise {a.noise_total // MIB} MiB in {a.noise_containers} containers; {len(cells)} cells x "
         f"{len(a.modes)} modes x {a.rounds} round(s)")
+    params = {k: v for k, v in vars(a).items() if k != "work"}
+    machine = {**mb.machine_facts(), "postgres": "15 (Debian bookworm)"}
+    mb.write_json(os.path.join(a.out, "params.json"), {"params": params, "machine": machine})  # --replot of a cut run
     cleanup = Cleanup()
     rows = {cell: [] for cell in cells}
     a.work = f"/var/tmp/memext-peers-{os.getpid()}"
@@ -232,8 +235,7 @@ def main(argv=None):
                 report.write_cell(a.out, cell, rows[cell])
     finally:
         cleanup.run()
-    report.write_summary(a.out, rows, {k: v for k, v in vars(a).items() if k != "work"},
-                         {**mb.machine_facts(), "postgres": "15 (Debian bookworm)"})
+    report.write_summary(a.out, rows, params, machine)
     log(f"results in {a.out} ({(time.time() - t_start) / 60:.1f} min)")
 
 

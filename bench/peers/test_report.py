@@ -65,9 +65,32 @@ class Verdict(unittest.TestCase):
         lines, _ = report.summary_lines({("redis", "burst"): [row("ideal", 1.0, 1000, 1.0, 3000), failed("memext")]})
         self.assertIn("failed: critical container OOM-killed", "\n".join(lines))
 
+    def test_noise_that_completed_nothing_is_not_a_met_target_and_loses_to_any_served_peer(self):
+        starved = {**row("memext", 1.2, 950, 1.0, 1000), "noise_p50": None, "noise_ops": 0}
+        med = report.medians([row("ideal", 1.0, 1000, 1.0, 3000), starved, row("limits", 1.1, 900, 500.0, 900)])
+        v = report.verdict(med)
+        self.assertTrue(v["noise_starved"])
+        self.assertEqual(v["dominated_by"], ["limits"])
+        self.assertFalse(v["met"])
+
     def test_medians_over_rounds(self):
         rows = [row("memext", p, 900, 1.0, 1) for p in (1.0, 5.0, 2.0)]
         self.assertEqual(report.medians(rows)["memext"]["p99"], 2.0)
+
+
+class Headline(unittest.TestCase):
+    def test_memext_against_ideal_and_the_peer_with_the_best_critical_throughput(self):
+        rows = {("redis", "burst"): [row("ideal", 1.0, 1000, 1.0, 3000), row("memext", 2.0, 500, 5000.0, 400),
+                                     row("limits", 3.0, 600, 4000.0, 450), row("linux", 9.0, 100, 7000.0, 512)]}
+        _, verdicts = report.summary_lines(rows)
+        line = report.headline_lines(rows, verdicts)[2]
+        self.assertEqual(line, "| redis x burst | 0.50x / 2.0x | limits 0.60x / 3.0x | 5.0 s / 4.0 s / 7.0 s "
+                               "| 400 / 450 | missed |")
+
+    def test_a_cell_without_ideal_is_incomplete(self):
+        rows = {("redis", "grow"): [row("memext", 2.0, 500, 5000.0, 400)]}
+        _, verdicts = report.summary_lines(rows)
+        self.assertIn("(incomplete)", report.headline_lines(rows, verdicts)[2])
 
 
 class FairShare(unittest.TestCase):
