@@ -108,10 +108,13 @@ def start_daemon(config, log_path, cleanup):
 
 
 class Cleanup:
-    """Undo actions, run last-in first-out, also on SIGINT/SIGTERM."""
+    """Undo actions, run last-in first-out, also on SIGINT/SIGTERM. A signal that
+    comes while the undo is already under way (a second Ctrl-C, or the first one
+    during the final clean-up) lets it finish instead of cutting it short."""
 
     def __init__(self):
         self.stack = []
+        self.running, self.pending = False, None
         for sig in (signal.SIGINT, signal.SIGTERM):
             signal.signal(sig, self._on_signal)
 
@@ -123,15 +126,28 @@ class Cleanup:
         return len(self.stack)
 
     def run(self, down_to=0):
-        while len(self.stack) > down_to:
-            what, fn = self.stack.pop()
-            try:
-                fn()
-            except Exception as e:  # keep cleaning up
-                log(f"cleanup of {what} failed: {e}")
+        outer, self.running = self.running, True
+        try:
+            while len(self.stack) > down_to:
+                what, fn = self.stack.pop()
+                try:
+                    fn()
+                except Exception as e:  # keep cleaning up
+                    log(f"cleanup of {what} failed: {e}")
+        finally:
+            self.running = outer
+        if self.pending and not outer:  # a signal came during this undo: now the rest
+            signum, self.pending = self.pending, None
+            self.run()
+            sys.exit(128 + signum)
 
     def _on_signal(self, signum, _frame):
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            signal.signal(sig, signal.SIG_IGN)
         log(f"signal {signum}: cleaning up")
+        if self.running:
+            self.pending = signum  # the undo under way finishes first, then the rest
+            return
         self.run()
         sys.exit(128 + signum)
 

@@ -88,8 +88,16 @@ fn knobs(me: &Path) -> anyhow::Result<()> {
             "{knob}: reset to {reset} did not read back"
         );
     }
+    // The CPU weight (the cpu controller is enabled for the children too).
+    c.write_limit(LimitKnob::CpuWeight, Limit::Bytes(50))?;
     ensure!(
-        c.write_limit(LimitKnob::V1Limit, Limit::Max).is_err(),
+        c.read_limit(LimitKnob::CpuWeight)? == Limit::Bytes(50),
+        "cpu.weight: wrote 50"
+    );
+    c.write_limit(LimitKnob::CpuWeight, Limit::Bytes(100))?;
+    ensure!(
+        c.write_limit(LimitKnob::V1Limit, Limit::Max).is_err()
+            && c.read_limit(LimitKnob::V1CpuShares).is_err(),
         "a v1 knob was accepted on v2"
     );
     let mut t = Toucher::spawn(me, 16 << 20)?;
@@ -247,6 +255,13 @@ fn daemon(me: &Path) -> anyhow::Result<()> {
         c.mapped()?.0 * 10 >= c.mapped()?.1 * 9,
         "the critical context lost memory"
     );
+    ensure!(
+        s_cg.read_limit(LimitKnob::CpuWeight)? == Limit::Bytes(10)
+            && c_cg.read_limit(LimitKnob::CpuWeight)? == Limit::Bytes(100),
+        "cpu.weight: extend {:?}, critical {:?} (want 10 and the default 100)",
+        s_cg.read_limit(LimitKnob::CpuWeight),
+        c_cg.read_limit(LimitKnob::CpuWeight)
+    );
     t.spin(300)?;
     wait_for("the bring-back", 60, || {
         t.incore().is_ok_and(|(n, total)| n * 10 >= total * 9)
@@ -263,6 +278,10 @@ fn daemon(me: &Path) -> anyhow::Result<()> {
     ensure!(
         s_cg.read_limit(LimitKnob::High)? == Limit::Max,
         "memory.high not restored"
+    );
+    ensure!(
+        s_cg.read_limit(LimitKnob::CpuWeight)? == Limit::Bytes(100),
+        "cpu.weight not restored"
     );
     Ok(())
 }

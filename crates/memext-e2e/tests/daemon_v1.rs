@@ -256,7 +256,7 @@ fn a_knob_someone_else_changes_is_left_alone() {
 #[test]
 fn an_extend_context_runs_at_a_low_cpu_weight_until_the_daemon_stops() {
     let _g = serial();
-    let Setup { sb, t, c, .. } = setup("cpuweight", 16, None);
+    let Setup { cg: _cg, sb, t, c } = setup("cpuweight", 16, None);
     let before = c.read_limit(LimitKnob::V1CpuShares).expect("cpu.shares");
     assert_eq!(before, Limit::Bytes(1024), "a new cgroup's default");
     let mut daemon = sb.daemon("daemon.log");
