@@ -20,8 +20,9 @@ COLORS = {"ideal": "tab:blue", "linux": "tab:red", "limits": "tab:orange", "zswa
 P99_TARGET, TPUT_TARGET = 1.5, 0.85
 
 
-def nearest_rank(xs, q):
-    xs = sorted(xs)
+def nearest_rank(xs, q, presorted=False):
+    """The q-quantile of xs by nearest rank (None for no values)."""
+    xs = xs if presorted else sorted(xs)
     return xs[min(len(xs) - 1, int(q * len(xs)))] if xs else None
 
 

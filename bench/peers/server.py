@@ -82,7 +82,6 @@ def zswap_on(cleanup, compressor="lzo-rle"):
     if "shrinker_enabled" in saved:
         write(f"{ZSWAP}/shrinker_enabled", "Y")
     write(f"{ZSWAP}/enabled", "Y")
-    return saved
 
 
 def start_senpai(cgroups, args, log_path, cleanup):

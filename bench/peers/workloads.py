@@ -9,6 +9,7 @@ import subprocess
 import time
 
 import memextbench as mb
+from report import nearest_rank
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 CRITICAL = "pc-critical"
@@ -53,11 +54,8 @@ def redis_container(engine, cleanup, name, sock_dir, extra=()):
 
 def percentiles(latencies_ms):
     """p50/p99/p99.9 (ms) of a list, nearest rank."""
-    xs = sorted(latencies_ms)
-    if not xs:
-        return {"p50": None, "p99": None, "p999": None}
-    pick = lambda q: xs[min(len(xs) - 1, int(q * len(xs)))]  # noqa: E731
-    return {"p50": round(pick(0.50), 3), "p99": round(pick(0.99), 3), "p999": round(pick(0.999), 3)}
+    r3 = lambda v: None if v is None else round(v, 3)  # noqa: E731
+    return {k: r3(nearest_rank(latencies_ms, q)) for k, q in (("p50", 0.50), ("p99", 0.99), ("p999", 0.999))}
 
 
 class RedisCritical:
@@ -145,7 +143,7 @@ def write_hist(path, latencies_ms):
         f.write("percentile,latency_ms\n")
         for q in [i / 1000 for i in range(0, 1000, 5)] + [0.995, 0.999, 0.9999, 1.0]:
             if xs:
-                f.write(f"{q:.4f},{xs[min(len(xs) - 1, int(q * len(xs)))]:.3f}\n")
+                f.write(f"{q:.4f},{nearest_rank(xs, q, presorted=True):.3f}\n")
 
 
 class Noise:

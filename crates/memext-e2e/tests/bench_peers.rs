@@ -1,8 +1,8 @@
 //! The smoke test of bench/peers: two cells (PostgreSQL under burst and grow
 //! noise) in four modes on tiny sizes, real containers of a private engine.
-//! Every mode measured the critical database, the capped modes stayed within
-//! the cap while `ideal` did not, memext held the noise under the cap's
-//! DRAM, and nothing is left behind: swap, the parent cgroup, zswap's settings.
+//! Every mode measured the critical database, the capped modes (memext among
+//! them) stayed within the cap while `ideal` did not, and nothing is left
+//! behind: swap, the parent cgroup, zswap's settings.
 
 use memext_e2e::is_root;
 use memext_e2e::sandbox::run_bench_smoke;

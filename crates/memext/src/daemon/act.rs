@@ -26,9 +26,10 @@ pub struct Actuator {
     said_foreign: HashSet<ContextId>,
     /// Dry run: what was printed last per context (print only changes).
     said: BTreeMap<ContextId, String>,
-    /// Contexts whose CPU weight could not be set (no cpu controller holds
-    /// them): not tried again, so the failure is said once.
-    no_cpu_weight: HashSet<ContextId>,
+    /// Knobs whose write failed and was reported: said again only after a
+    /// write of that knob succeeded (a context without a cpu controller fails
+    /// its CPU weight every tick).
+    said_failed: HashSet<(ContextId, LimitKnob)>,
 }
 
 impl Actuator {
@@ -38,7 +39,7 @@ impl Actuator {
             mover,
             said_foreign: HashSet::new(),
             said: BTreeMap::new(),
-            no_cpu_weight: HashSet::new(),
+            said_failed: HashSet::new(),
         }
     }
 
@@ -90,18 +91,11 @@ impl Actuator {
                 }
             }
             Command::CpuWeight { id, weight } => {
-                if self.no_cpu_weight.contains(id) {
-                    return Outcome::Failed;
-                }
                 let (knob, value) = match cg.version() {
                     Version::V1 => (LimitKnob::V1CpuShares, v1_cpu_shares(*weight)),
                     Version::V2 => (LimitKnob::CpuWeight, u64::from((*weight).clamp(1, 10000))),
                 };
-                let outcome = self.guarded(id, cg, knob, Limit::Bytes(value));
-                if outcome == Outcome::Failed {
-                    self.no_cpu_weight.insert(id.clone());
-                }
-                outcome
+                self.guarded(id, cg, knob, Limit::Bytes(value))
             }
             Command::BringBack(b) => {
                 events::bringing_back(b);
@@ -128,7 +122,8 @@ impl Actuator {
         }
     }
 
-    /// A knob write through the ledger; someone else's knob is reported once.
+    /// A knob write through the ledger; someone else's knob is reported once,
+    /// a failing knob once until it is written again.
     fn guarded(
         &mut self,
         id: &ContextId,
@@ -148,10 +143,15 @@ impl Actuator {
                 }
                 Outcome::Foreign
             }
-            Ok(_) => Outcome::Done,
+            Ok(_) => {
+                self.said_failed.remove(&(id.clone(), knob));
+                Outcome::Done
+            }
             Err(LedgerError::Cgroup(CgroupError::Vanished { .. })) => Outcome::Failed,
             Err(e) => {
-                events::knob_failed(id, &knob.to_string(), &value.to_string(), &e);
+                if self.said_failed.insert((id.clone(), knob)) {
+                    events::knob_failed(id, &knob.to_string(), &value.to_string(), &e);
+                }
                 Outcome::Failed
             }
         }
@@ -199,7 +199,7 @@ impl Actuator {
         }
         self.said_foreign.remove(id);
         self.said.remove(id);
-        self.no_cpu_weight.remove(id);
+        self.said_failed.retain(|(c, _)| c != id);
     }
 
     /// Stops the mover and, unless this was a dry run, restores every knob
