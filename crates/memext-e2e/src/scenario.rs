@@ -198,10 +198,16 @@ pub fn check_roundtrip(r: &RoundTrip) -> Vec<String> {
             r.cgroup_swap_after_release
         ));
     }
-    if r.touch_after_willneed.major_faults != 0 {
+    // At most 1% of the pages: these machines run their own DAMON reclaimer
+    // (physical-address pageout of regions unaccessed for 60 s, whenever a swap
+    // area is on), and pages read into the swap cache are unmapped until the
+    // touch: landing in a physical region DAMON has long seen idle, a few are
+    // dropped again before it (227-824 of 131,071 in three suite runs; 0 when
+    // run alone). The control below needs ten times as many.
+    if r.touch_after_willneed.major_faults > r.pages / 100 {
         bad.push(format!(
-            "touch after MADV_WILLNEED took {} major faults (expected none)",
-            r.touch_after_willneed.major_faults
+            "touch after MADV_WILLNEED took {} major faults for {} pages (expected at most 1%)",
+            r.touch_after_willneed.major_faults, r.pages
         ));
     }
     // The control shows the test could fail: without WILLNEED, faults are major.
