@@ -36,6 +36,8 @@ pub struct Hierarchy {
     pub cpuacct_root: Option<PathBuf>,
     /// v1 only: the cpu hierarchy (`cpu.shares`; often the same as cpuacct's).
     pub cpu_root: Option<PathBuf>,
+    /// v1 only: the freezer hierarchy (`freezer.state`).
+    pub freezer_root: Option<PathBuf>,
     /// v1 only: a cgroup2 tree mounted beside v1 that carries PSI files.
     pub psi_root: Option<PathBuf>,
 }
@@ -58,6 +60,9 @@ impl Hierarchy {
                 .iter()
                 .map(|d| root.join(d))
                 .find(|d| d.join("cpu.shares").is_file());
+            // The freezer's root cgroup has no freezer.state of its own.
+            let freezer_root =
+                Some(root.join("freezer")).filter(|d| d.join("cgroup.procs").is_file());
             let psi_root = ["unified", ""]
                 .iter()
                 .map(|d| {
@@ -74,6 +79,7 @@ impl Hierarchy {
                 memory_root: v1_memory,
                 cpuacct_root,
                 cpu_root,
+                freezer_root,
                 psi_root,
             });
         }
@@ -86,6 +92,7 @@ impl Hierarchy {
                 memory_root: root.into(),
                 cpuacct_root: None,
                 cpu_root: None,
+                freezer_root: None,
                 psi_root: None,
             });
         }
@@ -99,6 +106,7 @@ impl Hierarchy {
                 V1Roots {
                     cpuacct: self.cpuacct_root.as_deref(),
                     cpu: self.cpu_root.as_deref(),
+                    freezer: self.freezer_root.as_deref(),
                     psi: self.psi_root.as_deref(),
                 },
                 path,
@@ -131,6 +139,7 @@ impl Hierarchy {
                 .filter(|r| Some(*r) != self.cpuacct_root.as_ref())
                 .map(|r| path.under(r)),
         );
+        v.extend(self.freezer_root.iter().map(|r| path.under(r)));
         v.extend(self.psi_root.iter().map(|r| path.under(r)));
         v
     }

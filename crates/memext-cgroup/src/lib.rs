@@ -68,6 +68,11 @@ pub enum LimitKnob {
     V1CpuShares,
     /// v2 `cpu.weight`: relative CPU weight among siblings, 1-10000, default 100.
     CpuWeight,
+    /// v1 `freezer.state` (in the freezer hierarchy), read and written as
+    /// `Limit::Bytes(1)` for FROZEN (or FREEZING) and `Limit::Bytes(0)` for THAWED.
+    V1Freezer,
+    /// v2 `cgroup.freeze` (0 or 1).
+    Freeze,
 }
 
 impl LimitKnob {
@@ -85,6 +90,8 @@ impl LimitKnob {
             LimitKnob::ZswapMax => ("memory.zswap.max", Version::V2),
             LimitKnob::V1CpuShares => ("cpu.shares", Version::V1),
             LimitKnob::CpuWeight => ("cpu.weight", Version::V2),
+            LimitKnob::V1Freezer => ("freezer.state", Version::V1),
+            LimitKnob::Freeze => ("cgroup.freeze", Version::V2),
         }
     }
 }
@@ -107,12 +114,16 @@ pub(crate) fn knob_file(
 }
 
 impl LimitKnob {
-    /// Whether the knob's value is a byte count (all but the OOM switch and
-    /// the CPU weights).
+    /// Whether the knob's value is a byte count (all but the OOM switch, the
+    /// CPU weights and the freezers).
     pub fn is_bytes(self) -> bool {
         !matches!(
             self,
-            LimitKnob::V1OomKillDisable | LimitKnob::V1CpuShares | LimitKnob::CpuWeight
+            LimitKnob::V1OomKillDisable
+                | LimitKnob::V1CpuShares
+                | LimitKnob::CpuWeight
+                | LimitKnob::V1Freezer
+                | LimitKnob::Freeze
         )
     }
 }

@@ -15,6 +15,8 @@ pub enum ParseError {
     Pressure { line: usize, text: String },
     #[error("line {line}: malformed pid {text:?}")]
     Pid { line: usize, text: String },
+    #[error("expected THAWED, FREEZING or FROZEN, found {text:?}")]
+    Freezer { text: String },
 }
 
 /// A memory limit: a number of bytes, or no limit at all. Never -1.
@@ -68,6 +70,16 @@ pub fn parse_limit_v1(text: &str) -> Result<Limit, ParseError> {
     } else {
         Limit::Bytes(n)
     })
+}
+
+/// v1 `freezer.state` as the freezer knob's value: 1 for FROZEN and for
+/// FREEZING (on its way there), 0 for THAWED.
+pub fn parse_freezer_state(text: &str) -> Result<Limit, ParseError> {
+    match text.trim() {
+        "THAWED" => Ok(Limit::Bytes(0)),
+        "FREEZING" | "FROZEN" => Ok(Limit::Bytes(1)),
+        t => Err(ParseError::Freezer { text: t.to_owned() }),
+    }
 }
 
 pub fn parse_u64(text: &str) -> Result<u64, ParseError> {
@@ -188,6 +200,14 @@ mod tests {
         assert_eq!(parse_limit_v1("9223372036854771712\n"), Ok(Limit::Max));
         assert_eq!(parse_limit_v1("536870912\n"), Ok(Limit::Bytes(512 << 20)));
         assert!(parse_limit_v1("max").is_err());
+    }
+
+    #[test]
+    fn freezer_state_is_frozen_while_freezing() {
+        assert_eq!(parse_freezer_state("THAWED\n"), Ok(Limit::Bytes(0)));
+        assert_eq!(parse_freezer_state("FREEZING\n"), Ok(Limit::Bytes(1)));
+        assert_eq!(parse_freezer_state("FROZEN\n"), Ok(Limit::Bytes(1)));
+        assert!(parse_freezer_state("frozen").is_err());
     }
 
     #[test]

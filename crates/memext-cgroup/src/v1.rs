@@ -5,7 +5,9 @@ use std::path::Path;
 use std::time::Duration;
 
 use crate::dirfd::CgroupDir;
-use crate::parse::{parse_flat_keyed, parse_limit_v1, parse_pressure, parse_procs, parse_u64};
+use crate::parse::{
+    parse_flat_keyed, parse_freezer_state, parse_limit_v1, parse_pressure, parse_procs, parse_u64,
+};
 use crate::{
     CgroupError, CgroupPath, Limit, LimitKnob, MemoryCgroup, MemoryStats, Pressure, Reclaimed,
     Version,
@@ -17,6 +19,7 @@ pub struct V1Cgroup {
     memory_fs: std::path::PathBuf,
     cpuacct: Option<CgroupDir>,
     cpu: Option<CgroupDir>,
+    freezer: Option<CgroupDir>,
     psi: Option<CgroupDir>,
 }
 
@@ -37,19 +40,29 @@ impl V1Cgroup {
             memory_fs,
             cpuacct: optional(roots.cpuacct),
             cpu: optional(roots.cpu),
+            freezer: optional(roots.freezer),
             psi: optional(roots.psi),
         })
     }
 
     /// The directory that holds `knob`: the cpu hierarchy's for the CPU
-    /// weight, the memory hierarchy's for the rest.
+    /// weight, the freezer hierarchy's for the freezer, the memory
+    /// hierarchy's for the rest.
     fn dir_of(&self, knob: LimitKnob) -> Result<&CgroupDir, CgroupError> {
-        if knob != LimitKnob::V1CpuShares {
-            return Ok(&self.memory);
-        }
-        self.cpu.as_ref().ok_or_else(|| CgroupError::Unsupported {
+        let (dir, what) = match knob {
+            LimitKnob::V1CpuShares => (
+                &self.cpu,
+                "cpu.shares (no v1 cpu hierarchy holds this cgroup)",
+            ),
+            LimitKnob::V1Freezer => (
+                &self.freezer,
+                "freezer.state (no v1 freezer hierarchy holds this cgroup)",
+            ),
+            _ => return Ok(&self.memory),
+        };
+        dir.as_ref().ok_or_else(|| CgroupError::Unsupported {
             path: self.memory.path.clone(),
-            knob: "cpu.shares (no v1 cpu hierarchy holds this cgroup)".into(),
+            knob: what.into(),
             needs: Version::V1,
             have: Version::V1,
         })
@@ -61,6 +74,7 @@ impl V1Cgroup {
 pub struct V1Roots<'a> {
     pub cpuacct: Option<&'a Path>,
     pub cpu: Option<&'a Path>,
+    pub freezer: Option<&'a Path>,
     pub psi: Option<&'a Path>,
 }
 
@@ -148,6 +162,9 @@ impl MemoryCgroup for V1Cgroup {
                     })?;
             return Ok(Limit::Bytes(v));
         }
+        if knob == LimitKnob::V1Freezer {
+            return self.dir_of(knob)?.read_with(file, parse_freezer_state);
+        }
         self.dir_of(knob)?.read_with(file, parse_limit_v1)
     }
 
@@ -155,6 +172,8 @@ impl MemoryCgroup for V1Cgroup {
         let file = self.v1_file(knob)?;
         let text = match value {
             Limit::Bytes(b) if knob == LimitKnob::V1OomKillDisable => u8::from(b != 0).to_string(),
+            Limit::Bytes(0) if knob == LimitKnob::V1Freezer => "THAWED".to_owned(),
+            Limit::Bytes(_) if knob == LimitKnob::V1Freezer => "FROZEN".to_owned(),
             Limit::Bytes(b) => b.to_string(),
             // v1's own spelling of "no limit".
             Limit::Max => "-1".to_owned(),

@@ -172,6 +172,37 @@ fn v1_writes_use_the_kernel_format() {
 }
 
 #[test]
+fn v1_freezer_is_written_as_the_kernel_spells_it_in_its_own_hierarchy() {
+    let t = copy_fixture("v1");
+    let h = Hierarchy::probe(t.path()).expect("v1 tree");
+    assert_eq!(h.freezer_root, Some(t.path().join("freezer")));
+    let cg = h.open(&p(DOCKER)).expect("open");
+    let state = p(DOCKER)
+        .under(&t.path().join("freezer"))
+        .join("freezer.state");
+    assert_eq!(
+        cg.read_limit(LimitKnob::V1Freezer).expect("read"),
+        Limit::Bytes(0)
+    );
+    cg.write_limit(LimitKnob::V1Freezer, Limit::Bytes(1))
+        .expect("freeze");
+    assert_eq!(std::fs::read_to_string(&state).expect("read"), "FROZEN");
+    assert_eq!(
+        cg.read_limit(LimitKnob::V1Freezer).expect("read"),
+        Limit::Bytes(1)
+    );
+    cg.write_limit(LimitKnob::V1Freezer, Limit::Bytes(0))
+        .expect("thaw");
+    assert_eq!(std::fs::read_to_string(&state).expect("read"), "THAWED");
+    // A cgroup the freezer hierarchy does not hold cannot be frozen.
+    let other = h.open(&p("/batch/job1")).expect("open");
+    assert!(matches!(
+        other.write_limit(LimitKnob::V1Freezer, Limit::Bytes(1)),
+        Err(CgroupError::Unsupported { .. })
+    ));
+}
+
+#[test]
 fn v1_refuses_v2_knobs() {
     let h = Hierarchy::probe(&fixture("v1")).expect("v1 tree");
     let cg = h.open(&p(DOCKER)).expect("open");
@@ -258,6 +289,13 @@ fn v2_writes_use_the_kernel_format() {
         })
     ));
     assert!(cg.set_swappiness(10).is_err());
+    assert_eq!(
+        cg.read_limit(LimitKnob::Freeze).expect("read"),
+        Limit::Bytes(0)
+    );
+    cg.write_limit(LimitKnob::Freeze, Limit::Bytes(1))
+        .expect("freeze");
+    assert_eq!(file("cgroup.freeze"), "1");
 }
 
 #[test]

@@ -118,6 +118,21 @@ fn knobs(me: &Path) -> anyhow::Result<()> {
         "no CPU time accounted"
     );
     ensure!(c.memory_pressure()?.is_some(), "no memory.pressure on v2");
+    // The freezer (admission): frozen, read back, thawed, and the task runs.
+    c.write_limit(LimitKnob::Freeze, Limit::Bytes(1))?;
+    ensure!(
+        c.read_limit(LimitKnob::Freeze)? == Limit::Bytes(1),
+        "cgroup.freeze: wrote 1"
+    );
+    let cpu = c.cpu_usage()?;
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    ensure!(c.cpu_usage()? == cpu, "a frozen cgroup used CPU");
+    c.write_limit(LimitKnob::Freeze, Limit::Bytes(0))?;
+    t.spin(20)?;
+    ensure!(
+        c.read_limit(LimitKnob::V1Freezer).is_err(),
+        "the v1 freezer was accepted on v2"
+    );
     Ok(())
 }
 
@@ -256,9 +271,9 @@ fn daemon(me: &Path) -> anyhow::Result<()> {
         "the critical context lost memory"
     );
     ensure!(
-        s_cg.read_limit(LimitKnob::CpuWeight)? == Limit::Bytes(10)
+        s_cg.read_limit(LimitKnob::CpuWeight)? == Limit::Bytes(1)
             && c_cg.read_limit(LimitKnob::CpuWeight)? == Limit::Bytes(100),
-        "cpu.weight: extend {:?}, critical {:?} (want 10 and the default 100)",
+        "cpu.weight: extend {:?}, critical {:?} (want 1 and the default 100)",
         s_cg.read_limit(LimitKnob::CpuWeight),
         c_cg.read_limit(LimitKnob::CpuWeight)
     );

@@ -250,8 +250,8 @@ fn a_knob_someone_else_changes_is_left_alone() {
     drop(t);
 }
 
-/// An extend context runs at a tenth of the default CPU weight while the
-/// daemon runs (v1 `cpu.shares` 102 of 1024), so that its page faults and
+/// An extend context runs at the lowest CPU weight while the daemon runs
+/// (v2 weight 1 of 100, v1 `cpu.shares` 10 of 1024), so that its page faults and
 /// reclaim take the CPU critical contexts leave; SIGTERM puts it back.
 #[test]
 fn an_extend_context_runs_at_a_low_cpu_weight_until_the_daemon_stops() {
@@ -261,7 +261,7 @@ fn an_extend_context_runs_at_a_low_cpu_weight_until_the_daemon_stops() {
     assert_eq!(before, Limit::Bytes(1024), "a new cgroup's default");
     let mut daemon = sb.daemon("daemon.log");
     wait_for("memext to lower the CPU weight", 20, || {
-        c.read_limit(LimitKnob::V1CpuShares).ok() == Some(Limit::Bytes(102))
+        c.read_limit(LimitKnob::V1CpuShares).ok() == Some(Limit::Bytes(10))
     });
     assert!(daemon.terminate(20).expect("exits").success());
     assert_eq!(

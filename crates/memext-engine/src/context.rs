@@ -29,6 +29,11 @@ pub struct ClassParams {
     /// CPU weight to run the context at (v2 scale, 1-10000), None: as it is.
     #[serde(default)]
     pub cpu_weight: Option<u16>,
+    /// Admission of waking contexts: one whose working set does not fit when
+    /// it wakes waits frozen, in wake order, for at most this long (zero:
+    /// every wake runs at once and shares what there is).
+    #[serde(default)]
+    pub admit_within: Duration,
 }
 
 impl ClassParams {
@@ -97,6 +102,12 @@ pub struct ContextState {
     pub target: u64,
     /// Of the pages last brought back, the share touched within the window.
     pub accuracy: Option<f64>,
+    /// Woke, and not admitted yet: since when it waits for room.
+    #[serde(default)]
+    pub waiting_since: Option<Instant>,
+    /// memext froze it (the actuator said so) and has not thawed it since.
+    #[serde(default)]
+    pub frozen: bool,
 }
 
 impl ContextState {
@@ -117,6 +128,15 @@ impl ContextState {
             was_moving: false,
             target: 0,
             accuracy: None,
+            waiting_since: None,
+            frozen: false,
+        }
+    }
+
+    /// A wake seen: under admission control it queues for room.
+    pub fn queue_wake(&mut self, now: Instant) {
+        if self.class == Class::Extend && !self.params.admit_within.is_zero() {
+            self.waiting_since = Some(now);
         }
     }
 
@@ -151,6 +171,7 @@ mod tests {
             prefetch_bandwidth: 1 << 29,
             map_back: true,
             cpu_weight: Some(10),
+            admit_within: Duration::from_secs(5),
         };
         let mut t = ContextState::new(
             ContextId::from("/a/b"),

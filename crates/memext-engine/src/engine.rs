@@ -11,11 +11,11 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
+pub use crate::command::{BringBack, Command, Decision, Observed, Outcome, PushOut};
 use crate::context::{ClassParams, ContextState, Sample};
 use crate::model::{State, Transition};
-use crate::planner::{plan, Action, ContextInput, Plan, PlanInput};
+use crate::planner::{plan, Action, ContextInput, PlanInput, Queued};
 use crate::predict::{self, PredictParams, PrefetchReason};
-use crate::workingset::ChunkKey;
 use crate::{Class, ContextId, Instant};
 
 /// How long a chunk's heat lasts before it is demoted one queue.
@@ -44,101 +44,6 @@ pub struct HostFacts {
     pub capacity: u64,
     /// The next swap area to be filled is zram (synchronous decompress).
     pub next_swap_is_zram: bool,
-}
-
-/// Read swapped pages back in, then optionally map the hottest chunks.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
-pub struct BringBack {
-    pub id: ContextId,
-    pub reason: PrefetchReason,
-    pub pids: Vec<u32>,
-    /// Working-set chunks, hottest first; the rest follows by address.
-    pub order: Vec<ChunkKey>,
-    pub bandwidth: u64,
-    /// Map the chunks of `order` as huge pages afterwards (predicted wake).
-    pub map_back: bool,
-    /// Read back coldest first (the woken process faults its hottest pages
-    /// in by itself from a synchronous tier).
-    pub from_the_end: bool,
-}
-
-/// Page out a context's resident anonymous memory except `keep`.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
-pub struct PushOut {
-    pub id: ContextId,
-    /// The DRAM the planner leaves it.
-    pub keep_bytes: u64,
-    pub pids: Vec<u32>,
-    /// The hottest chunks that fill `keep_bytes`.
-    pub keep: Vec<ChunkKey>,
-    pub bandwidth: u64,
-}
-
-/// One thing for the actuator to do, in the order given.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
-pub enum Command {
-    /// Guarantee a critical context `bytes` (v2 memory.min; v1: nothing to
-    /// write, the others' limits keep the room).
-    Protect {
-        id: ContextId,
-        bytes: u64,
-    },
-    /// Cap an extend context (v1 limit_in_bytes with OOM kills off, v2 memory.high).
-    Limit {
-        id: ContextId,
-        bytes: u64,
-    },
-    BringBack(BringBack),
-    PushOut(PushOut),
-    /// Run the context at this CPU weight (v2 scale: 1-10000, 100 the
-    /// kernel's default; v1 `cpu.shares` scaled by 1024/100).
-    CpuWeight {
-        id: ContextId,
-        weight: u16,
-    },
-}
-
-impl Command {
-    pub fn id(&self) -> &ContextId {
-        match self {
-            Command::Protect { id, .. }
-            | Command::Limit { id, .. }
-            | Command::CpuWeight { id, .. } => id,
-            Command::BringBack(b) => &b.id,
-            Command::PushOut(p) => &p.id,
-        }
-    }
-}
-
-/// What the actuator reports for a command.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Outcome {
-    /// Written, or handed to the mover.
-    Done,
-    /// The knob holds a value memext did not write: someone else manages the
-    /// context now; memext leaves it alone from here on.
-    Foreign,
-    /// The kernel refused or the cgroup vanished; nothing to believe.
-    Failed,
-}
-
-/// What one sample changed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct Observed {
-    pub transition: Option<Transition>,
-    /// Record the context's working set now (its resident ranges per process).
-    pub wants_working_set: bool,
-}
-
-/// The decisions of one tick.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Decision {
-    /// The planner's targets and actions (what a dry run prints).
-    pub plan: Plan,
-    /// What to do, in order, already filtered against what is in flight.
-    pub commands: Vec<Command>,
-    /// Critical contexts under pressure (page-out and prefetch throttled).
-    pub pressed: Vec<ContextId>,
 }
 
 /// The engine's state over all contexts, and its decisions.
@@ -200,6 +105,9 @@ impl Engine {
         }
         state.class = class;
         state.params = params;
+        // The daemon thaws what an earlier run left frozen: it runs.
+        state.frozen = false;
+        state.waiting_since = None;
         self.contexts.insert(state.id.clone(), state);
         true
     }
@@ -230,7 +138,15 @@ impl Engine {
         t.memory = m;
         t.pids = sample.pids;
         let c = t.counters(now, sample.cpu.unwrap_or_default());
-        let transition = t.model.observe(c, &t.params.model());
+        // A frozen context neither settles nor sleeps: it waits, as it woke.
+        let transition = if t.frozen {
+            None
+        } else {
+            t.model.observe(c, &t.params.model())
+        };
+        if transition == Some(Transition::Woke) {
+            t.queue_wake(now);
+        }
         let wants = match transition {
             // The working set is recorded before the context is pushed out.
             Some(Transition::BecameIdle) => true,
@@ -292,7 +208,15 @@ impl Engine {
             .filter(|t| t.class == Class::Critical && t.under_pressure)
             .map(|t| t.id.clone())
             .collect();
+        let admission = self.admission(&plan.actions, now);
         let mut commands = self.commands(&plan.actions, plan.throttle, now, host, busy);
+        // Freezes before anything else; thaws once the limits are raised and
+        // the bring-backs queued.
+        let (freezes, thaws): (Vec<Command>, Vec<Command>) = admission
+            .into_iter()
+            .partition(|c| matches!(c, Command::Freeze { frozen: true, .. }));
+        commands.splice(0..0, freezes);
+        commands.extend(thaws);
         // Each class's CPU weight, every tick (the actuator writes only a
         // change, and notices a weight someone else set).
         commands.extend(self.contexts.values().filter_map(|t| {
@@ -306,6 +230,32 @@ impl Engine {
             commands,
             pressed,
         }
+    }
+
+    /// Applies the plan's admission decisions: a queued context the plan
+    /// does not keep waiting is admitted (and thawed, if memext froze it);
+    /// one it keeps waiting is frozen. Returns the freeze and thaw commands.
+    fn admission(&mut self, actions: &[Action], now: Instant) -> Vec<Command> {
+        let waits: BTreeSet<&ContextId> = actions
+            .iter()
+            .filter(|a| matches!(a, Action::Wait { .. }))
+            .map(Action::key)
+            .collect();
+        let mut out = Vec::new();
+        for t in self.contexts.values_mut() {
+            let waiting = waits.contains(&t.id);
+            if t.waiting_since.is_some() && !waiting {
+                t.waiting_since = None;
+                t.model.admitted(now);
+            }
+            if waiting != t.frozen {
+                out.push(Command::Freeze {
+                    id: t.id.clone(),
+                    frozen: waiting,
+                });
+            }
+        }
+        out
     }
 
     fn plan_input(&self, now: Instant, capacity: u64) -> PlanInput {
@@ -334,6 +284,10 @@ impl Engine {
                 prefetch: p
                     .filter(|_| t.out)
                     .or(t.held.filter(|(until, _)| now < *until).map(|(_, r)| r)),
+                queued: t.waiting_since.map(|since| Queued {
+                    since,
+                    overdue: now.saturating_sub(since) >= t.params.admit_within,
+                }),
             })
             .collect();
         PlanInput { capacity, contexts }
@@ -362,19 +316,41 @@ impl Engine {
             return false;
         }
         t.held = None; // the wake it was held for has come
+        t.queue_wake(at);
         true
     }
 
     /// The commands that serve a wake seen between ticks at once: the
     /// context's limit raised to all it had, and its working set brought back
-    /// (never throttled: it is waiting).
+    /// (never throttled: it is waiting). Under admission control, only if the
+    /// plan admits it now; else it is frozen until a tick admits it.
     pub fn serve_wake(
-        &self,
+        &mut self,
         id: &ContextId,
         at: Instant,
         host: &HostFacts,
         busy: &dyn Fn(&ContextId) -> bool,
     ) -> Vec<Command> {
+        if self
+            .contexts
+            .get(id)
+            .is_some_and(|t| t.waiting_since.is_some())
+        {
+            let plan = plan(&self.plan_input(at, host.capacity));
+            let waits = plan
+                .actions
+                .iter()
+                .any(|a| matches!(a, Action::Wait { key } if key == id));
+            if waits {
+                return vec![Command::Freeze {
+                    id: id.clone(),
+                    frozen: true,
+                }];
+            }
+            if let Some(t) = self.contexts.get_mut(id) {
+                t.waiting_since = None;
+            }
+        }
         let Some(t) = self.contexts.get(id) else {
             return Vec::new();
         };
@@ -415,6 +391,7 @@ impl Engine {
             Action::BringBack { .. } => 2,
             Action::PushOut { .. } => 3,
             Action::Limit { .. } => 4,
+            Action::Wait { .. } => 5, // the engine's admission freezes it
         });
         let mut moving: BTreeSet<&ContextId> = BTreeSet::new();
         let mut out = Vec::new();
@@ -444,6 +421,7 @@ impl Engine {
                     ));
                     moving.insert(id);
                 }
+                Action::Wait { .. } => {}
                 Action::PushOut { keep, .. } => {
                     if in_flight || t.out {
                         continue;
@@ -506,9 +484,15 @@ impl Engine {
             return;
         };
         if outcome != Outcome::Done {
+            if matches!(cmd, Command::Freeze { frozen: true, .. }) {
+                // Cannot be frozen (no freezer): it runs, as without admission.
+                t.waiting_since = None;
+                t.model.admitted(now);
+            }
             return;
         }
         match cmd {
+            Command::Freeze { frozen, .. } => t.frozen = *frozen,
             Command::BringBack(b) => {
                 t.out = false;
                 // Held until well past the predicted wake; a wake ends it sooner.

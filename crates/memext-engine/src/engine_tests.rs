@@ -25,6 +25,7 @@ fn class(floor_mib: u64) -> ClassParams {
         prefetch_bandwidth: 800 * MIB,
         map_back: true,
         cpu_weight: None,
+        admit_within: Duration::ZERO,
     }
 }
 
@@ -167,16 +168,18 @@ fn a_context_that_sleeps_is_pushed_out_once_and_brought_back_when_it_wakes() {
     assert!(!t.out && t.held.is_none(), "a woken context is not held");
 }
 
-#[test]
-fn contexts_waking_together_are_all_brought_back_raised_limits_first() {
-    let mut e = Engine::new(params());
-    let mut cs: Vec<Ctx> = (0..3).map(|i| Ctx::new(&format!("/n{i}"), 300)).collect();
+/// `n` contexts of 300 MiB named `/{prefix}0`..., idle and pushed out by 7 s,
+/// then woken together (1 s of CPU, 284 MiB in swap) but not yet observed.
+fn pushed_out_then_woken(e: &mut Engine, prefix: &str, n: usize, p: &ClassParams) -> Vec<Ctx> {
+    let mut cs: Vec<Ctx> = (0..n)
+        .map(|i| Ctx::new(&format!("/{prefix}{i}"), 300))
+        .collect();
     for c in &cs {
-        e.track(c.id.clone(), Class::Extend, class(16), s(0.0));
+        e.track(c.id.clone(), Class::Extend, p.clone(), s(0.0));
     }
     for i in 0..=7 {
         let refs: Vec<&Ctx> = cs.iter().collect();
-        tick(&mut e, &refs, f64::from(i));
+        tick(e, &refs, f64::from(i));
     }
     assert!(cs.iter().all(|c| e.get(&c.id).is_some_and(|t| t.out)));
     for c in &mut cs {
@@ -184,6 +187,13 @@ fn contexts_waking_together_are_all_brought_back_raised_limits_first() {
         c.swapped = 284 * MIB;
         c.cpu += Duration::from_secs(1);
     }
+    cs
+}
+
+#[test]
+fn contexts_waking_together_are_all_brought_back_raised_limits_first() {
+    let mut e = Engine::new(params());
+    let cs = pushed_out_then_woken(&mut e, "n", 3, &class(16));
     let refs: Vec<&Ctx> = cs.iter().collect();
     let (tr, cmds) = tick(&mut e, &refs, 8.0);
     assert!(tr.iter().all(|t| *t == Some(Transition::Woke)), "{tr:?}");
@@ -454,3 +464,6 @@ fn each_context_runs_at_its_classs_cpu_weight_and_critical_ones_are_left_as_they
         assert_eq!(weights, vec![(&noise.id, 10)], "tick {i}: {cmds:?}");
     }
 }
+
+#[path = "engine_admission_tests.rs"]
+mod admission;

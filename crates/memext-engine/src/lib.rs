@@ -12,10 +12,13 @@
 //! - [`context`]: what the engine holds per context, and the samples it takes.
 //! - [`engine`]: the decisions of a tick: when to record a working set, what to
 //!   push out or bring back, in what order and how fast, what to hold, when to
-//!   throttle; the daemon executes the commands and reports back.
+//!   throttle, whom to admit when waking contexts do not fit together; the
+//!   daemon executes the commands and reports back.
+//! - [`command`]: the commands a decision comes out as, and their outcomes.
 #![forbid(unsafe_code)]
 
 pub mod activity;
+pub mod command;
 pub mod context;
 pub mod engine;
 pub mod history;

@@ -105,6 +105,14 @@ impl ContextModel {
         p.idle_after * self.idle_scale
     }
 
+    /// A waking context that waited (frozen) for room runs from now: the
+    /// time it takes to settle counts from here, not from its wake.
+    pub fn admitted(&mut self, now: Instant) {
+        if self.state == State::Waking {
+            self.since = now;
+        }
+    }
+
     /// Takes one sample; returns the transition it caused, if any.
     pub fn observe(&mut self, c: Counters, p: &ModelParams) -> Option<Transition> {
         let active = self

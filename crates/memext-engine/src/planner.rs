@@ -8,10 +8,18 @@
 //! still left is split among the active ones. Idle extend contexts are held at
 //! their floor. Critical contexts are never pushed out or
 //! limited; when one shows pressure, page-out and prefetch are throttled.
+//!
+//! Admission: a context that wakes under admission control is queued. Queued
+//! contexts are admitted in the order they woke, each only when its whole
+//! working set fits; the rest wait (frozen, at their floor) behind the first
+//! that does not fit, so that contexts whose working sets together do not fit
+//! run one after another instead of all at once, each faulting the others'
+//! pages out (and taking the CPU that the critical ones need). One that has
+//! waited its longest is admitted anyway, with a share of what is left.
 
 use crate::model::State;
 use crate::predict::PrefetchReason;
-use crate::{Class, ContextId};
+use crate::{Class, ContextId, Instant};
 
 /// Room an active extend context gets above its current use, at least.
 pub const GROWTH_BYTES: u64 = 32 << 20;
@@ -34,6 +42,17 @@ pub struct ContextInput {
     /// Pressure (PSI) or major faults seen in this context.
     pub under_pressure: bool,
     pub prefetch: Option<PrefetchReason>,
+    /// Woke and waits for admission (None: not queued).
+    pub queued: Option<Queued>,
+}
+
+/// A waking context's place in the admission queue.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+pub struct Queued {
+    /// When it woke: the queue's order.
+    pub since: Instant,
+    /// It has waited as long as its class allows: admitted, fit or not.
+    pub overdue: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
@@ -57,6 +76,8 @@ pub enum Action {
     /// Guarantee a critical context `bytes` (v2 memory.min; on v1 the limits
     /// of the others keep the room).
     Protect { key: ContextId, bytes: u64 },
+    /// Keep a queued waking context waiting (frozen) at its floor.
+    Wait { key: ContextId },
 }
 
 impl Action {
@@ -65,7 +86,8 @@ impl Action {
             Action::PushOut { key, .. }
             | Action::BringBack { key, .. }
             | Action::Limit { key, .. }
-            | Action::Protect { key, .. } => key,
+            | Action::Protect { key, .. }
+            | Action::Wait { key } => key,
         }
     }
 }
@@ -125,8 +147,11 @@ pub fn plan(input: &PlanInput) -> Plan {
     room.give_each(cs, |c| c.class == Class::Critical, demand);
     // 2. Every extend context's floor (or less, if it needs less).
     room.give_each(cs, |c| c.class == Class::Extend, |c| c.floor.min(demand(c)));
-    // 3. The rest to extend contexts above their floor, by rank.
-    for r in 0..=3 {
+    // 3. The rest to extend contexts above their floor, by rank; queued
+    //    waking contexts after the admitted ones, in wake order.
+    room.share_rank(cs, 0);
+    let waits = room.admit_queued(cs);
+    for r in 1..=3 {
         room.share_rank(cs, r);
     }
     // 4. What nobody needs now is split evenly among the active extend
@@ -145,7 +170,7 @@ pub fn plan(input: &PlanInput) -> Plan {
         .iter()
         .any(|c| c.class == Class::Critical && c.under_pressure);
     Plan {
-        actions: actions(cs, &room.targets),
+        actions: actions(cs, &room.targets, &waits),
         targets: room.targets,
         throttle,
         overcommitted: room.overcommitted,
@@ -175,12 +200,50 @@ impl Room {
         }
     }
 
-    /// Serves the extend contexts of rank `r` above what they have: in full if
-    /// it fits, else in proportion to what each still needs.
+    /// Serves the extend contexts of rank `r` (queued ones aside) above what
+    /// they have.
     fn share_rank(&mut self, cs: &[ContextInput], r: u8) {
         let group: Vec<usize> = (0..cs.len())
-            .filter(|&i| cs[i].class == Class::Extend && rank(&cs[i]) == r)
+            .filter(|&i| {
+                cs[i].class == Class::Extend && rank(&cs[i]) == r && cs[i].queued.is_none()
+            })
             .collect();
+        self.share(cs, &group);
+    }
+
+    /// Admits queued contexts in wake order: the overdue ones first, sharing
+    /// what is left; then each in full while the next fits. Returns which
+    /// contexts wait (by input index).
+    fn admit_queued(&mut self, cs: &[ContextInput]) -> Vec<bool> {
+        let mut queue: Vec<(Queued, usize)> = (0..cs.len())
+            .filter(|&i| cs[i].class == Class::Extend)
+            .filter_map(|i| Some((cs[i].queued?, i)))
+            .collect();
+        queue.sort_by_key(|(q, i)| (q.since, *i));
+        let overdue: Vec<usize> = queue
+            .iter()
+            .filter(|(q, _)| q.overdue)
+            .map(|(_, i)| *i)
+            .collect();
+        self.share(cs, &overdue);
+        let mut waits = vec![false; cs.len()];
+        let mut blocked = false;
+        for &(_, i) in queue.iter().filter(|(q, _)| !q.overdue) {
+            let want = demand(&cs[i]).saturating_sub(self.targets[i]);
+            blocked |= want > self.left;
+            if blocked {
+                waits[i] = true;
+                continue;
+            }
+            self.targets[i] += want;
+            self.left -= want;
+        }
+        waits
+    }
+
+    /// Serves `group` above what each has: in full if it fits, else in
+    /// proportion to what each still needs.
+    fn share(&mut self, cs: &[ContextInput], group: &[usize]) {
         let want: Vec<u64> = group
             .iter()
             .map(|&i| demand(&cs[i]).saturating_sub(self.targets[i]))
@@ -207,12 +270,17 @@ impl Room {
 }
 
 /// The actions that move each context toward its target.
-fn actions(cs: &[ContextInput], targets: &[u64]) -> Vec<Action> {
+fn actions(cs: &[ContextInput], targets: &[u64], waits: &[bool]) -> Vec<Action> {
     let mut actions = Vec::new();
-    for (c, &target) in cs.iter().zip(targets) {
+    for ((c, &target), &waits) in cs.iter().zip(targets).zip(waits) {
         let key = c.key.clone();
         if c.class == Class::Critical {
             actions.push(Action::Protect { key, bytes: target });
+            continue;
+        }
+        if waits {
+            actions.push(Action::Wait { key: key.clone() });
+            actions.push(Action::Limit { key, bytes: target });
             continue;
         }
         if let Some(reason) = c.prefetch.filter(|_| c.swapped > 0) {
@@ -233,217 +301,5 @@ fn actions(cs: &[ContextInput], targets: &[u64]) -> Vec<Action> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use proptest::prelude::*;
-
-    const MIB: u64 = 1 << 20;
-
-    fn ctx(key: &str, class: Class, state: State, usage_mib: u64, ws_mib: u64) -> ContextInput {
-        ContextInput {
-            key: key.into(),
-            class,
-            state,
-            usage: usage_mib * MIB,
-            working_set: ws_mib * MIB,
-            swapped: 0,
-            floor: 32 * MIB,
-            headroom_pct: if class == Class::Critical { 10 } else { 0 },
-            under_pressure: false,
-            prefetch: None,
-        }
-    }
-
-    fn target(p: &Plan, input: &PlanInput, key: &str) -> u64 {
-        p.targets[input
-            .contexts
-            .iter()
-            .position(|c| c.key.as_str() == key)
-            .expect("key")]
-    }
-
-    #[test]
-    fn critical_first_idle_to_floor_active_gets_the_rest() {
-        let input = PlanInput {
-            capacity: 2048 * MIB,
-            contexts: vec![
-                ctx("redis", Class::Critical, State::Active, 1000, 1000),
-                ctx("idle", Class::Extend, State::Idle, 400, 400),
-                ctx("busy", Class::Extend, State::Active, 300, 300),
-            ],
-        };
-        let p = plan(&input);
-        assert_eq!(target(&p, &input, "redis"), 1100 * MIB);
-        assert_eq!(target(&p, &input, "idle"), 32 * MIB);
-        assert_eq!(
-            target(&p, &input, "busy"),
-            (2048 - 1100 - 32) * MIB,
-            "the active context gets all the room nobody else needs"
-        );
-        assert!(p.actions.contains(&Action::PushOut {
-            key: "idle".into(),
-            keep: 32 * MIB
-        }));
-        assert!(p.actions.contains(&Action::Protect {
-            key: "redis".into(),
-            bytes: 1100 * MIB
-        }));
-        assert!(!p
-            .actions
-            .iter()
-            .any(|a| matches!(a, Action::PushOut { key, .. } if key.as_str() != "idle")));
-        assert!(!p.overcommitted && !p.throttle);
-    }
-
-    #[test]
-    fn a_waking_context_gets_its_working_set_before_active_ones() {
-        let mut waking = ctx("waking", Class::Extend, State::Waking, 40, 500);
-        waking.swapped = 460 * MIB;
-        waking.prefetch = Some(PrefetchReason::Woke);
-        let input = PlanInput {
-            capacity: 800 * MIB,
-            contexts: vec![waking, ctx("busy", Class::Extend, State::Active, 600, 600)],
-        };
-        let p = plan(&input);
-        assert_eq!(
-            target(&p, &input, "waking"),
-            532 * MIB,
-            "its working set plus growth room"
-        );
-        assert_eq!(target(&p, &input, "busy"), 268 * MIB);
-        assert!(p.actions.contains(&Action::BringBack {
-            key: "waking".into(),
-            reason: PrefetchReason::Woke
-        }));
-    }
-
-    #[test]
-    fn free_room_is_split_among_active_contexts_and_given_up_to_a_waking_one() {
-        let input = PlanInput {
-            capacity: 2048 * MIB,
-            contexts: vec![
-                ctx("job1", Class::Extend, State::Active, 300, 300),
-                ctx("job2", Class::Extend, State::Active, 500, 500),
-                ctx("idle", Class::Extend, State::Idle, 200, 200),
-            ],
-        };
-        let p = plan(&input);
-        // 2048 - 32 (idle's floor) - 332 - 532 = 1152 left, 576 each.
-        assert_eq!(target(&p, &input, "job1"), (332 + 576) * MIB);
-        assert_eq!(target(&p, &input, "job2"), (532 + 576) * MIB);
-        assert_eq!(target(&p, &input, "idle"), 32 * MIB);
-
-        let mut woken = input.clone();
-        woken.contexts[2].state = State::Waking;
-        woken.contexts[2].working_set = 900 * MIB;
-        let p = plan(&woken);
-        assert_eq!(
-            target(&p, &woken, "idle"),
-            932 * MIB,
-            "its working set first"
-        );
-        assert_eq!(p.targets.iter().sum::<u64>(), 2048 * MIB);
-        assert_eq!(
-            target(&p, &woken, "job1"),
-            (332 + 126) * MIB,
-            "the actives keep their use plus an even share of the rest"
-        );
-    }
-
-    #[test]
-    fn pressure_on_a_critical_context_throttles() {
-        let mut c = ctx("db", Class::Critical, State::Active, 100, 100);
-        c.under_pressure = true;
-        let p = plan(&PlanInput {
-            capacity: 1024 * MIB,
-            contexts: vec![c],
-        });
-        assert!(p.throttle);
-    }
-
-    #[test]
-    fn capacity_below_the_working_sets_is_shared_and_flagged() {
-        let input = PlanInput {
-            capacity: 256 * MIB,
-            contexts: vec![
-                ctx("crit", Class::Critical, State::Active, 200, 200),
-                ctx("a", Class::Extend, State::Active, 400, 400),
-                ctx("b", Class::Extend, State::Active, 400, 400),
-            ],
-        };
-        let p = plan(&input);
-        assert!(p.overcommitted, "220 + 2 x 32 MiB floors exceed 256 MiB");
-        assert_eq!(target(&p, &input, "crit"), 220 * MIB);
-        assert_eq!(target(&p, &input, "a"), target(&p, &input, "b"));
-    }
-
-    fn any_context() -> impl Strategy<Value = ContextInput> {
-        (
-            "[a-z]{1,8}".prop_map(ContextId::new),
-            prop_oneof![Just(Class::Critical), Just(Class::Extend)],
-            prop_oneof![Just(State::Active), Just(State::Idle), Just(State::Waking)],
-            0u64..4096,
-            0u64..4096,
-            0u64..4096,
-            0u64..128,
-            0u8..50,
-            any::<bool>(),
-            prop_oneof![
-                Just(None),
-                Just(Some(PrefetchReason::Woke)),
-                Just(Some(PrefetchReason::Periodic))
-            ],
-        )
-            .prop_map(
-                |(key, class, state, usage, ws, swapped, floor, headroom, pressure, prefetch)| {
-                    ContextInput {
-                        key,
-                        class,
-                        state,
-                        usage: usage * MIB,
-                        working_set: ws * MIB,
-                        swapped: swapped * MIB,
-                        floor: floor * MIB,
-                        headroom_pct: headroom,
-                        under_pressure: pressure,
-                        prefetch,
-                    }
-                },
-            )
-    }
-
-    proptest! {
-        #[test]
-        fn plan_never_exceeds_capacity_unless_flagged(capacity in 0u64..16384, cs in prop::collection::vec(any_context(), 0..12)) {
-            let input = PlanInput { capacity: capacity * MIB, contexts: cs };
-            let p = plan(&input);
-            let sum: u64 = p.targets.iter().sum();
-            prop_assert!(p.overcommitted || sum <= input.capacity, "sum {} > capacity {}", sum, input.capacity);
-            prop_assert_eq!(p.targets.len(), input.contexts.len());
-        }
-
-        #[test]
-        fn plan_never_pushes_out_or_limits_a_critical_context(capacity in 0u64..16384, cs in prop::collection::vec(any_context(), 0..12)) {
-            let input = PlanInput { capacity: capacity * MIB, contexts: cs };
-            for a in plan(&input).actions {
-                let keyed: Vec<&ContextInput> = input.contexts.iter().filter(|c| &c.key == a.key()).collect();
-                prop_assert!(!keyed.is_empty(), "action on a context not in the input: {:?}", a);
-                if matches!(a, Action::PushOut { .. } | Action::Limit { .. }) {
-                    // Keys may repeat in generated input; the acted-on one must be extend.
-                    prop_assert!(keyed.iter().any(|c| c.class == Class::Extend), "{:?}", a);
-                }
-            }
-        }
-
-        #[test]
-        fn critical_targets_are_never_below_their_usage(capacity in 0u64..16384, cs in prop::collection::vec(any_context(), 0..12)) {
-            let input = PlanInput { capacity: capacity * MIB, contexts: cs };
-            let p = plan(&input);
-            for (c, t) in input.contexts.iter().zip(&p.targets) {
-                if c.class == Class::Critical {
-                    prop_assert!(*t >= c.usage.max(c.working_set));
-                }
-            }
-        }
-    }
-}
+#[path = "planner_tests.rs"]
+mod tests;

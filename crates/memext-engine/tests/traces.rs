@@ -89,6 +89,7 @@ impl Sim {
                         headroom_pct: 10,
                         under_pressure: w.pressure_from.is_some_and(|p| t >= p),
                         prefetch: prefetch[i],
+                        queued: None,
                     }
                 })
                 .collect();

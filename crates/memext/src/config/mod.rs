@@ -22,11 +22,15 @@ pub use select::*;
 pub use tiers::*;
 
 pub const DEFAULT_PATH: &str = "/etc/memext/memext.toml";
-/// Extend contexts' default CPU weight: a tenth of the kernel's default, so
-/// that the swap-ins and reclaim of waking noise run on what critical
-/// contexts leave (bench/peers measured the critical Redis losing its CPU to
-/// them, not its memory).
-pub const EXTEND_CPU_WEIGHT: u16 = 10;
+/// Extend contexts' default CPU weight: the lowest there is (a hundredth of
+/// the kernel's default), so that the swap-ins and reclaim of waking noise
+/// run on what critical contexts leave (bench/peers measured the critical
+/// Redis losing its CPU to them, not its memory; at 10, six noise containers
+/// together still weighed 60 against the critical one's 100).
+pub const EXTEND_CPU_WEIGHT: u16 = 1;
+/// How long an extend context that wakes may wait (frozen) for room by
+/// default, before it runs with a share of what is left.
+pub const EXTEND_ADMIT_WITHIN: Duration = Duration::from_secs(5);
 
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
@@ -94,6 +98,7 @@ impl Config {
             prefetch_bandwidth: ByteSize(512 << 20),
             map_back: true,
             cpu_weight: None,
+            admit_within: Duration::ZERO,
         }
     }
 
@@ -106,6 +111,7 @@ impl Config {
             prefetch_bandwidth: ByteSize(512 << 20),
             map_back: true,
             cpu_weight: Some(CpuWeight(EXTEND_CPU_WEIGHT)),
+            admit_within: EXTEND_ADMIT_WITHIN,
         }
     }
 
@@ -161,6 +167,16 @@ impl Config {
                 .or_else(|| text.find("tiers"))
                 .unwrap_or(0);
             return Err(invalid(at..at, why));
+        }
+        if file
+            .class
+            .critical
+            .admit_within
+            .is_some_and(|d| !d.0.is_zero())
+        {
+            let at = text.find("[class.critical]").unwrap_or(0);
+            let why = "class.critical: admit_within must be 0s: a critical context never waits";
+            return Err(invalid(at..at, why.into()));
         }
         if let Some(why) = validate_daemon(&file.daemon) {
             let at = text.find("[daemon]").unwrap_or(0);

@@ -52,6 +52,7 @@ pub(crate) struct ClassOverrides {
     pub(crate) prefetch_bandwidth: Option<ByteSize>,
     pub(crate) map_back: Option<bool>,
     pub(crate) cpu_weight: Option<CpuWeight>,
+    pub(crate) admit_within: Option<HumanDuration>,
 }
 
 /// Parameters of a class, resolved against the defaults.
@@ -77,6 +78,13 @@ pub struct ClassParams {
     /// for extend contexts: the page faults and reclaim of a waking or
     /// growing one are then done on the CPU the critical ones leave.
     pub cpu_weight: Option<CpuWeight>,
+    /// Admission of waking contexts (extend only): when the working sets of
+    /// the contexts that wake together do not fit, they are let in one after
+    /// another in the order they woke, each in full, the others frozen (v1
+    /// freezer, v2 `cgroup.freeze`) at their floor for at most this long; one
+    /// that waited this long runs with a share of what is left. `0s`: every
+    /// wake runs at once and they share what there is.
+    pub admit_within: Duration,
 }
 
 impl ClassParams {
@@ -90,6 +98,7 @@ impl ClassParams {
             prefetch_bandwidth: self.prefetch_bandwidth.0,
             map_back: self.map_back,
             cpu_weight: self.cpu_weight.map(|w| w.0),
+            admit_within: self.admit_within,
         }
     }
 }
@@ -104,6 +113,7 @@ impl ClassOverrides {
             prefetch_bandwidth: self.prefetch_bandwidth.unwrap_or(d.prefetch_bandwidth),
             map_back: self.map_back.unwrap_or(d.map_back),
             cpu_weight: self.cpu_weight.or(d.cpu_weight),
+            admit_within: self.admit_within.map_or(d.admit_within, |h| h.0),
         }
     }
 }

@@ -190,6 +190,19 @@ fn cpu_weight_defaults_low_for_extend_and_is_checked() {
 }
 
 #[test]
+fn waking_extend_contexts_wait_for_room_by_default_and_critical_ones_never() {
+    let c = parse("").expect("empty policy");
+    assert_eq!(c.extend.admit_within, EXTEND_ADMIT_WITHIN);
+    assert_eq!(c.critical.admit_within, Duration::ZERO);
+    let c = parse("[class.extend]\nadmit_within = \"0s\"\n").expect("off");
+    assert!(c.extend.engine().admit_within.is_zero());
+    let (line, msg) =
+        err_line("[class.extend]\nfloor = \"16M\"\n[class.critical]\nadmit_within = \"2s\"\n");
+    assert_eq!(line, 3);
+    assert!(msg.contains("never waits"), "{msg}");
+}
+
+#[test]
 fn bad_size_names_its_line() {
     let (line, msg) = err_line("[class.extend]\nidle_after = \"5s\"\nfloor = \"12 parsecs\"\n");
     assert_eq!(line, 3);

@@ -97,6 +97,17 @@ impl Actuator {
                 };
                 self.guarded(id, cg, knob, Limit::Bytes(value))
             }
+            Command::Freeze { id, frozen } => {
+                let knob = match cg.version() {
+                    Version::V1 => LimitKnob::V1Freezer,
+                    Version::V2 => LimitKnob::Freeze,
+                };
+                let outcome = self.guarded(id, cg, knob, Limit::Bytes(u64::from(*frozen)));
+                if outcome == Outcome::Done {
+                    events::frozen(id, *frozen);
+                }
+                outcome
+            }
             Command::BringBack(b) => {
                 events::bringing_back(b);
                 mover.submit(Job::BringBack {
@@ -168,6 +179,7 @@ impl Actuator {
                     Action::BringBack { reason, .. } => format!("bring back ({reason})"),
                     Action::Limit { bytes, .. } => format!("limit {}", human_bytes(*bytes)),
                     Action::Protect { bytes, .. } => format!("protect {}", human_bytes(*bytes)),
+                    Action::Wait { .. } => "wait for room (frozen)".to_owned(),
                 })
                 .collect();
             let line = mine.join(", ");

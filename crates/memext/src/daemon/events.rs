@@ -6,7 +6,8 @@
 //!
 //! Events: `tracking`, `gone`, `became-idle`, `woke`, `settled` (field `via`:
 //! `tick` or `poll`), `bringing-back` (`reason`, `from_the_end`, `map_back`),
-//! `pushing-out` (`keep_bytes`), `throttle` (`on`, `pressed`), `overcommitted`,
+//! `pushing-out` (`keep_bytes`), `frozen` and `thawed` (a waking context
+//! waits for room, and is admitted), `throttle` (`on`, `pressed`), `overcommitted`,
 //! `foreign-knob` (`knob`, `found`, `ours`), `knob-failed`, `adopted`
 //! (`knobs`) and `disowned` at start, `model-loaded`, `model-discarded`,
 //! `resumed` (`out`, `wakes`, `working_set_bytes`), `model-save-failed`; from
@@ -45,6 +46,15 @@ pub fn resumed(id: &ContextId, out: bool, wakes: usize, working_set_bytes: u64) 
         human_bytes(working_set_bytes),
         if out { ", pushed out" } else { "" }
     );
+}
+
+/// A waking context frozen to wait for room (`frozen`), or admitted (`thawed`).
+pub fn frozen(id: &ContextId, frozen: bool) {
+    if frozen {
+        tracing::info!(event = "frozen", context = %id, "{id}: woke; frozen until its working set fits");
+    } else {
+        tracing::info!(event = "thawed", context = %id, "{id}: admitted; thawed");
+    }
 }
 
 pub fn gone(id: &ContextId) {

@@ -253,9 +253,18 @@ impl Ledger {
         h: &Hierarchy,
         cgroup: &str,
     ) -> Result<Vec<(KnobRecord, Restored)>, LedgerError> {
+        self.release_where(h, |r| r.cgroup == cgroup)
+    }
+
+    /// Lets go of the knobs `which` picks, as `release` does.
+    pub fn release_where(
+        &mut self,
+        h: &Hierarchy,
+        which: impl Fn(&KnobRecord) -> bool,
+    ) -> Result<Vec<(KnobRecord, Restored)>, LedgerError> {
         let mut out = Vec::new();
         // Newest first, as in restore_all.
-        while let Some(i) = self.records.iter().rposition(|r| r.cgroup == cgroup) {
+        while let Some(i) = self.records.iter().rposition(&which) {
             let r = self.records.remove(i);
             let outcome = restore_one(h, &r);
             out.push((r, outcome));

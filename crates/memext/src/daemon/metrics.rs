@@ -269,6 +269,7 @@ mod tests {
             prefetch_accuracy: Some(0.5),
             out: true,
             held: false,
+            waiting: false,
         }
     }
 

@@ -18,7 +18,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use anyhow::Context as _;
-use memext_cgroup::{AnyCgroup, CgroupError};
+use memext_cgroup::{AnyCgroup, CgroupError, LimitKnob};
 use memext_engine::context::ContextState;
 use memext_engine::engine::{Command, Engine, EngineParams, Outcome};
 use memext_engine::{ContextId, Instant};
@@ -38,7 +38,7 @@ mod pages;
 pub mod serve;
 
 use act::Actuator;
-use ledger::Ledger;
+use ledger::{KnobRecord, Ledger};
 use model_store::ModelStore;
 use mover::Mover;
 use observe::{Host, Observer, PollingObserver, Watched};
@@ -89,6 +89,18 @@ impl Daemon {
                 tracing::warn!(
                     event = "disowned",
                     "left from an earlier run, no longer memext's: {d}"
+                );
+            }
+            // A context an earlier run froze to wait for room runs again:
+            // this run knows nothing of its place in the queue.
+            let frozen =
+                |r: &KnobRecord| matches!(r.knob, LimitKnob::V1Freezer | LimitKnob::Freeze);
+            for (r, outcome) in ledger.release_where(&host.hierarchy, frozen)? {
+                tracing::info!(
+                    event = "thawed",
+                    context = %r.cgroup,
+                    "{}: thawed, an earlier run left it waiting ({outcome:?})",
+                    r.cgroup
                 );
             }
             let knobs = ledger.records().len();
@@ -490,6 +502,7 @@ impl Daemon {
                     prefetch_accuracy: t.accuracy,
                     out: t.out,
                     held: t.held.is_some(),
+                    waiting: t.frozen,
                 })
             })
             .collect();

@@ -41,6 +41,7 @@ fn state(id: &str, pids: &[u32]) -> ContextState {
         prefetch_bandwidth: 1 << 29,
         map_back: true,
         cpu_weight: Some(10),
+        admit_within: std::time::Duration::ZERO,
     };
     let mut t = ContextState::new(ContextId::from(id), Class::Extend, params, Duration::ZERO);
     for &pid in pids {

@@ -122,7 +122,17 @@ impl Mover {
     }
 }
 
+/// The mover's nice value. Its page-outs (reclaim done in this thread) and
+/// read-backs (faults and swap reads submitted from it) are work for extend
+/// contexts, done on the CPU critical ones leave, as the extend contexts'
+/// own faults are (their CPU weight): bench/peers measured the daemon at
+/// 8-12% of the machine in the cells where the critical workload lost CPU.
+pub const MOVER_NICE: i32 = 19;
+
 fn run(rx: &Receiver<Job>, stats: &Shared) {
+    if let Err(e) = memext_sys::sched::set_thread_nice(MOVER_NICE) {
+        tracing::warn!("the mover runs at the daemon's CPU priority: {e}");
+    }
     let mut queue: Vec<Job> = Vec::new();
     loop {
         // Take everything waiting; bring-backs first, a bring-back cancels a

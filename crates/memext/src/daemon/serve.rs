@@ -48,6 +48,9 @@ pub struct ContextReport {
     /// Brought back for a predicted wake and held in until it comes.
     #[serde(default)]
     pub held: bool,
+    /// Woke and waits, frozen, until its working set fits (admission).
+    #[serde(default)]
+    pub waiting: bool,
 }
 
 pub type Reports = Arc<Mutex<Vec<ContextReport>>>;
@@ -163,7 +166,11 @@ pub fn render(rows: &[ContextReport]) -> String {
                 },
                 r.name.clone().unwrap_or_else(|| "-".into()),
                 r.class.to_string(),
-                r.state.to_string(),
+                if r.waiting {
+                    "waiting".to_owned()
+                } else {
+                    r.state.to_string()
+                },
                 human_bytes(r.target_bytes),
                 human_bytes(r.resident_bytes),
                 human_bytes(r.swapped_bytes),
@@ -228,6 +235,7 @@ mod tests {
             prefetch_accuracy: Some(0.93),
             out: true,
             held: false,
+            waiting: false,
         }
     }
 
@@ -276,5 +284,12 @@ mod tests {
         assert!(t.lines().nth(1).expect("row").contains("idle"));
         assert!(t.contains("93%"));
         assert!(t.contains("12s ago"));
+        let mut w = row("/a/woke");
+        (w.state, w.waiting) = (State::Waking, true);
+        assert!(render(&[w])
+            .lines()
+            .nth(1)
+            .expect("row")
+            .contains("waiting"));
     }
 }

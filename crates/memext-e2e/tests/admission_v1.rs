@@ -1,0 +1,218 @@
+//! Admission end to end on this host's real cgroups (v1): a server (a parent
+//! cgroup with a hard limit) holds a critical context whose working set is
+//! page cache (a file it re-reads) and three idle extend contexts; the three
+//! wake at the same moment, and their working sets together do not fit. The
+//! daemon lets them in one after another (the rest frozen in the v1 freezer),
+//! every wake completes, the critical context's page cache stays resident
+//! throughout, and nothing stays frozen after SIGTERM. Needs root; everything
+//! is removed on drop, also on failure.
+
+use std::io::Write;
+use std::os::unix::process::CommandExt;
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use memext_cgroup::{CgroupPath, Hierarchy, Limit, LimitKnob, MemoryCgroup};
+use memext_e2e::sandbox::TierSandbox;
+use memext_e2e::toucher::Toucher;
+use memext_e2e::{events_named, host_hierarchy, ScratchCgroup};
+
+mod common;
+use common::*;
+
+const MIB: u64 = 1 << 20;
+
+/// Cgroups beside a scratch cgroup, under its parent: thawed and removed on
+/// drop (before the parent, which the scratch cgroup removes).
+struct Siblings {
+    h: Hierarchy,
+    paths: Vec<CgroupPath>,
+}
+
+impl Siblings {
+    fn new(h: &Hierarchy, parent: &CgroupPath, names: &[&str]) -> Self {
+        let paths: Vec<CgroupPath> = names
+            .iter()
+            .map(|n| parent.child(n).expect("name"))
+            .collect();
+        for p in &paths {
+            h.create(p).expect("create sibling cgroup");
+        }
+        Self {
+            h: h.clone(),
+            paths,
+        }
+    }
+}
+
+impl Drop for Siblings {
+    fn drop(&mut self) {
+        for p in &self.paths {
+            // A task frozen by a daemon that died cannot exit: thaw first.
+            if let Ok(c) = self.h.open(p) {
+                c.write_limit(LimitKnob::V1Freezer, Limit::Bytes(0)).ok();
+            }
+        }
+        for p in &self.paths {
+            for _ in 0..50 {
+                if self.h.remove(p).is_ok() {
+                    break;
+                }
+                std::thread::sleep(Duration::from_millis(100));
+            }
+        }
+    }
+}
+
+/// A shell in its own process group that writes a file (its pages charged to
+/// the cgroup it was moved into before it starts) and then re-reads it
+/// forever: a working set of page cache. Killed, group and all, on drop.
+struct CacheReader(Child);
+
+impl CacheReader {
+    fn start(file: &std::path::Path, mib: u64, into: &ScratchCgroup) -> Self {
+        let script = format!(
+            "read go; dd if=/dev/urandom of={f} bs=1M count={mib} status=none; \
+             echo written; while :; do cat {f} >/dev/null; sleep 0.2; done",
+            f = file.display()
+        );
+        let mut child = Command::new("sh")
+            .args(["-c", &script])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .process_group(0)
+            .spawn()
+            .expect("start the reader");
+        into.attach(child.id()).expect("attach the reader");
+        let mut stdin = child.stdin.take().expect("stdin");
+        writeln!(stdin, "go").expect("start it");
+        let mut out = std::io::BufReader::new(child.stdout.take().expect("stdout"));
+        let mut line = String::new();
+        std::io::BufRead::read_line(&mut out, &mut line).expect("written");
+        assert_eq!(line.trim(), "written");
+        Self(child)
+    }
+}
+
+impl Drop for CacheReader {
+    fn drop(&mut self) {
+        // Our own child's process group, by its pid.
+        if let Some(pid) = i32::try_from(self.0.id())
+            .ok()
+            .and_then(rustix::process::Pid::from_raw)
+        {
+            rustix::process::kill_process_group(pid, rustix::process::Signal::KILL).ok();
+        }
+        self.0.wait().ok();
+    }
+}
+
+#[test]
+fn noise_waking_in_a_burst_is_admitted_in_turn_and_the_critical_page_cache_stays() {
+    let _g = serial();
+    let h = host_hierarchy().expect("hierarchy");
+    let db = ScratchCgroup::new(&h, "db").expect("cgroup");
+    let noise = Siblings::new(&h, &db.parent, &["n0", "n1", "n2"]);
+    let p = &db.parent;
+    let toml = format!(
+        "[[select]]\ncgroup = \"{p}/db\"\nclass = \"critical\"\n\n\
+         [[select]]\ncgroup = \"{p}/n*\"\nclass = \"extend\"\n\n\
+         [class.extend]\nidle_after = \"2s\"\nfloor = \"16MiB\"\nadmit_within = \"30s\"\n\n\
+         [daemon]\ncapacity_cgroup = \"{p}\"\ntick = \"500ms\"\npoll = \"20ms\"\nsocket = \"@DIR@/memext.sock\"\n\n\
+         [[tiers.swapfile]]\npath = \"@DIR@/swap0\"\nsize = \"1GiB\"\npriority = 10\n"
+    );
+    let sb = TierSandbox::new("admission", &toml);
+    sb.up();
+    let reader = CacheReader::start(&sb.dir.join("table"), 64, &db);
+    let dbc = db.open().expect("open");
+    let mut touchers: Vec<Toucher> = Vec::new();
+    for path in &noise.paths {
+        let mut t = Toucher::spawn(helper(), 80 << 20).expect("toucher");
+        h.attach(path, t.pid()).expect("attach");
+        t.alloc().expect("alloc");
+        touchers.push(t);
+    }
+    // The server: 320 MiB. The critical context's ~70 MiB with headroom and
+    // three floors leave ~200 MiB: two of the 112 MiB wakes (80 MiB working
+    // set and growth room) fit together, not three.
+    h.open(p)
+        .expect("parent")
+        .write_limit(LimitKnob::V1Limit, Limit::Bytes(320 * MIB))
+        .expect("server cap");
+    let log = sb.dir.join("daemon.log");
+    let mut daemon = sb.daemon("daemon.log");
+    wait_for("the three to be pushed out", 60, || {
+        touchers.iter().all(|t| {
+            let (res, total) = mapped(t);
+            res * 4 <= total
+        })
+    });
+    let cache = || dbc.memory().expect("memory").file_bytes;
+    wait_for("the table in the page cache", 10, || cache() >= 60 * MIB);
+    let before = cache();
+
+    // All three wake at once: a little CPU, then the whole heap.
+    let (tx, rx) = mpsc::channel();
+    let t0 = Instant::now();
+    let threads: Vec<_> = touchers
+        .into_iter()
+        .enumerate()
+        .map(|(i, mut t)| {
+            let tx = tx.clone();
+            std::thread::spawn(move || {
+                t.spin(100).expect("spin");
+                let r = t.touch().expect("touch");
+                tx.send((i, t0.elapsed(), r.major_faults)).ok();
+                t
+            })
+        })
+        .collect();
+    let mut done = Vec::new();
+    let mut least = before;
+    while done.len() < 3 && t0.elapsed() < Duration::from_secs(60) {
+        least = least.min(cache());
+        if let Ok(d) = rx.recv_timeout(Duration::from_millis(100)) {
+            done.push(d);
+        }
+    }
+    let log_text = || std::fs::read_to_string(&log).unwrap_or_default();
+    assert_eq!(done.len(), 3, "wakes done: {done:?}\n{}", log_text());
+    let touchers: Vec<Toucher> = threads
+        .into_iter()
+        .map(|t| t.join().expect("thread"))
+        .collect();
+    let frozen = events_named(&log, "frozen");
+    let thawed = events_named(&log, "thawed");
+    assert!(!frozen.is_empty(), "no wake waited:\n{}", log_text());
+    for f in &frozen {
+        assert!(
+            thawed.iter().any(|t| t["context"] == f["context"]),
+            "{} never thawed:\n{}",
+            f["context"],
+            log_text()
+        );
+    }
+    assert!(
+        least * 10 >= before * 9,
+        "the critical context's page cache fell from {before} to {least} bytes during the burst"
+    );
+    eprintln!(
+        "wakes done (context, after, major faults): {done:?}; {} frozen; page cache {} -> least {} MiB",
+        frozen.len(),
+        before / MIB,
+        least / MIB
+    );
+
+    assert!(daemon.terminate(20).expect("exits").success());
+    for path in &noise.paths {
+        let c = h.open(path).expect("open");
+        assert_eq!(
+            c.read_limit(LimitKnob::V1Freezer).expect("freezer"),
+            Limit::Bytes(0),
+            "{path} left frozen"
+        );
+    }
+    drop(touchers);
+    drop(reader);
+}

@@ -1,0 +1,110 @@
+//! What the engine's decisions come out as: the commands the actuator
+//! carries out (which knob, which pages, how fast), and what it reports back.
+
+use crate::model::Transition;
+use crate::planner::Plan;
+use crate::predict::PrefetchReason;
+use crate::workingset::ChunkKey;
+use crate::ContextId;
+
+/// Read swapped pages back in, then optionally map the hottest chunks.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct BringBack {
+    pub id: ContextId,
+    pub reason: PrefetchReason,
+    pub pids: Vec<u32>,
+    /// Working-set chunks, hottest first; the rest follows by address.
+    pub order: Vec<ChunkKey>,
+    pub bandwidth: u64,
+    /// Map the chunks of `order` as huge pages afterwards (predicted wake).
+    pub map_back: bool,
+    /// Read back coldest first (the woken process faults its hottest pages
+    /// in by itself from a synchronous tier).
+    pub from_the_end: bool,
+}
+
+/// Page out a context's resident anonymous memory except `keep`.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct PushOut {
+    pub id: ContextId,
+    /// The DRAM the planner leaves it.
+    pub keep_bytes: u64,
+    pub pids: Vec<u32>,
+    /// The hottest chunks that fill `keep_bytes`.
+    pub keep: Vec<ChunkKey>,
+    pub bandwidth: u64,
+}
+
+/// One thing for the actuator to do, in the order given.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub enum Command {
+    /// Guarantee a critical context `bytes` (v2 memory.min; v1: nothing to
+    /// write, the others' limits keep the room).
+    Protect {
+        id: ContextId,
+        bytes: u64,
+    },
+    /// Cap an extend context (v1 limit_in_bytes with OOM kills off, v2 memory.high).
+    Limit {
+        id: ContextId,
+        bytes: u64,
+    },
+    BringBack(BringBack),
+    PushOut(PushOut),
+    /// Run the context at this CPU weight (v2 scale: 1-10000, 100 the
+    /// kernel's default; v1 `cpu.shares` scaled by 1024/100).
+    CpuWeight {
+        id: ContextId,
+        weight: u16,
+    },
+    /// Freeze a queued waking context (true) until it is admitted, or thaw
+    /// it (false).
+    Freeze {
+        id: ContextId,
+        frozen: bool,
+    },
+}
+
+impl Command {
+    pub fn id(&self) -> &ContextId {
+        match self {
+            Command::Protect { id, .. }
+            | Command::Limit { id, .. }
+            | Command::CpuWeight { id, .. }
+            | Command::Freeze { id, .. } => id,
+            Command::BringBack(b) => &b.id,
+            Command::PushOut(p) => &p.id,
+        }
+    }
+}
+
+/// What the actuator reports for a command.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Outcome {
+    /// Written, or handed to the mover.
+    Done,
+    /// The knob holds a value memext did not write: someone else manages the
+    /// context now; memext leaves it alone from here on.
+    Foreign,
+    /// The kernel refused or the cgroup vanished; nothing to believe.
+    Failed,
+}
+
+/// What one sample changed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Observed {
+    pub transition: Option<Transition>,
+    /// Record the context's working set now (its resident ranges per process).
+    pub wants_working_set: bool,
+}
+
+/// The decisions of one tick.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Decision {
+    /// The planner's targets and actions (what a dry run prints).
+    pub plan: Plan,
+    /// What to do, in order, already filtered against what is in flight.
+    pub commands: Vec<Command>,
+    /// Critical contexts under pressure (page-out and prefetch throttled).
+    pub pressed: Vec<ContextId>,
+}

@@ -1,0 +1,125 @@
+//! Admission on simulated traces: contexts that wake together and do not
+//! fit are let in one after another, the rest frozen.
+
+use super::*;
+
+/// An extend class under admission control.
+fn queued() -> ClassParams {
+    ClassParams {
+        admit_within: Duration::from_secs(10),
+        ..class(16)
+    }
+}
+
+fn freezes(cmds: &[Command]) -> Vec<(&str, bool)> {
+    cmds.iter()
+        .filter_map(|c| match c {
+            Command::Freeze { id, frozen } => Some((id.as_str(), *frozen)),
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn contexts_waking_in_a_burst_are_admitted_one_after_another_the_rest_frozen() {
+    let mut e = Engine::new(params());
+    // All four wake in the same tick: 4 x 332 MiB do not fit in 1 GiB.
+    let mut cs = pushed_out_then_woken(&mut e, "n", 4, &queued());
+    let refs: Vec<&Ctx> = cs.iter().collect();
+    let (tr, cmds) = tick(&mut e, &refs, 8.0);
+    assert!(tr.iter().all(|t| *t == Some(Transition::Woke)), "{tr:?}");
+    assert_eq!(freezes(&cmds), vec![("/n3", true)], "{cmds:?}");
+    assert!(matches!(cmds[0], Command::Freeze { .. }), "frozen first");
+    let back: Vec<&str> = bring_backs(&cmds).iter().map(|b| b.id.as_str()).collect();
+    assert_eq!(back, vec!["/n0", "/n1", "/n2"]);
+    assert!(cs[..3]
+        .iter()
+        .all(|c| e.get(&c.id).is_some_and(|t| t.target == 332 * MIB)));
+    // The admitted ones run; the frozen one shows no CPU, and does not
+    // settle while it waits.
+    for c in &mut cs[..3] {
+        c.cpu += Duration::from_millis(500);
+    }
+    let refs: Vec<&Ctx> = cs.iter().collect();
+    let (_, cmds) = tick(&mut e, &refs, 9.0);
+    assert!(freezes(&cmds).is_empty(), "{cmds:?}");
+    // At 10 s the first three have settled: the fourth is admitted, its
+    // limit raised and its working set queued for reading before it thaws.
+    let (_, cmds) = tick(&mut e, &refs, 10.0);
+    assert_eq!(freezes(&cmds), vec![("/n3", false)], "{cmds:?}");
+    let pos = |f: &dyn Fn(&Command) -> bool| cmds.iter().position(f).expect("command");
+    let raise = pos(
+        &|c| matches!(c, Command::Limit { id, bytes } if id.as_str() == "/n3" && *bytes == 332 * MIB),
+    );
+    let read = pos(&|c| matches!(c, Command::BringBack(b) if b.id.as_str() == "/n3"));
+    let thaw = pos(&|c| matches!(c, Command::Freeze { frozen: false, .. }));
+    assert!(raise < read && read < thaw, "{cmds:?}");
+    let t = e.get(&cs[3].id).expect("tracked");
+    assert_eq!((t.model.state, t.model.since), (State::Waking, s(10.0)));
+    assert!(!t.frozen && t.waiting_since.is_none());
+}
+
+#[test]
+fn a_wake_seen_between_ticks_waits_frozen_when_it_does_not_fit() {
+    let mut e = Engine::new(params());
+    let mut big = Ctx::new("/big", 700);
+    let mut late = Ctx::new("/late", 400);
+    big.cpu += Duration::from_secs(1);
+    e.track(big.id.clone(), Class::Extend, queued(), s(0.0));
+    e.track(late.id.clone(), Class::Extend, queued(), s(0.0));
+    for i in 0..=6 {
+        if i < 6 {
+            big.cpu += Duration::from_millis(500);
+        }
+        tick(&mut e, &[&big, &late], f64::from(i));
+    }
+    // `late` is idle and pushed out; `big` has just gone idle too, but wakes
+    // first, between ticks, and is admitted at once.
+    late.usage = 16 * MIB;
+    late.swapped = 384 * MIB;
+    tick(&mut e, &[&big, &late], 7.0);
+    tick(&mut e, &[&big, &late], 8.0);
+    tick(&mut e, &[&big, &late], 12.0);
+    assert!(e.get(&big.id).is_some_and(|t| t.out), "pushed out");
+    big.usage = 16 * MIB;
+    big.swapped = 684 * MIB;
+    tick(&mut e, &[&big, &late], 12.005);
+    assert!(e.poll(&big.id, s(12.01), big.cpu + Duration::from_millis(10)));
+    let cmds = e.serve_wake(&big.id, s(12.01), &HOST, &never_busy);
+    assert!(
+        freezes(&cmds).is_empty() && bring_backs(&cmds).len() == 1,
+        "{cmds:?}"
+    );
+    for c in &cmds {
+        e.executed(c, Outcome::Done, s(12.01));
+    }
+    e.observe(&big.id, big.sample(12.5), false);
+    e.decide(s(12.5), &HOST, &never_busy);
+    // `late` wakes too: 732 + 432 MiB do not fit in 1 GiB.
+    assert!(!e.poll(&late.id, s(12.58), late.cpu));
+    assert!(e.poll(&late.id, s(12.6), late.cpu + Duration::from_millis(10)));
+    let cmds = e.serve_wake(&late.id, s(12.6), &HOST, &never_busy);
+    assert_eq!(freezes(&cmds), vec![("/late", true)]);
+    assert!(bring_backs(&cmds).is_empty());
+}
+
+#[test]
+fn a_context_that_cannot_be_frozen_runs_as_without_admission() {
+    let mut e = Engine::new(params());
+    let cs = pushed_out_then_woken(&mut e, "f", 4, &queued());
+    let refs: Vec<&Ctx> = cs.iter().collect();
+    for c in &refs {
+        e.observe(&c.id, c.sample(8.0), false);
+    }
+    let d = e.decide(s(8.0), &HOST, &never_busy);
+    let freeze = d
+        .commands
+        .iter()
+        .find(|c| matches!(c, Command::Freeze { .. }))
+        .expect("a freeze");
+    e.executed(freeze, Outcome::Failed, s(8.0));
+    let t = e.get(freeze.id()).expect("tracked");
+    assert!(!t.frozen && t.waiting_since.is_none());
+    let d = e.decide(s(8.5), &HOST, &never_busy);
+    assert!(freezes(&d.commands).is_empty(), "{:?}", d.commands);
+}
