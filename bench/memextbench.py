@@ -50,23 +50,55 @@ def use_build(profile):
         BIN = os.path.join(ROOT, "target", "debug")
 
 
-def daemon_events(log_path, event=None):
-    """The structured events of a daemon log written with `--log-format json`
-    (as `start_daemon` writes it), each a dict of its fields plus `at`, its
-    wall-clock time in seconds; only those named `event` if given."""
-    out = []
-    with open(log_path) as f:
+def _json_lines(path):
+    """The JSON objects of a file of JSON lines (other lines skipped)."""
+    with open(path) as f:
         for line in f:
             try:
                 e = json.loads(line)
             except ValueError:
                 continue
-            if not isinstance(e, dict) or "event" not in e or (event and e["event"] != event):
-                continue
-            stamp = e.get("timestamp", "").rstrip("Z")[:26]  # microseconds: fromisoformat's limit
-            e["at"] = datetime.datetime.fromisoformat(stamp).replace(tzinfo=datetime.timezone.utc).timestamp()
-            out.append(e)
+            if isinstance(e, dict):
+                yield e
+
+
+def daemon_events(log_path, event=None):
+    """The structured events of a daemon log written with `--log-format json`
+    (as `start_daemon` writes it), each a dict of its fields plus `at`, its
+    wall-clock time in seconds; only those named `event` if given."""
+    out = []
+    for e in _json_lines(log_path):
+        if "event" not in e or (event and e["event"] != event):
+            continue
+        stamp = e.get("timestamp", "").rstrip("Z")[:26]  # microseconds: fromisoformat's limit
+        e["at"] = datetime.datetime.fromisoformat(stamp).replace(tzinfo=datetime.timezone.utc).timestamp()
+        out.append(e)
     return out
+
+
+def daemon_problems(log_path):
+    """The daemon's warnings and errors: the lines of its JSON log at level
+    WARN or ERROR, whether or not they carry an event."""
+    return [e for e in _json_lines(log_path) if e.get("level") in ("ERROR", "WARN")]
+
+
+def daemon_figures(pid, config, state_dir):
+    """A running daemon's own figures, read from the host: contexts it tracks
+    (`memext status --json`), knobs it owns (records in STATE_DIR/daemon.json),
+    its open fds and RSS."""
+    status = memext(["--config", config, "status", "--json"], capture_output=True, text=True)
+    try:
+        tracked = len(json.loads(status.stdout))
+    except ValueError:
+        tracked = None
+    try:
+        with open(os.path.join(state_dir, "daemon.json")) as f:
+            ledger = len(json.load(f)["records"])
+    except (OSError, ValueError, KeyError):
+        ledger = 0
+    with open(f"/proc/{pid}/status") as f:
+        rss_kib = next(int(line.split()[1]) for line in f if line.startswith("VmRSS:"))
+    return {"tracked": tracked, "ledger": ledger, "fds": len(os.listdir(f"/proc/{pid}/fd")), "rss_kib": rss_kib}
 
 
 def memext_config(work, parent, engine_root, critical=(), idle_after=None, floor="16MiB"):
@@ -154,7 +186,9 @@ class Cleanup:
 
 def _dirs(path):
     if V1:
-        return [f"{CG}/{h}{path}" for h in ("memory", "cpuacct", "unified")]
+        # Every v1 hierarchy memext reads or writes (the cpu weight, the freezer).
+        return [f"{CG}/{h}{path}" for h in ("memory", "cpuacct", "cpu", "freezer", "unified")
+                if os.path.isdir(f"{CG}/{h}")]
     return [f"{CG}{path}"]
 
 

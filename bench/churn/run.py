@@ -22,7 +22,6 @@ Ctrl-C.
 """
 import argparse
 import concurrent.futures
-import json
 import os
 import subprocess
 import sys
@@ -35,33 +34,6 @@ PARENT = "/memext-bench-churn"
 ENGINE = mb.DockerEngine(os.environ.get("MEMEXT_ENGINE_DIR", "/var/tmp/memext-dockerd-churn"), PARENT)
 # Allocates and touches MiB of memory, then sleeps until stopped.
 HOLD = "python3 -c 'import time,sys; b=bytearray({mib}<<20); [b.__setitem__(i,1) for i in range(0,len(b),4096)]; time.sleep(3600)'"
-
-
-def daemon_figures(pid, sock, state_dir, cfg):
-    status = subprocess.run([os.path.join(mb.BIN, "memext"), "--config", cfg, "status", "--json"],
-                            capture_output=True, text=True)
-    try:
-        tracked = len(json.loads(status.stdout))
-    except ValueError:
-        tracked = None
-    try:
-        ledger = len(json.load(open(os.path.join(state_dir, "daemon.json")))["records"])
-    except (OSError, ValueError, KeyError):
-        ledger = 0
-    rss_kib = next(int(line.split()[1]) for line in open(f"/proc/{pid}/status") if line.startswith("VmRSS:"))
-    return {"tracked": tracked, "ledger": ledger, "fds": len(os.listdir(f"/proc/{pid}/fd")), "rss_kib": rss_kib}
-
-
-def log_problems(path):
-    out = []
-    for line in open(path):
-        try:
-            e = json.loads(line)
-        except ValueError:
-            continue
-        if e.get("level") in ("ERROR", "WARN"):
-            out.append(e)
-    return out
 
 
 def cycle(i, a):
@@ -118,7 +90,7 @@ def main():
         pid = int(subprocess.run(["pgrep", "-n", "-f", f"memext --log-format json --config {cfg}"],
                                  capture_output=True, text=True).stdout.split()[0])
         time.sleep(3)  # start-up: sockets, the first ticks
-        before = daemon_figures(pid, f"{work}/memext.sock", state, cfg)
+        before = mb.daemon_figures(pid, cfg, state)
         mb.log(f"daemon {pid} before: {before}")
         t0, done, failed = time.time(), 0, 0
         with concurrent.futures.ThreadPoolExecutor(a.parallel) as pool:
@@ -128,11 +100,11 @@ def main():
                     failed += 1
                     mb.log(f"  cycle failed: {f.exception()}")
                 if done % max(1, a.cycles // 20) == 0 or done == a.cycles:
-                    now = daemon_figures(pid, f"{work}/memext.sock", state, cfg)
+                    now = mb.daemon_figures(pid, cfg, state)
                     mb.log(f"  {done}/{a.cycles} cycles in {time.time() - t0:.0f} s; daemon: {now}")
         time.sleep(4)  # the daemon sees the last ones go
-        after = daemon_figures(pid, f"{work}/memext.sock", state, cfg)
-        problems = log_problems(log)
+        after = mb.daemon_figures(pid, cfg, state)
+        problems = mb.daemon_problems(log)
         res = {"parameters": vars(a), "machine": mb.machine_facts(), "seconds": time.time() - t0,
                "cycles_failed": failed, "before": before, "after": after,
                "daemon_warnings_and_errors": problems}

@@ -164,6 +164,14 @@ impl Drop for ScratchDir {
     }
 }
 
+/// How many daemon errors a bench's results.json reports (its
+/// `daemon_warnings_and_errors` entries at level ERROR).
+pub fn daemon_errors(results: &serde_json::Value) -> usize {
+    results["daemon_warnings_and_errors"]
+        .as_array()
+        .map_or(0, |l| l.iter().filter(|e| e["level"] == "ERROR").count())
+}
+
 /// Runs `python3 bench/<name>/run.py ARGS --profile debug --out DIR` (a
 /// benchmark's smoke profile, against this build) into a fresh scratch
 /// directory, asserts that it succeeded and that it left no swap device behind,

@@ -5,7 +5,7 @@
 //! error, and nothing is left behind (swap, cgroups, containers).
 
 use memext_e2e::is_root;
-use memext_e2e::sandbox::run_bench_smoke;
+use memext_e2e::sandbox::{daemon_errors, run_bench_smoke};
 
 #[test]
 fn churn_smoke_leaves_the_daemon_as_it_found_it() {
@@ -17,13 +17,7 @@ fn churn_smoke_leaves_the_daemon_as_it_found_it() {
     for k in ["tracked", "ledger", "fds"] {
         assert_eq!(r["after"][k], r["before"][k], "{k}: {text}");
     }
-    let errors = r["daemon_warnings_and_errors"]
-        .as_array()
-        .expect("list")
-        .iter()
-        .filter(|e| e["level"] == "ERROR")
-        .count();
-    assert_eq!(errors, 0, "{text}");
+    assert_eq!(daemon_errors(&r), 0, "{text}");
     for root in ["/sys/fs/cgroup/memory", "/sys/fs/cgroup"] {
         let left = std::path::Path::new(root).join("memext-bench-churn");
         assert!(

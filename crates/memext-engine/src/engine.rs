@@ -28,6 +28,12 @@ pub const PRESSURE_MAJFLT: u64 = 10;
 /// this fraction (1/N) of their bandwidth.
 pub const THROTTLE_DIVISOR: u64 = 4;
 
+/// The CPU weight (v2 scale) an admitted waking extend context runs at until
+/// it settles, the kernel's default: admission bounds how many run so, and a
+/// wake at its class's low weight waited for the critical contexts' CPU (a
+/// 53 MiB re-touch took 20 s behind a busy PostgreSQL in bench/peers).
+pub const WAKE_CPU_WEIGHT: u16 = 100;
+
 /// Daemon-wide policy.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct EngineParams {
@@ -218,11 +224,18 @@ impl Engine {
         commands.splice(0..0, freezes);
         commands.extend(thaws);
         // Each class's CPU weight, every tick (the actuator writes only a
-        // change, and notices a weight someone else set).
+        // change, and notices a weight someone else set); an admitted waking
+        // context runs at the kernel's default until it settles.
         commands.extend(self.contexts.values().filter_map(|t| {
+            let class_weight = t.params.cpu_weight?;
+            let waking = t.model.state == State::Waking && t.waiting_since.is_none();
             Some(Command::CpuWeight {
                 id: t.id.clone(),
-                weight: t.params.cpu_weight?,
+                weight: if waking {
+                    class_weight.max(WAKE_CPU_WEIGHT)
+                } else {
+                    class_weight
+                },
             })
         }));
         Decision {
@@ -365,7 +378,14 @@ impl Engine {
                 reason: PrefetchReason::Woke,
             },
         ];
-        self.commands(&actions, false, at, host, busy)
+        let mut out = self.commands(&actions, false, at, host, busy);
+        if let Some(w) = t.params.cpu_weight {
+            out.push(Command::CpuWeight {
+                id: id.clone(),
+                weight: w.max(WAKE_CPU_WEIGHT),
+            });
+        }
+        out
     }
 
     /// Turns planner actions into commands: protections and raised limits

@@ -465,5 +465,41 @@ fn each_context_runs_at_its_classs_cpu_weight_and_critical_ones_are_left_as_they
     }
 }
 
+#[test]
+fn a_waking_extend_context_runs_at_the_default_cpu_weight_until_it_settles() {
+    let mut e = Engine::new(params());
+    let low = ClassParams {
+        cpu_weight: Some(1),
+        ..class(16)
+    };
+    let mut c = Ctx::new("/noise", 64);
+    e.track(c.id.clone(), Class::Extend, low, s(0.0));
+    let weight = |cmds: &[Command]| {
+        cmds.iter().find_map(|c| match c {
+            Command::CpuWeight { weight, .. } => Some(*weight),
+            _ => None,
+        })
+    };
+    for i in 0..=6 {
+        let (_, cmds) = tick(&mut e, &[&c], f64::from(i));
+        assert_eq!(weight(&cmds), Some(1), "tick {i}");
+    }
+    c.cpu += Duration::from_secs(1);
+    let (tr, cmds) = tick(&mut e, &[&c], 7.0);
+    assert_eq!(tr, vec![Some(Transition::Woke)]);
+    assert_eq!(weight(&cmds), Some(WAKE_CPU_WEIGHT), "{cmds:?}");
+    for i in 8..=9 {
+        c.cpu += Duration::from_secs(1);
+        tick(&mut e, &[&c], f64::from(i));
+    }
+    assert_eq!(e.get(&c.id).map(|t| t.model.state), Some(State::Active));
+    let (_, cmds) = tick(&mut e, &[&c], 10.0);
+    assert_eq!(
+        weight(&cmds),
+        Some(1),
+        "settled: back to its class's weight"
+    );
+}
+
 #[path = "engine_admission_tests.rs"]
 mod admission;

@@ -17,6 +17,7 @@ pub mod maps;
 pub mod pagemap;
 pub mod peer;
 pub mod pidfd;
+pub mod procstat;
 pub mod sched;
 pub mod swap;
 

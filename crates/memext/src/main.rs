@@ -2,20 +2,10 @@
 //! memory for containers.
 #![forbid(unsafe_code)]
 
-mod cli;
-mod config;
-mod contexts;
-mod daemon;
-mod identity;
-mod pmem;
-mod socket;
-mod status;
-mod tiers;
-mod units;
-
 use std::process::ExitCode;
 
 use clap::Parser;
+use memext::cli;
 
 fn main() -> ExitCode {
     let cli = cli::Cli::parse();

@@ -117,6 +117,7 @@ impl Actuator {
                     bandwidth: b.bandwidth,
                     map_back: b.map_back,
                     from_the_end: b.from_the_end,
+                    urgent: b.reason == memext_engine::predict::PrefetchReason::Woke,
                 });
                 Outcome::Done
             }

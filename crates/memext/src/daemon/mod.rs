@@ -400,7 +400,15 @@ impl Daemon {
             let (Some(t), true) = (self.tracked.get(id), self.engine.contains(id)) else {
                 continue;
             };
-            let outcome = self.act.execute(cmd, &t.cg);
+            // A context whose processes are being killed is never frozen: it
+            // is on its way out, and its teardown is not a wake.
+            let outcome = if matches!(cmd, Command::Freeze { frozen: true, .. })
+                && self.observer.is_going(&t.cg)
+            {
+                Outcome::Failed
+            } else {
+                self.act.execute(cmd, &t.cg)
+            };
             self.engine.executed(cmd, outcome, self.now());
             if outcome == Outcome::Foreign {
                 self.tracked.remove(id);

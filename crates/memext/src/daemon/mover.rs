@@ -39,6 +39,9 @@ pub enum Job {
         /// already faulting its hottest pages in by itself from a synchronous
         /// tier (zram), where both would otherwise decompress the same pages.
         from_the_end: bool,
+        /// A woken context waits for it: done at the daemon's own priority,
+        /// not the mover's low one.
+        urgent: bool,
     },
 }
 
@@ -127,12 +130,20 @@ impl Mover {
 /// contexts, done on the CPU critical ones leave, as the extend contexts'
 /// own faults are (their CPU weight): bench/peers measured the daemon at
 /// 8-12% of the machine in the cells where the critical workload lost CPU.
+/// The read-back of a woken context, which waits for it, runs at nice 0.
 pub const MOVER_NICE: i32 = 19;
 
-fn run(rx: &Receiver<Job>, stats: &Shared) {
-    if let Err(e) = memext_sys::sched::set_thread_nice(MOVER_NICE) {
-        tracing::warn!("the mover runs at the daemon's CPU priority: {e}");
+/// Runs the next job at `nice` (said once if the kernel refuses).
+fn set_nice(nice: i32, said: &mut bool) {
+    if let Err(e) = memext_sys::sched::set_thread_nice(nice) {
+        if !std::mem::replace(said, true) {
+            tracing::warn!("the mover runs at the daemon's CPU priority: {e}");
+        }
     }
+}
+
+fn run(rx: &Receiver<Job>, stats: &Shared) {
+    let mut said = false;
     let mut queue: Vec<Job> = Vec::new();
     loop {
         // Take everything waiting; bring-backs first, a bring-back cancels a
@@ -153,6 +164,8 @@ fn run(rx: &Receiver<Job>, stats: &Shared) {
         }
         let job = queue.remove(0);
         let key = job.key().clone();
+        let urgent = matches!(job, Job::BringBack { urgent: true, .. });
+        set_nice(if urgent { 0 } else { MOVER_NICE }, &mut said);
         let result = match &job {
             Job::BringBack {
                 pids,
@@ -349,6 +362,7 @@ mod tests {
             bandwidth: 0,
             map_back: false,
             from_the_end: false,
+            urgent: false,
         }
     }
     fn po(key: &str) -> Job {

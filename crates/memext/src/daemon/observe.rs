@@ -106,6 +106,15 @@ pub trait Observer {
     /// The resident private anonymous ranges of each of `pids` (processes
     /// that vanish meanwhile are left out).
     fn working_set(&mut self, pids: &[u32]) -> Vec<(u32, Vec<(u64, u64)>)>;
+    /// Whether any process of the context is exiting or killed (its teardown
+    /// looks like a wake; it must not be frozen).
+    fn is_going(&mut self, cg: &AnyCgroup) -> bool {
+        let root = &self.host().proc_root;
+        cg.procs_recursive().map_or(true, |pids| {
+            pids.iter()
+                .any(|&p| memext_sys::procstat::is_going(root, p))
+        })
+    }
     /// Capacity and the swap tier in front.
     fn host_facts(&mut self, cfg: &Config) -> anyhow::Result<HostFacts>;
     /// Waits at most until `deadline` (and no longer than one poll) for

@@ -105,19 +105,31 @@ pub fn serve(path: &Path, rows: Reports) -> anyhow::Result<Listener> {
 fn answer(conn: UnixStream, rows: &Reports) -> anyhow::Result<()> {
     conn.set_nonblocking(false)?;
     conn.set_read_timeout(Some(Duration::from_secs(2)))?;
-    let mut line = String::new();
+    let mut request = Vec::new();
     // A request is one short line; anything longer is not a client of ours.
-    BufReader::new((&conn).take_bounded(256)).read_line(&mut line)?;
+    BufReader::new((&conn).take_bounded(REQUEST_MAX)).read_until(b'\n', &mut request)?;
+    let rows = rows.lock().map(|r| r.clone()).unwrap_or_default();
     let mut conn = conn;
-    match line.trim() {
-        "status" => {
-            let rows = rows.lock().map(|r| r.clone()).unwrap_or_default();
-            serde_json::to_writer(&mut conn, &rows)?;
-            conn.write_all(b"\n")?;
-        }
-        other => writeln!(conn, "{{\"error\": \"unknown request {other:?}\"}}")?,
-    }
+    conn.write_all(&respond(&request, &rows))?;
     Ok(())
+}
+
+/// The longest request line read from a client.
+pub const REQUEST_MAX: u64 = 256;
+
+/// The answer to one request line (any bytes a client sent): the rows as one
+/// JSON line for `status`, a JSON error line for anything else.
+pub fn respond(request: &[u8], rows: &[ContextReport]) -> Vec<u8> {
+    let text = String::from_utf8_lossy(request);
+    let mut out = match text.trim() {
+        "status" => serde_json::to_vec(rows).unwrap_or_else(|_| b"[]".to_vec()),
+        other => serde_json::to_vec(
+            &serde_json::json!({ "error": format!("unknown request {other:?}") }),
+        )
+        .unwrap_or_default(),
+    };
+    out.push(b'\n');
+    out
 }
 
 trait TakeBounded: std::io::Read + Sized {
@@ -276,6 +288,25 @@ mod tests {
         let l = serve(&path, Reports::default()).expect("serve over a stale socket");
         assert!(query(&path).expect("query").is_empty());
         l.close();
+    }
+
+    #[test]
+    fn any_request_gets_one_json_line_and_only_status_the_rows() {
+        let rows = [row("/a/idle")];
+        let ok = respond(b"status\n", &rows);
+        let v: Vec<ContextReport> = serde_json::from_slice(&ok).expect("rows");
+        assert_eq!(v, rows);
+        for bad in [&b"stat"[..], b"", b"\xff\xfe\"}\n", b"status extra\n"] {
+            let out = respond(bad, &rows);
+            assert_eq!(out.iter().filter(|&&b| b == b'\n').count(), 1);
+            let v: serde_json::Value = serde_json::from_slice(&out).expect("JSON");
+            assert!(
+                v["error"]
+                    .as_str()
+                    .is_some_and(|e| e.contains("unknown request")),
+                "{v}"
+            );
+        }
     }
 
     #[test]
