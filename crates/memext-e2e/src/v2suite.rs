@@ -124,6 +124,11 @@ fn knobs(me: &Path) -> anyhow::Result<()> {
         c.read_limit(LimitKnob::Freeze)? == Limit::Bytes(1),
         "cgroup.freeze: wrote 1"
     );
+    // Freezing completes asynchronously: cgroup.events says when it has.
+    let events = cg.path.under(&h.root).join("cgroup.events");
+    crate::sandbox::wait_for("cgroup.events: frozen 1", 5, || {
+        std::fs::read_to_string(&events).is_ok_and(|e| e.lines().any(|l| l == "frozen 1"))
+    })?;
     let cpu = c.cpu_usage()?;
     std::thread::sleep(std::time::Duration::from_millis(200));
     ensure!(c.cpu_usage()? == cpu, "a frozen cgroup used CPU");
