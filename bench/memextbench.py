@@ -225,6 +225,16 @@ def attach(path, pid):
             f.write(str(pid))
 
 
+def spawn_in(path, argv, **kw):
+    """Starts `argv` inside cgroup `path`: the shell moves itself into the
+    memory cgroup and then execs, so that everything the process allocates is
+    charged there; then it is moved in every other hierarchy. Returns the Popen."""
+    procs = f"{_dirs(path)[0]}/cgroup.procs"
+    p = subprocess.Popen(["sh", "-c", 'echo $$ > "$0" && exec "$@"', procs, *argv], **kw)
+    attach(path, p.pid)
+    return p
+
+
 def set_memory_cap(path, nbytes):
     if V1:
         with open(f"{CG}/memory{path}/memory.limit_in_bytes", "w") as f:
@@ -253,6 +263,10 @@ class Toucher:
 
     def alloc(self):
         self.ask("alloc")
+
+    def spin(self, ms):
+        """Burns `ms` of CPU without touching memory: a wake."""
+        self.ask(f"spin {ms}")
 
     def touch(self):
         r = self.ask("touch")

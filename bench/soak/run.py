@@ -143,12 +143,8 @@ def main():
         for i, c in enumerate(plan):
             mb.make_cgroup(c["path"], cleanup)
             logs.append(os.path.join(work, f"noise{i}.log"))
-            # Started in its memory cgroup (the shell moves itself, then execs),
-            # then moved in every other hierarchy.
-            procs = f"{mb._dirs(c['path'])[0]}/cgroup.procs"
-            p = subprocess.Popen(["sh", "-c", 'echo $$ > "$0" && exec "$@"', procs, "python3", NOISE, "burst",
-                                  logs[-1], str(a.mib), c["schedule"], str(c["period"]), str(start), str(i)])
-            mb.attach(c["path"], p.pid)
+            p = mb.spawn_in(c["path"], ["python3", NOISE, "burst", logs[-1], str(a.mib), c["schedule"],
+                                         str(c["period"]), str(start), str(i)])
             cleanup.push(f"noise {p.pid}", lambda p=p: (p.kill(), p.wait()))
         before = {c["path"]: knobs(c["path"]) for c in plan}
         log = os.path.join(out, "memext-daemon.log")

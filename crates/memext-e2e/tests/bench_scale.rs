@@ -1,0 +1,33 @@
+//! The smoke test of bench/scale: 20 and then 40 idle contexts under `memext
+//! daemon`; for each count the bench reports the daemon's CPU and RSS in steady
+//! state and times two wakes from its log. Asserts what it reports: every
+//! context tracked and pushed out, a CPU and RSS figure, both wakes seen, and
+//! nothing left behind (swap, cgroups).
+
+use memext_e2e::is_root;
+use memext_e2e::sandbox::run_bench_smoke;
+
+#[test]
+fn scale_smoke_measures_the_daemon_at_each_count() {
+    assert!(is_root(), "bench/scale needs root");
+    let scratch = run_bench_smoke("scale", &["--smoke"]);
+    let text = std::fs::read_to_string(scratch.0.join("results.json")).expect("results.json");
+    let r: serde_json::Value = serde_json::from_str(&text).expect("json");
+    let rows = r["rows"].as_array().expect("rows");
+    assert_eq!(rows.len(), 2, "{text}");
+    for row in rows {
+        let n = row["contexts"].as_u64().expect("contexts");
+        assert_eq!(row["tracked"].as_u64(), Some(n), "{text}");
+        assert!(
+            row["pushed_out"].as_u64().unwrap_or(0) * 10 >= n * 9,
+            "{text}"
+        );
+        assert!(row["cpu_pct"].as_f64().is_some_and(|c| c > 0.0), "{text}");
+        assert!(row["rss_mib"].as_f64().is_some_and(|m| m > 1.0), "{text}");
+        assert_eq!(row["wakes_seen"], row["probes"], "{text}");
+    }
+    for root in ["/sys/fs/cgroup/memory", "/sys/fs/cgroup"] {
+        let left = std::path::Path::new(root).join("memext-bench-scale");
+        assert!(!left.exists(), "left behind: {}", left.display());
+    }
+}
