@@ -40,6 +40,32 @@ def add_profile_arg(ap, what="memext"):
                     help=f"which build of {what} to use (debug: as built, no cargo build)")
 
 
+def parse_bench_args(ap, name, needs):
+    """The end of a bench's command line: --out and --profile added, parsed,
+    root checked (`needs` says what for); `out` made absolute (default
+    results/NAME-TIMESTAMP)."""
+    ap.add_argument("--out", default=None, help=f"results directory (default results/{name}-TIMESTAMP)")
+    add_profile_arg(ap)
+    a = ap.parse_args()
+    if os.geteuid() != 0:
+        sys.exit(f"bench/{name} needs root ({needs})")
+    a.out = os.path.abspath(a.out or os.path.join(ROOT, "results", time.strftime(f"{name}-%Y%m%d-%H%M%S")))
+    return a
+
+
+def bench_workspace(name, a):
+    """Makes the results directory, builds memext as `a.profile` says, and
+    returns (cleanup, work): the undo stack and a scratch directory
+    /var/tmp/memext-bench-NAME-PID it removes at the end."""
+    os.makedirs(a.out, exist_ok=True)
+    use_build(a.profile)
+    cleanup = Cleanup()
+    work = f"/var/tmp/memext-bench-{name}-{os.getpid()}"
+    os.makedirs(work, exist_ok=True)
+    cleanup.push(f"dir {work}", lambda: subprocess.run(["rm", "-rf", work]))
+    return cleanup, work
+
+
 def use_build(profile):
     """Builds memext in release (the benchmarks' default) or uses the debug build
     as it stands (the test suite's smoke runs, after cargo test built it)."""
@@ -82,15 +108,22 @@ def daemon_problems(log_path):
     return [e for e in _json_lines(log_path) if e.get("level") in ("ERROR", "WARN")]
 
 
+def daemon_status(config):
+    """The rows of `memext status --json` from a running daemon, None if it
+    does not answer."""
+    status = memext(["--config", config, "status", "--json"], capture_output=True, text=True)
+    try:
+        return json.loads(status.stdout)
+    except ValueError:
+        return None
+
+
 def daemon_figures(pid, config, state_dir):
     """A running daemon's own figures, read from the host: contexts it tracks
     (`memext status --json`), knobs it owns (records in STATE_DIR/daemon.json),
     its open fds and RSS."""
-    status = memext(["--config", config, "status", "--json"], capture_output=True, text=True)
-    try:
-        tracked = len(json.loads(status.stdout))
-    except ValueError:
-        tracked = None
+    rows = daemon_status(config)
+    tracked = None if rows is None else len(rows)
     try:
         with open(os.path.join(state_dir, "daemon.json")) as f:
             ledger = len(json.load(f)["records"])

@@ -23,7 +23,6 @@ Ctrl-C.
 import argparse
 import concurrent.futures
 import os
-import subprocess
 import sys
 import time
 
@@ -53,20 +52,11 @@ def main():
     ap.add_argument("--hold", type=float, default=2.0, help="seconds each container runs (default 2)")
     ap.add_argument("--mib", type=int, default=16, help="memory each container touches (default 16)")
     ap.add_argument("--smoke", action="store_true", help="12 cycles, for the test suite")
-    ap.add_argument("--out", default=None, help="results directory (default results/churn-TIMESTAMP)")
-    mb.add_profile_arg(ap)
-    a = ap.parse_args()
-    if os.geteuid() != 0:
-        sys.exit("bench/churn needs root (cgroups, Docker)")
+    a = mb.parse_bench_args(ap, "churn", "cgroups, Docker")
     if a.smoke:
         a.cycles, a.parallel, a.hold, a.mib = 12, 3, 1.0, 8
-    out = os.path.abspath(a.out or os.path.join(mb.ROOT, "results", time.strftime("churn-%Y%m%d-%H%M%S")))
-    os.makedirs(out, exist_ok=True)
-    mb.use_build(a.profile)
-    cleanup = mb.Cleanup()
-    work = f"/var/tmp/memext-bench-churn-{os.getpid()}"
-    os.makedirs(work, exist_ok=True)
-    cleanup.push(f"dir {work}", lambda: subprocess.run(["rm", "-rf", work]))
+    out = a.out
+    cleanup, work = mb.bench_workspace("churn", a)
     try:
         mb.make_cgroup(PARENT, cleanup)
         mb.log("starting the private Docker engine")
@@ -86,9 +76,7 @@ def main():
         mb.memext(["--config", cfg, "tiers", "up"], check=True, capture_output=True)
         cleanup.push("tiers", lambda: mb.memext(["--config", cfg, "tiers", "down"], capture_output=True))
         log = os.path.join(out, "memext-daemon.log")
-        mb.start_daemon(cfg, log, cleanup)
-        pid = int(subprocess.run(["pgrep", "-n", "-f", f"memext --log-format json --config {cfg}"],
-                                 capture_output=True, text=True).stdout.split()[0])
+        pid = mb.start_daemon(cfg, log, cleanup).pid
         time.sleep(3)  # start-up: sockets, the first ticks
         before = mb.daemon_figures(pid, cfg, state)
         mb.log(f"daemon {pid} before: {before}")

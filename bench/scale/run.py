@@ -21,7 +21,6 @@ A benchmark: it measures and prints; it asserts nothing. Everything it starts
 is removed again, also on Ctrl-C.
 """
 import argparse
-import json
 import os
 import subprocess
 import sys
@@ -54,14 +53,6 @@ def write_tiers(work, a):
     return cfg
 
 
-def status(cfg):
-    out = mb.memext(["--config", cfg, "status", "--json"], capture_output=True, text=True)
-    try:
-        return json.loads(out.stdout)
-    except ValueError:
-        return []
-
-
 def one_count(n, a, work, cleanup):
     """Sets up N contexts, measures, tears them down. One result row."""
     mark = cleanup.mark()
@@ -87,7 +78,7 @@ def one_count(n, a, work, cleanup):
         t1, rows, out, last_change = time.time(), [], -1, time.time()
         time.sleep(a.idle_after + 2)
         while time.time() - t1 < a.settle_max:
-            rows = status(cfg)
+            rows = mb.daemon_status(cfg) or []
             now_out = sum(1 for r in rows if r["out"])
             if now_out != out:
                 out, last_change = now_out, time.time()
@@ -151,11 +142,7 @@ def main():
     ap.add_argument("--settle-max", type=float, default=180.0, help="most seconds to wait for the push-outs (default 180)")
     ap.add_argument("--swap", default="12GiB", help="swap file size (default 12GiB)")
     ap.add_argument("--smoke", action="store_true", help="20 and 40 contexts, 5 s windows, for the test suite")
-    ap.add_argument("--out", default=None, help="results directory (default results/scale-TIMESTAMP)")
-    mb.add_profile_arg(ap)
-    a = ap.parse_args()
-    if os.geteuid() != 0:
-        sys.exit("bench/scale needs root (cgroups, swap)")
+    a = mb.parse_bench_args(ap, "scale", "cgroups, swap")
     if a.smoke:
         a.counts, a.seconds, a.probes, a.swap, a.settle_max = "20,40", 5.0, 2, "1GiB", 60.0
     try:
@@ -165,13 +152,7 @@ def main():
     if not counts or min(counts) < 1 or a.probes < 0 or a.seconds <= 0 or a.mib < 10:
         ap.error("--counts >= 1, --probes >= 0, --seconds > 0, --mib >= 10")
     a.probes = min(a.probes, min(counts))
-    a.out = os.path.abspath(a.out or os.path.join(mb.ROOT, "results", time.strftime("scale-%Y%m%d-%H%M%S")))
-    os.makedirs(a.out, exist_ok=True)
-    mb.use_build(a.profile)
-    cleanup = mb.Cleanup()
-    work = f"/var/tmp/memext-bench-scale-{os.getpid()}"
-    os.makedirs(work, exist_ok=True)
-    cleanup.push(f"dir {work}", lambda: subprocess.run(["rm", "-rf", work]))
+    cleanup, work = mb.bench_workspace("scale", a)
     rows = []
     try:
         tiers = write_tiers(work, a)

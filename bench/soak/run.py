@@ -26,7 +26,6 @@ import argparse
 import json
 import os
 import random
-import subprocess
 import sys
 import time
 
@@ -102,23 +101,14 @@ def main():
     ap.add_argument("--warmup", type=float, default=120.0, help="seconds before the first figures count (default 120)")
     ap.add_argument("--sample", type=float, default=60.0, help="seconds between samples (default 60)")
     ap.add_argument("--smoke", action="store_true", help="6 contexts for 40 s, for the test suite")
-    ap.add_argument("--out", default=None, help="results directory (default results/soak-TIMESTAMP)")
-    mb.add_profile_arg(ap)
-    a = ap.parse_args()
-    if os.geteuid() != 0:
-        sys.exit("bench/soak needs root (cgroups, swap)")
+    a = mb.parse_bench_args(ap, "soak", "cgroups, swap")
     if a.smoke:
         a.contexts, a.period, a.minutes, a.warmup, a.sample = 6, "3,6", 40 / 60, 10.0, 5.0
     lo, hi = (float(x) for x in a.period.split(","))
     if a.contexts < 1 or lo <= 0 or hi < lo or a.minutes * 60 <= a.warmup or a.sample <= 0:
         ap.error("--contexts >= 1, --period 0 < MIN <= MAX, --minutes longer than --warmup, --sample > 0")
-    out = os.path.abspath(a.out or os.path.join(mb.ROOT, "results", time.strftime("soak-%Y%m%d-%H%M%S")))
-    os.makedirs(out, exist_ok=True)
-    mb.use_build(a.profile)
-    cleanup = mb.Cleanup()
-    work = f"/var/tmp/memext-bench-soak-{os.getpid()}"
-    os.makedirs(work, exist_ok=True)
-    cleanup.push(f"dir {work}", lambda: subprocess.run(["rm", "-rf", work]))
+    out = a.out
+    cleanup, work = mb.bench_workspace("soak", a)
     rng = random.Random(1)
     plan = [{"path": f"{PARENT}/c{i:03d}", "schedule": SCHEDULES[i % 3],
              "period": round(rng.uniform(lo, hi), 1),

@@ -164,6 +164,23 @@ impl Drop for ScratchDir {
     }
 }
 
+/// The results.json a bench wrote into `dir`: its text (for messages) and
+/// its value.
+pub fn bench_results(dir: &ScratchDir) -> (String, serde_json::Value) {
+    let text = std::fs::read_to_string(dir.0.join("results.json")).expect("results.json");
+    let value = serde_json::from_str(&text).expect("results.json is JSON");
+    (text, value)
+}
+
+/// Panics if top-level cgroup `name` is left in the v1 memory hierarchy or
+/// at the cgroup root (v2, or the v1 mount point).
+pub fn assert_cgroup_gone(name: &str) {
+    for root in ["/sys/fs/cgroup/memory", "/sys/fs/cgroup"] {
+        let left = std::path::Path::new(root).join(name);
+        assert!(!left.exists(), "left behind: {}", left.display());
+    }
+}
+
 /// How many daemon errors a bench's results.json reports (its
 /// `daemon_warnings_and_errors` entries at level ERROR).
 pub fn daemon_errors(results: &serde_json::Value) -> usize {

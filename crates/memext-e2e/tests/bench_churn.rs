@@ -5,25 +5,17 @@
 //! error, and nothing is left behind (swap, cgroups, containers).
 
 use memext_e2e::is_root;
-use memext_e2e::sandbox::{daemon_errors, run_bench_smoke};
+use memext_e2e::sandbox::{assert_cgroup_gone, bench_results, daemon_errors, run_bench_smoke};
 
 #[test]
 fn churn_smoke_leaves_the_daemon_as_it_found_it() {
     assert!(is_root(), "bench/churn needs root");
     let scratch = run_bench_smoke("churn", &["--smoke"]);
-    let text = std::fs::read_to_string(scratch.0.join("results.json")).expect("results.json");
-    let r: serde_json::Value = serde_json::from_str(&text).expect("json");
+    let (text, r) = bench_results(&scratch);
     assert_eq!(r["cycles_failed"], 0, "{text}");
     for k in ["tracked", "ledger", "fds"] {
         assert_eq!(r["after"][k], r["before"][k], "{k}: {text}");
     }
     assert_eq!(daemon_errors(&r), 0, "{text}");
-    for root in ["/sys/fs/cgroup/memory", "/sys/fs/cgroup"] {
-        let left = std::path::Path::new(root).join("memext-bench-churn");
-        assert!(
-            !left.exists(),
-            "the bench's cgroup is left behind: {}",
-            left.display()
-        );
-    }
+    assert_cgroup_gone("memext-bench-churn");
 }

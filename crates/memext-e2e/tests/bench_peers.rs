@@ -5,7 +5,7 @@
 //! behind: swap, the parent cgroup, zswap's settings.
 
 use memext_e2e::is_root;
-use memext_e2e::sandbox::run_bench_smoke;
+use memext_e2e::sandbox::{assert_cgroup_gone, run_bench_smoke};
 
 const ZSWAP: &str = "/sys/module/zswap/parameters";
 
@@ -63,8 +63,5 @@ fn peers_smoke_measures_every_mode_and_leaves_nothing_behind() {
             );
         }
     }
-    for root in ["/sys/fs/cgroup/memory", "/sys/fs/cgroup"] {
-        let left = std::path::Path::new(root).join("memext-peers");
-        assert!(!left.exists(), "left behind: {}", left.display());
-    }
+    assert_cgroup_gone("memext-peers");
 }

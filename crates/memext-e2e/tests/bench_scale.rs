@@ -5,14 +5,13 @@
 //! nothing left behind (swap, cgroups).
 
 use memext_e2e::is_root;
-use memext_e2e::sandbox::run_bench_smoke;
+use memext_e2e::sandbox::{assert_cgroup_gone, bench_results, run_bench_smoke};
 
 #[test]
 fn scale_smoke_measures_the_daemon_at_each_count() {
     assert!(is_root(), "bench/scale needs root");
     let scratch = run_bench_smoke("scale", &["--smoke"]);
-    let text = std::fs::read_to_string(scratch.0.join("results.json")).expect("results.json");
-    let r: serde_json::Value = serde_json::from_str(&text).expect("json");
+    let (text, r) = bench_results(&scratch);
     let rows = r["rows"].as_array().expect("rows");
     assert_eq!(rows.len(), 2, "{text}");
     for row in rows {
@@ -26,8 +25,5 @@ fn scale_smoke_measures_the_daemon_at_each_count() {
         assert!(row["rss_mib"].as_f64().is_some_and(|m| m > 1.0), "{text}");
         assert_eq!(row["wakes_seen"], row["probes"], "{text}");
     }
-    for root in ["/sys/fs/cgroup/memory", "/sys/fs/cgroup"] {
-        let left = std::path::Path::new(root).join("memext-bench-scale");
-        assert!(!left.exists(), "left behind: {}", left.display());
-    }
+    assert_cgroup_gone("memext-bench-scale");
 }

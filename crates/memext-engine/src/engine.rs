@@ -12,6 +12,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
 pub use crate::command::{BringBack, Command, Decision, Observed, Outcome, PushOut};
+pub use crate::context::WAKE_CPU_WEIGHT;
 use crate::context::{ClassParams, ContextState, Sample};
 use crate::model::{State, Transition};
 use crate::planner::{plan, Action, ContextInput, PlanInput, Queued};
@@ -27,12 +28,6 @@ pub const PRESSURE_MAJFLT: u64 = 10;
 /// While a critical context is under pressure, page-out and prefetch run at
 /// this fraction (1/N) of their bandwidth.
 pub const THROTTLE_DIVISOR: u64 = 4;
-
-/// The CPU weight (v2 scale) an admitted waking extend context runs at until
-/// it settles, the kernel's default: admission bounds how many run so, and a
-/// wake at its class's low weight waited for the critical contexts' CPU (a
-/// 53 MiB re-touch took 20 s behind a busy PostgreSQL in bench/peers).
-pub const WAKE_CPU_WEIGHT: u16 = 100;
 
 /// Daemon-wide policy.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
@@ -227,15 +222,9 @@ impl Engine {
         // change, and notices a weight someone else set); an admitted waking
         // context runs at the kernel's default until it settles.
         commands.extend(self.contexts.values().filter_map(|t| {
-            let class_weight = t.params.cpu_weight?;
-            let waking = t.model.state == State::Waking && t.waiting_since.is_none();
             Some(Command::CpuWeight {
                 id: t.id.clone(),
-                weight: if waking {
-                    class_weight.max(WAKE_CPU_WEIGHT)
-                } else {
-                    class_weight
-                },
+                weight: t.cpu_weight()?,
             })
         }));
         Decision {
@@ -258,8 +247,7 @@ impl Engine {
         for t in self.contexts.values_mut() {
             let waiting = waits.contains(&t.id);
             if t.waiting_since.is_some() && !waiting {
-                t.waiting_since = None;
-                t.model.admitted(now);
+                t.admit(now);
             }
             if waiting != t.frozen {
                 out.push(Command::Freeze {
@@ -361,7 +349,7 @@ impl Engine {
                 }];
             }
             if let Some(t) = self.contexts.get_mut(id) {
-                t.waiting_since = None;
+                t.admit(at);
             }
         }
         let Some(t) = self.contexts.get(id) else {
@@ -379,12 +367,10 @@ impl Engine {
             },
         ];
         let mut out = self.commands(&actions, false, at, host, busy);
-        if let Some(w) = t.params.cpu_weight {
-            out.push(Command::CpuWeight {
-                id: id.clone(),
-                weight: w.max(WAKE_CPU_WEIGHT),
-            });
-        }
+        out.extend(t.cpu_weight().map(|weight| Command::CpuWeight {
+            id: id.clone(),
+            weight,
+        }));
         out
     }
 
@@ -506,8 +492,7 @@ impl Engine {
         if outcome != Outcome::Done {
             if matches!(cmd, Command::Freeze { frozen: true, .. }) {
                 // Cannot be frozen (no freezer): it runs, as without admission.
-                t.waiting_since = None;
-                t.model.admitted(now);
+                t.admit(now);
             }
             return;
         }
