@@ -68,7 +68,18 @@ impl CgroupDir {
         }
     }
 
+    /// Opens `file` for the caller to keep (wake events).
+    pub(crate) fn open_fd(&self, file: &str, flags: OFlags) -> Result<OwnedFd, CgroupError> {
+        let err = |e: std::io::Error| CgroupError::Read {
+            path: self.path.clone(),
+            file: file.into(),
+            source: e,
+        };
+        self.open_file(file, flags, err).map(OwnedFd::from)
+    }
+
     pub(crate) fn read(&self, file: &str) -> Result<String, CgroupError> {
+        crate::count_read();
         let err = |e: std::io::Error| CgroupError::Read {
             path: self.path.clone(),
             file: file.into(),

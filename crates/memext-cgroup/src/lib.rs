@@ -16,12 +16,27 @@ mod path;
 mod procs;
 pub mod v1;
 pub mod v2;
+mod wake;
 
 use std::time::Duration;
 
 pub use hierarchy::{Hierarchy, HierarchyError};
 pub use parse::{Limit, ParseError, Pressure, PressureLine};
 pub use path::{CgroupPath, PathError};
+pub use wake::{WakeEvent, WakeSource};
+
+/// Control files read by this process so far (every read of a cgroup file
+/// through this crate): what an idle context costs, counted.
+static READS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+pub(crate) fn count_read() {
+    READS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+}
+
+/// How many cgroup control files this process has read through this crate.
+pub fn reads() -> u64 {
+    READS.load(std::sync::atomic::Ordering::Relaxed)
+}
 
 /// Which cgroup version holds the memory controller.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
@@ -238,6 +253,18 @@ pub trait MemoryCgroup {
 pub enum AnyCgroup {
     V1(v1::V1Cgroup),
     V2(v2::V2Cgroup),
+}
+
+impl AnyCgroup {
+    /// Registers a kernel event that fires when the cgroup starts using
+    /// memory again: on v1 a usage threshold `delta` bytes above its usage
+    /// now, on v2 a PSI trigger on its `memory.pressure`.
+    pub fn wake_event(&self, delta: u64) -> Result<WakeEvent, CgroupError> {
+        match self {
+            AnyCgroup::V1(c) => c.usage_threshold(delta),
+            AnyCgroup::V2(c) => c.pressure_trigger(),
+        }
+    }
 }
 
 macro_rules! dispatch {

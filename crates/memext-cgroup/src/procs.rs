@@ -12,6 +12,7 @@ pub(crate) fn procs_below(dir: &Path, path: &CgroupPath) -> Result<Vec<u32>, Cgr
     let mut stack = vec![dir.to_path_buf()];
     let mut first = true;
     while let Some(d) = stack.pop() {
+        crate::count_read();
         match std::fs::read_to_string(d.join("cgroup.procs")) {
             Ok(text) => out.extend(parse_procs(&text).map_err(|source| CgroupError::Parse {
                 path: path.clone(),

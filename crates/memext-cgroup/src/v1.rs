@@ -207,6 +207,11 @@ impl MemoryCgroup for V1Cgroup {
 }
 
 impl V1Cgroup {
+    /// A usage threshold `delta` bytes above the usage now (see [`crate::wake`]).
+    pub fn usage_threshold(&self, delta: u64) -> Result<crate::WakeEvent, CgroupError> {
+        crate::wake::usage_threshold(&self.memory, delta)
+    }
+
     fn v1_file(&self, knob: LimitKnob) -> Result<&'static str, CgroupError> {
         crate::knob_file(knob, &self.memory.path, Version::V1)
     }

@@ -25,6 +25,11 @@ impl V2Cgroup {
         })
     }
 
+    /// A PSI trigger on this cgroup's `memory.pressure` (see [`crate::wake`]).
+    pub fn pressure_trigger(&self) -> Result<crate::WakeEvent, CgroupError> {
+        crate::wake::pressure_trigger(&self.dir)
+    }
+
     fn v2_file(&self, knob: LimitKnob) -> Result<&'static str, CgroupError> {
         crate::knob_file(knob, &self.dir.path, Version::V2)
     }

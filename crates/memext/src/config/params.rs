@@ -209,9 +209,19 @@ pub struct DaemonConfig {
     /// Full observe → plan → act cycle.
     #[serde(default = "default_tick")]
     pub tick: HumanDuration,
-    /// How often idle contexts' CPU counters are polled to catch a wake.
+    /// How often idle contexts' CPU counters are polled to catch a wake
+    /// (those without a kernel wake event, or all with `observer = "polling"`).
     #[serde(default = "default_poll")]
     pub poll: HumanDuration,
+    /// How wakes and new contexts are noticed: `events` (kernel wake events
+    /// and inotify; polling only where no event exists) or `polling` (every
+    /// idle context read every `poll`, the tree walked every tick).
+    #[serde(default)]
+    pub observer: ObserverKind,
+    /// With kernel wake events: an idle context guarded by one is read at a
+    /// tick only this often.
+    #[serde(default = "default_idle_read")]
+    pub idle_read: HumanDuration,
     /// How often an active context's working set is snapshotted.
     #[serde(default = "default_ws_interval")]
     pub ws_interval: HumanDuration,
@@ -235,6 +245,9 @@ pub(crate) fn default_tick() -> HumanDuration {
 pub(crate) fn default_poll() -> HumanDuration {
     HumanDuration(Duration::from_millis(20))
 }
+pub(crate) fn default_idle_read() -> HumanDuration {
+    HumanDuration(Duration::from_secs(30))
+}
 pub(crate) fn default_ws_interval() -> HumanDuration {
     HumanDuration(Duration::from_secs(10))
 }
@@ -256,12 +269,23 @@ impl Default for DaemonConfig {
             reserve: default_reserve(),
             tick: default_tick(),
             poll: default_poll(),
+            observer: ObserverKind::default(),
+            idle_read: default_idle_read(),
             ws_interval: default_ws_interval(),
             prefetch_lead: default_lead(),
             accuracy_window: default_accuracy_window(),
             socket: default_socket(),
         }
     }
+}
+
+/// How the daemon notices wakes and new contexts (`daemon.observer`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ObserverKind {
+    #[default]
+    Events,
+    Polling,
 }
 
 /// What a container's persistent regions are filed under.
@@ -394,6 +418,9 @@ pub(crate) fn validate_daemon(d: &DaemonConfig) -> Option<String> {
     }
     if d.poll.0.is_zero() || d.tick.0 < d.poll.0 {
         return Some("daemon: poll must be more than 0 and no longer than tick".into());
+    }
+    if d.idle_read.0 < d.tick.0 {
+        return Some("daemon: idle_read must be at least tick".into());
     }
     if !d.socket.is_absolute() {
         return Some(format!(

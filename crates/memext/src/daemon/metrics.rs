@@ -270,6 +270,7 @@ mod tests {
             out: true,
             held: false,
             waiting: false,
+            wake_path: None,
         }
     }
 

@@ -34,6 +34,7 @@ pub mod model_store;
 pub mod mover;
 mod notify;
 pub mod observe;
+pub mod observe_events;
 mod pages;
 pub mod serve;
 
@@ -41,7 +42,8 @@ use act::Actuator;
 use ledger::{KnobRecord, Ledger};
 use model_store::ModelStore;
 use mover::Mover;
-use observe::{Host, Observer, PollingObserver, Watched};
+use observe::{Host, Observer, PollingObserver, Seen, Watched};
+use observe_events::EventObserver;
 use serve::{ContextReport, Reports};
 
 pub struct Options {
@@ -56,6 +58,8 @@ pub struct Options {
 struct Tracked {
     ctx: MemoryContext,
     cg: AnyCgroup,
+    /// When a tick last read it.
+    sampled: Option<Instant>,
 }
 
 pub struct Daemon {
@@ -134,7 +138,15 @@ impl Daemon {
             );
         }
         let last_save = host.clock.now();
-        let observer = Box::new(PollingObserver::new(host, cfg.daemon.poll.0));
+        let observer: Box<dyn Observer> = match cfg.daemon.observer {
+            crate::config::ObserverKind::Events => {
+                raise_open_files();
+                Box::new(EventObserver::new(host, cfg.daemon.poll.0)?)
+            }
+            crate::config::ObserverKind::Polling => {
+                Box::new(PollingObserver::new(host, cfg.daemon.poll.0))
+            }
+        };
         Ok(Self {
             cfg,
             opts,
@@ -262,7 +274,14 @@ impl Daemon {
                     self.engine.track(id.clone(), class, params.engine(), now);
                 }
             }
-            self.tracked.insert(id, Tracked { ctx, cg });
+            self.tracked.insert(
+                id,
+                Tracked {
+                    ctx,
+                    cg,
+                    sampled: None,
+                },
+            );
         }
         let gone: Vec<ContextId> = self
             .tracked
@@ -345,36 +364,63 @@ impl Daemon {
         }
     }
 
-    /// Samples every tracked context into the engine; records the working
-    /// sets it asks for.
+    /// Samples the tracked contexts into the engine: every one, except that
+    /// an idle one a kernel wake event guards is read only every
+    /// `daemon.idle_read` (its event brings it here when it wakes).
     fn observe_all(&mut self) -> anyhow::Result<()> {
-        let ids: Vec<ContextId> = self.tracked.keys().cloned().collect();
+        let now = self.now();
+        let idle_read = self.cfg.daemon.idle_read.0;
+        let ids: Vec<ContextId> = self
+            .tracked
+            .iter()
+            .filter(|(id, t)| {
+                !self.observer.guarded(id)
+                    || t.sampled
+                        .is_none_or(|at| now.saturating_sub(at) >= idle_read)
+            })
+            .map(|(id, _)| id.clone())
+            .collect();
         for id in ids {
-            let sample = match self.observer.sample(&self.tracked[&id].cg) {
-                Ok(s) => s,
-                Err(CgroupError::Vanished { .. }) => {
-                    events::gone(&id);
-                    self.drop_context(&id);
-                    continue;
-                }
-                Err(e) => return Err(e.into()),
-            };
-            let (at, moving) = (sample.at, self.act.is_busy(&id));
-            let o = self.engine.observe(&id, sample, moving);
-            if o.wants_working_set {
-                let pids = self
-                    .engine
-                    .get(&id)
-                    .map(|t| t.pids.clone())
-                    .unwrap_or_default();
-                let snapshot = self.observer.working_set(&pids);
-                self.engine.record_working_set(&id, at, &snapshot);
-            }
-            if let Some(tr) = o.transition {
+            if let Some(tr) = self.observe_one(&id)? {
                 self.on_transition(&id, tr, "tick");
             }
         }
         Ok(())
+    }
+
+    /// Samples one context into the engine (a context whose cgroup is gone
+    /// is dropped); records the working set the engine asks for.
+    fn observe_one(
+        &mut self,
+        id: &ContextId,
+    ) -> anyhow::Result<Option<memext_engine::model::Transition>> {
+        let Some(t) = self.tracked.get(id) else {
+            return Ok(None);
+        };
+        let sample = match self.observer.sample(&t.cg) {
+            Ok(s) => s,
+            Err(CgroupError::Vanished { .. }) => {
+                events::gone(id);
+                self.drop_context(id);
+                return Ok(None);
+            }
+            Err(e) => return Err(e.into()),
+        };
+        let (at, moving) = (sample.at, self.act.is_busy(id));
+        if let Some(t) = self.tracked.get_mut(id) {
+            t.sampled = Some(at);
+        }
+        let o = self.engine.observe(id, sample, moving);
+        if o.wants_working_set {
+            let pids = self
+                .engine
+                .get(id)
+                .map(|t| t.pids.clone())
+                .unwrap_or_default();
+            let snapshot = self.observer.working_set(&pids);
+            self.engine.record_working_set(id, at, &snapshot);
+        }
+        Ok(o.transition)
     }
 
     fn on_transition(
@@ -426,21 +472,38 @@ impl Daemon {
                 Some(Watched {
                     id,
                     cg: &self.tracked.get(id)?.cg,
+                    moving: self.act.is_busy(id),
                 })
             })
             .collect();
-        let readings = self.observer.watch(&watched, deadline);
-        for r in readings {
-            if !self.engine.poll(&r.id, r.at, r.cpu) {
-                continue;
-            }
-            self.on_transition(&r.id, memext_engine::model::Transition::Woke, "poll");
-            // Host facts only now: a poll with no wake reads nothing more.
+        let seen = self.observer.watch(&watched, deadline);
+        for s in seen {
+            let (id, via) = match s {
+                Seen::Cpu(r) => {
+                    if !self.engine.poll(&r.id, r.at, r.cpu) {
+                        continue;
+                    }
+                    (r.id, "poll")
+                }
+                // The kernel says it is using memory again: a full sample
+                // tells the engine whether that is a wake.
+                Seen::Fired(id) => match self.observe_one(&id)? {
+                    Some(memext_engine::model::Transition::Woke) => (id, "event"),
+                    Some(tr) => {
+                        self.on_transition(&id, tr, "event");
+                        continue;
+                    }
+                    None => continue,
+                },
+            };
+            self.on_transition(&id, memext_engine::model::Transition::Woke, via);
+            // Host facts only now: a reading with no wake reads nothing more.
             let facts = self.observer.host_facts(&self.cfg)?;
             let act = &self.act;
+            let at = self.now();
             let commands = self
                 .engine
-                .serve_wake(&r.id, r.at, &facts, &|id| act.is_busy(id));
+                .serve_wake(&id, at, &facts, &|id| act.is_busy(id));
             if !self.act.is_dry_run() {
                 self.execute(&commands);
             }
@@ -482,6 +545,8 @@ impl Daemon {
             .mover()
             .and_then(|m| m.stats.lock().ok().map(|s| s.clone()))
             .unwrap_or_default();
+        let watched: std::collections::HashSet<ContextId> =
+            self.engine.watched().into_iter().collect();
         let reports = self
             .engine
             .contexts()
@@ -511,6 +576,9 @@ impl Daemon {
                     out: t.out,
                     held: t.held.is_some(),
                     waiting: t.frozen,
+                    wake_path: watched
+                        .contains(&t.id)
+                        .then(|| self.observer.wake_path(&t.id).to_string()),
                 })
             })
             .collect();
@@ -520,6 +588,20 @@ impl Daemon {
         self.gauges
             .owned_knobs
             .store(self.act.ledger().records().len(), Ordering::Relaxed);
+    }
+}
+
+/// Raises the soft limit of open files to the hard one: a kernel wake event
+/// is one descriptor per idle context, and each context's cgroup directories
+/// are held open.
+fn raise_open_files() {
+    use rustix::process::{getrlimit, setrlimit, Resource};
+    let mut l = getrlimit(Resource::Nofile);
+    if l.current < l.maximum {
+        l.current = l.maximum;
+        if let Err(e) = setrlimit(Resource::Nofile, l) {
+            tracing::warn!("cannot raise the open-files limit: {e}");
+        }
     }
 }
 

@@ -86,6 +86,9 @@ impl Host {
 pub struct Watched<'a> {
     pub id: &'a ContextId,
     pub cg: &'a AnyCgroup,
+    /// memext is still moving its pages: its usage is not what it will
+    /// settle at, so no usage threshold can be placed yet.
+    pub moving: bool,
 }
 
 /// A between-ticks reading of a watched context.
@@ -94,6 +97,33 @@ pub struct CpuReading {
     pub id: ContextId,
     pub at: Instant,
     pub cpu: Duration,
+}
+
+/// What the observer saw of the watched contexts between two ticks.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Seen {
+    /// A fresh CPU reading of a context without a kernel wake event.
+    Cpu(CpuReading),
+    /// The kernel's wake event of this context fired: sample it now.
+    Fired(ContextId),
+}
+
+/// How a watched context's wake is noticed (`memext status`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WakePath {
+    /// Its CPU time is read every `daemon.poll`.
+    Poll,
+    /// A kernel event: a v1 usage threshold or a PSI trigger.
+    Event(memext_cgroup::WakeSource),
+}
+
+impl std::fmt::Display for WakePath {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            WakePath::Poll => f.write_str("poll"),
+            WakePath::Event(s) => s.fmt(f),
+        }
+    }
 }
 
 /// What the daemon's loop reads through.
@@ -118,8 +148,17 @@ pub trait Observer {
     /// Capacity and the swap tier in front.
     fn host_facts(&mut self, cfg: &Config) -> anyhow::Result<HostFacts>;
     /// Waits at most until `deadline` (and no longer than one poll) for
-    /// activity of the watched contexts; returns their fresh CPU readings.
-    fn watch(&mut self, watched: &[Watched<'_>], deadline: Instant) -> Vec<CpuReading>;
+    /// activity of the watched contexts; returns what it saw.
+    fn watch(&mut self, watched: &[Watched<'_>], deadline: Instant) -> Vec<Seen>;
+    /// How the wake of watched context `id` is noticed.
+    fn wake_path(&self, _id: &ContextId) -> WakePath {
+        WakePath::Poll
+    }
+    /// Whether a kernel event stands guard over `id`, so that ticks may read
+    /// it rarely.
+    fn guarded(&self, _id: &ContextId) -> bool {
+        false
+    }
 }
 
 /// Reads every context at every tick; watched contexts' CPU every `poll`.
@@ -202,22 +241,25 @@ impl Observer for PollingObserver {
         })
     }
 
-    fn watch(&mut self, watched: &[Watched<'_>], deadline: Instant) -> Vec<CpuReading> {
+    fn watch(&mut self, watched: &[Watched<'_>], deadline: Instant) -> Vec<Seen> {
         let clock = &self.host.clock;
         clock.sleep(self.poll.min(deadline.saturating_sub(clock.now())));
         watched
             .iter()
-            .filter_map(|w| {
-                // A cgroup that vanished is dropped at the next tick.
-                let cpu = w.cg.cpu_usage().ok()?.unwrap_or_default();
-                Some(CpuReading {
-                    id: w.id.clone(),
-                    at: clock.now(),
-                    cpu,
-                })
-            })
+            .filter_map(|w| read_cpu(w, clock.as_ref()).map(Seen::Cpu))
             .collect()
     }
+}
+
+/// One CPU reading of a watched context (None when its cgroup vanished: it
+/// is dropped at the next tick).
+pub(crate) fn read_cpu(w: &Watched<'_>, clock: &dyn Clock) -> Option<CpuReading> {
+    let cpu = w.cg.cpu_usage().ok()?.unwrap_or_default();
+    Some(CpuReading {
+        id: w.id.clone(),
+        at: clock.now(),
+        cpu,
+    })
 }
 
 /// DRAM the selected contexts may use together: the configured size, else

@@ -211,19 +211,30 @@ fn watch_waits_one_poll_at_most_and_reads_the_watched_cpu() {
     let id = ContextId::new(path.as_str());
     let start = o.host().clock.now();
     let r = o.watch(
-        &[Watched { id: &id, cg: &cg }],
+        &[Watched {
+            id: &id,
+            cg: &cg,
+            moving: false,
+        }],
         start + Duration::from_secs(1),
     );
     assert_eq!(
         r,
-        vec![CpuReading {
+        vec![Seen::Cpu(CpuReading {
             id: id.clone(),
             at: start + Duration::from_millis(20),
             cpu: Duration::from_secs(3)
-        }]
+        })]
     );
     // Never past the tick's deadline.
     let deadline = o.host().clock.now() + Duration::from_millis(5);
-    let r = o.watch(&[Watched { id: &id, cg: &cg }], deadline);
-    assert_eq!(r[0].at, deadline);
+    let r = o.watch(
+        &[Watched {
+            id: &id,
+            cg: &cg,
+            moving: false,
+        }],
+        deadline,
+    );
+    assert!(matches!(&r[0], Seen::Cpu(c) if c.at == deadline), "{r:?}");
 }

@@ -51,6 +51,11 @@ pub struct ContextReport {
     /// Woke and waits, frozen, until its working set fits (admission).
     #[serde(default)]
     pub waiting: bool,
+    /// How its wake is noticed while it is idle and watched: `threshold`
+    /// (v1 usage threshold), `psi` (a PSI trigger) or `poll`; None when a
+    /// tick reads it anyway.
+    #[serde(default)]
+    pub wake_path: Option<String>,
 }
 
 pub type Reports = Arc<Mutex<Vec<ContextReport>>>;
@@ -248,6 +253,7 @@ mod tests {
             out: true,
             held: false,
             waiting: false,
+            wake_path: None,
         }
     }
 
