@@ -100,6 +100,35 @@ impl CgroupDir {
         }
     }
 
+    /// Reads `file` through `held`, opening it there the first time: one
+    /// system call per read after that (pread from the start: a control file
+    /// is generated anew at offset 0).
+    pub(crate) fn read_held(&self, file: &str, held: &HeldFile) -> Result<String, CgroupError> {
+        use std::os::unix::fs::FileExt as _;
+        crate::count_read();
+        let f = match held.0.get() {
+            Some(f) => f,
+            None => {
+                let fd = self.open_fd(file, OFlags::RDONLY)?;
+                held.0.get_or_init(|| File::from(fd))
+            }
+        };
+        let mut buf = [0u8; 1024];
+        match f.read_at(&mut buf, 0) {
+            Ok(n) => Ok(String::from_utf8_lossy(&buf[..n]).into_owned()),
+            Err(e) if matches!(e.raw_os_error(), Some(2) | Some(19)) => {
+                Err(CgroupError::Vanished {
+                    path: self.path.clone(),
+                })
+            }
+            Err(e) => Err(CgroupError::Read {
+                path: self.path.clone(),
+                file: file.into(),
+                source: e,
+            }),
+        }
+    }
+
     /// Reads `file` and parses it with `parse`.
     pub(crate) fn read_with<T>(
         &self,
@@ -127,3 +156,8 @@ impl CgroupDir {
         f.write(value.as_bytes()).map(|_| ()).map_err(err)
     }
 }
+
+/// A small control file held open for reads that repeat (a context's CPU
+/// time, read at every tick): see [`CgroupDir::read_held`].
+#[derive(Debug, Default)]
+pub(crate) struct HeldFile(std::sync::OnceLock<File>);

@@ -249,6 +249,8 @@ pub trait MemoryCgroup {
 }
 
 /// A cgroup of either version.
+// One per tracked context, a few hundred bytes: not worth a box.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug)]
 pub enum AnyCgroup {
     V1(v1::V1Cgroup),

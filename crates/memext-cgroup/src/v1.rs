@@ -4,7 +4,7 @@
 use std::path::Path;
 use std::time::Duration;
 
-use crate::dirfd::CgroupDir;
+use crate::dirfd::{CgroupDir, HeldFile};
 use crate::parse::{
     parse_flat_keyed, parse_freezer_state, parse_limit_v1, parse_pressure, parse_procs, parse_u64,
 };
@@ -17,10 +17,41 @@ use crate::{
 pub struct V1Cgroup {
     memory: CgroupDir,
     memory_fs: std::path::PathBuf,
-    cpuacct: Option<CgroupDir>,
-    cpu: Option<CgroupDir>,
-    freezer: Option<CgroupDir>,
-    psi: Option<CgroupDir>,
+    cpuacct: Beside,
+    cpu: Beside,
+    freezer: Beside,
+    psi: Beside,
+    /// `cpuacct.usage`, held open.
+    cpu_file: HeldFile,
+}
+
+/// The same cgroup in another hierarchy (cpuacct, cpu, freezer, the PSI
+/// tree), opened when first found: a runtime makes a cgroup in one
+/// hierarchy after another, so one memext opens right after the memory
+/// hierarchy's may not have its other directories yet.
+#[derive(Debug)]
+struct Beside {
+    fs: Option<std::path::PathBuf>,
+    dir: std::sync::OnceLock<CgroupDir>,
+}
+
+impl Beside {
+    fn new(root: Option<&Path>, path: &CgroupPath) -> Self {
+        let b = Self {
+            fs: root.map(|r| path.under(r)),
+            dir: std::sync::OnceLock::new(),
+        };
+        b.get(path);
+        b
+    }
+
+    fn get(&self, path: &CgroupPath) -> Option<&CgroupDir> {
+        if let Some(d) = self.dir.get() {
+            return Some(d);
+        }
+        let d = CgroupDir::open(self.fs.as_ref()?, path).ok()?;
+        Some(self.dir.get_or_init(|| d))
+    }
 }
 
 impl V1Cgroup {
@@ -33,15 +64,14 @@ impl V1Cgroup {
     ) -> Result<Self, CgroupError> {
         let memory_fs = path.under(memory_root);
         let memory = CgroupDir::open(&memory_fs, path)?;
-        let optional =
-            |root: Option<&Path>| root.and_then(|r| CgroupDir::open(&path.under(r), path).ok());
         Ok(Self {
             memory,
             memory_fs,
-            cpuacct: optional(roots.cpuacct),
-            cpu: optional(roots.cpu),
-            freezer: optional(roots.freezer),
-            psi: optional(roots.psi),
+            cpuacct: Beside::new(roots.cpuacct, path),
+            cpu: Beside::new(roots.cpu, path),
+            freezer: Beside::new(roots.freezer, path),
+            psi: Beside::new(roots.psi, path),
+            cpu_file: HeldFile::default(),
         })
     }
 
@@ -60,12 +90,13 @@ impl V1Cgroup {
             ),
             _ => return Ok(&self.memory),
         };
-        dir.as_ref().ok_or_else(|| CgroupError::Unsupported {
-            path: self.memory.path.clone(),
-            knob: what.into(),
-            needs: Version::V1,
-            have: Version::V1,
-        })
+        dir.get(&self.memory.path)
+            .ok_or_else(|| CgroupError::Unsupported {
+                path: self.memory.path.clone(),
+                knob: what.into(),
+                needs: Version::V1,
+                have: Version::V1,
+            })
     }
 }
 
@@ -131,16 +162,22 @@ impl MemoryCgroup for V1Cgroup {
     }
 
     fn cpu_usage(&self) -> Result<Option<Duration>, CgroupError> {
-        match &self.cpuacct {
-            Some(d) => Ok(Some(Duration::from_nanos(
-                d.read_with("cpuacct.usage", parse_u64)?,
-            ))),
+        match self.cpuacct.get(&self.memory.path) {
+            Some(d) => {
+                let text = d.read_held("cpuacct.usage", &self.cpu_file)?;
+                let ns = parse_u64(&text).map_err(|source| CgroupError::Parse {
+                    path: self.memory.path.clone(),
+                    file: "cpuacct.usage".into(),
+                    source,
+                })?;
+                Ok(Some(Duration::from_nanos(ns)))
+            }
             None => Ok(None),
         }
     }
 
     fn memory_pressure(&self) -> Result<Option<Pressure>, CgroupError> {
-        match &self.psi {
+        match self.psi.get(&self.memory.path) {
             Some(d) if d.exists("memory.pressure") => {
                 d.read_with("memory.pressure", parse_pressure).map(Some)
             }

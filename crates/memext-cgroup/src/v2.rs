@@ -3,7 +3,7 @@
 use std::path::Path;
 use std::time::Duration;
 
-use crate::dirfd::CgroupDir;
+use crate::dirfd::{CgroupDir, HeldFile};
 use crate::parse::{parse_flat_keyed, parse_limit_v2, parse_pressure, parse_procs, parse_u64};
 use crate::{
     CgroupError, CgroupPath, Limit, LimitKnob, MemoryCgroup, MemoryStats, Pressure, Reclaimed,
@@ -14,6 +14,8 @@ use crate::{
 pub struct V2Cgroup {
     dir: CgroupDir,
     fs: std::path::PathBuf,
+    /// `cpu.stat`, held open.
+    cpu_file: HeldFile,
 }
 
 impl V2Cgroup {
@@ -22,6 +24,7 @@ impl V2Cgroup {
         Ok(Self {
             dir: CgroupDir::open(&fs, path)?,
             fs,
+            cpu_file: HeldFile::default(),
         })
     }
 
@@ -84,7 +87,12 @@ impl MemoryCgroup for V2Cgroup {
     }
 
     fn cpu_usage(&self) -> Result<Option<Duration>, CgroupError> {
-        let stat = self.dir.read_with("cpu.stat", parse_flat_keyed)?;
+        let text = self.dir.read_held("cpu.stat", &self.cpu_file)?;
+        let stat = parse_flat_keyed(&text).map_err(|source| CgroupError::Parse {
+            path: self.dir.path.clone(),
+            file: "cpu.stat".into(),
+            source,
+        })?;
         let usec = stat
             .get("usage_usec")
             .copied()

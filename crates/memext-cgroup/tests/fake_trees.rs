@@ -362,3 +362,19 @@ fn create_and_remove_on_a_fake_v2_tree_enable_controllers() {
     assert!(!t.path().join("memext-test/ctx").exists());
     h.remove(&path).expect("removing twice is fine");
 }
+
+/// A runtime makes a cgroup in one hierarchy after another: memext may open
+/// it when only its memory directory exists. Its CPU time is read once the
+/// cpuacct directory appears, not missed for as long as memext tracks it.
+#[test]
+fn v1_directories_made_after_the_open_are_found() {
+    let t = copy_fixture("v1");
+    let h = Hierarchy::probe(t.path()).expect("v1 tree");
+    let acct = t.path().join("cpuacct").join(&DOCKER[1..]);
+    let saved = t.path().join("cpuacct-saved");
+    std::fs::rename(&acct, &saved).expect("hide the cpuacct directory");
+    let cg = h.open(&p(DOCKER)).expect("open with memory only");
+    assert_eq!(cg.cpu_usage().expect("no cpuacct yet"), None);
+    std::fs::rename(&saved, &acct).expect("the runtime makes it");
+    assert!(cg.cpu_usage().expect("cpuacct").is_some());
+}

@@ -27,7 +27,7 @@ pub fn run() -> anyhow::Result<()> {
         ),
         ("memext status lists a selected v2 cgroup", status),
         (
-            "memext daemon: memory.high push-out, memory.min protection, restore on SIGTERM",
+            "memext daemon: memory.high push-out, memory.min protection, a wake seen by a PSI trigger, restore on SIGTERM",
             daemon,
         ),
     ];
@@ -282,11 +282,22 @@ fn daemon(me: &Path) -> anyhow::Result<()> {
         s_cg.read_limit(LimitKnob::CpuWeight),
         c_cg.read_limit(LimitKnob::CpuWeight)
     );
-    t.spin(300)?;
+    // Pushed out and watched: its wake is a kernel event (a PSI trigger on
+    // its memory.pressure), not a poll.
+    wait_for("the PSI trigger", 30, || {
+        memext_status_has(memext, cfg, "\"wake_path\":\"psi\"")
+    })
+    .with_context(log)?;
+    t.touch()?;
     wait_for("the bring-back", 60, || {
         t.incore().is_ok_and(|(n, total)| n * 10 >= total * 9)
     })
     .with_context(log)?;
+    ensure!(
+        log().contains("(waking, event)"),
+        "the wake was not seen by its event: {}",
+        log()
+    );
     let st = d
         .terminate(60)
         .context("the daemon did not exit on SIGTERM")?;
@@ -304,4 +315,16 @@ fn daemon(me: &Path) -> anyhow::Result<()> {
         "cpu.weight not restored"
     );
     Ok(())
+}
+
+/// Whether `memext status --json` (from the running daemon) contains `text`.
+fn memext_status_has(memext: &Path, cfg: &str, text: &str) -> bool {
+    Command::new(memext)
+        .args(["--config", cfg, "status", "--json"])
+        .output()
+        .is_ok_and(|o| {
+            String::from_utf8_lossy(&o.stdout)
+                .replace(' ', "")
+                .contains(text)
+        })
 }

@@ -9,13 +9,21 @@ use std::time::Duration;
 use memext::daemon::observe::{
     Host, MonotonicClock, Observer, PollingObserver, Seen, WakePath, Watched,
 };
-use memext::daemon::observe_events::EventObserver;
-use memext_cgroup::{AnyCgroup, WakeSource};
+use memext::daemon::observe_events::{EventObserver, WAKE_DELTA};
+use memext_cgroup::{AnyCgroup, Limit, LimitKnob, MemoryCgroup, WakeSource};
+use memext_e2e::sandbox::TierSandbox;
 use memext_e2e::toucher::Toucher;
 use memext_e2e::{host_hierarchy, is_root, ScratchCgroup};
 use memext_engine::ContextId;
 
 const POLL: Duration = Duration::from_millis(20);
+
+/// Swap is machine-wide: the tests here run one at a time.
+static MACHINE: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn serial() -> std::sync::MutexGuard<'static, ()> {
+    MACHINE.lock().unwrap_or_else(|p| p.into_inner())
+}
 
 fn host() -> Host {
     assert!(is_root(), "real cgroups need root");
@@ -34,7 +42,7 @@ fn watch_for(o: &mut dyn Observer, contexts: &[(ContextId, AnyCgroup)], secs: f6
         .map(|(id, cg)| Watched {
             id,
             cg,
-            moving: false,
+            poll: false,
         })
         .collect();
     let clock = o.host().clock.clone();
@@ -56,17 +64,23 @@ fn scratch(h: &memext_cgroup::Hierarchy, n: usize) -> Vec<(ScratchCgroup, Contex
         .collect()
 }
 
-#[test]
-fn a_usage_threshold_fires_when_a_watched_context_takes_memory() {
-    let host = host();
-    let h = host.hierarchy.clone();
-    let s = ScratchCgroup::new(&h, "waker").expect("cgroup");
-    let mut t = Toucher::spawn(
+/// A scratch cgroup with a toucher of `bytes` in it (not allocated yet).
+fn toucher_in(host: &Host, label: &str, bytes: usize) -> (ScratchCgroup, Toucher) {
+    let s = ScratchCgroup::new(&host.hierarchy, label).expect("cgroup");
+    let t = Toucher::spawn(
         std::path::Path::new(env!("CARGO_BIN_EXE_memext-e2e")),
-        16 << 20,
+        bytes,
     )
     .expect("toucher");
     s.attach(t.pid()).expect("attach");
+    (s, t)
+}
+
+#[test]
+fn a_usage_threshold_fires_when_a_watched_context_takes_memory() {
+    let _g = serial();
+    let host = host();
+    let (s, mut t) = toucher_in(&host, "waker", 16 << 20);
     let ctx = vec![(ContextId::new(s.path.as_str()), s.open().expect("open"))];
     let mut o = EventObserver::new(host, POLL).expect("observer");
     // Arming reads the context once; then nothing happens for half a second.
@@ -90,9 +104,45 @@ fn a_usage_threshold_fires_when_a_watched_context_takes_memory() {
     assert!(o.guarded(&ctx[0].0));
 }
 
+/// A pushed-out context is held at its floor: it cannot grow past its limit,
+/// so no usage threshold above it is ever crossed; the faults it takes there
+/// make the kernel reclaim in it, and `memory.pressure_level` fires.
+#[test]
+fn a_context_held_at_its_limit_wakes_through_its_pressure_level() {
+    let _g = serial();
+    let tiers = TierSandbox::new(
+        "wake-events",
+        "[[tiers.swapfile]]\npath = \"@DIR@/swap0\"\nsize = \"256MiB\"\npriority = 10\n",
+    );
+    tiers.up();
+    let host = host();
+    let (s, mut t) = toucher_in(&host, "held", 32 << 20);
+    t.alloc().expect("alloc");
+    let cg = s.open().expect("open");
+    cg.write_limit(LimitKnob::V1Limit, Limit::Bytes(4 << 20))
+        .expect("limit at a floor");
+    let usage = cg.memory().expect("memory").usage_bytes;
+    assert!(
+        usage + WAKE_DELTA > 4 << 20,
+        "usage {usage}: a threshold would fit below the limit"
+    );
+    let ctx = vec![(ContextId::new(s.path.as_str()), cg)];
+    let mut o = EventObserver::new(host, POLL).expect("observer");
+    let quiet = watch_for(&mut o, &ctx, 0.5);
+    assert!(quiet.iter().all(|s| matches!(s, Seen::Cpu(_))), "{quiet:?}");
+    t.touch().expect("touch");
+    let after = watch_for(&mut o, &ctx, 0.3);
+    assert_eq!(
+        after.first(),
+        Some(&Seen::Fired(ctx[0].0.clone())),
+        "{after:?}"
+    );
+}
+
 #[test]
 fn idle_contexts_cost_no_reads_between_ticks_with_events() {
     const N: usize = 500;
+    let _g = serial();
     let host = host();
     let h = host.hierarchy.clone();
     let made = scratch(&h, N);

@@ -37,6 +37,10 @@ impl Default for ActivityThresholds {
 
 /// Whether the context did something between `before` and `after`.
 /// Counters that went backwards (a restarted container) count as activity.
+/// Faults count only when the context also ran: a fault it did not take on
+/// its own CPU was taken by someone reading its memory (`ps` reading
+/// `/proc/PID/cmdline` faults the pushed-out stack page back in and the
+/// kernel charges that major fault to the context's cgroup), not a wake.
 pub fn is_active(before: &Counters, after: &Counters, t: &ActivityThresholds) -> bool {
     if after.cpu < before.cpu || after.pgfault < before.pgfault {
         return true;
@@ -48,7 +52,8 @@ pub fn is_active(before: &Counters, after: &Counters, t: &ActivityThresholds) ->
     let cpu = (after.cpu - before.cpu).as_secs_f64() / secs;
     let faults = (after.pgfault - before.pgfault) as f64 / secs;
     let majors = after.pgmajfault.saturating_sub(before.pgmajfault);
-    cpu > t.cpu_share || faults > t.faults_per_s || majors > 0
+    let ran = after.cpu > before.cpu;
+    cpu > t.cpu_share || (ran && (faults > t.faults_per_s || majors > 0))
 }
 
 #[cfg(test)]
@@ -75,10 +80,22 @@ mod tests {
     fn cpu_or_faults_or_a_major_fault_is_activity() {
         let t = ActivityThresholds::default();
         assert!(is_active(&c(0, 0, 0), &c(20, 5, 0), &t)); // 25% of a CPU over 20 ms
-        assert!(is_active(&c(0, 0, 0), &c(100, 0, 100), &t)); // 1000 faults/s
+        assert!(is_active(&c(0, 0, 0), &c(100, 1, 100), &t)); // 1000 faults/s (and 1 ms of CPU)
         let mut after = c(1000, 0, 0);
         after.pgmajfault = 1;
+        after.cpu = Duration::from_micros(50);
         assert!(is_active(&c(0, 0, 0), &after, &t));
+    }
+
+    #[test]
+    fn a_fault_the_context_did_not_run_for_is_not_activity() {
+        let t = ActivityThresholds::default();
+        // Someone read a sleeping process's memory (ps: /proc/PID/cmdline):
+        // one major fault charged to its cgroup, no CPU of its own.
+        let mut after = c(30_000, 100, 2652);
+        after.pgmajfault = 1;
+        assert!(!is_active(&c(0, 100, 2651), &after, &t));
+        assert!(!is_active(&c(0, 100, 0), &c(1000, 100, 5000), &t));
     }
 
     #[test]

@@ -114,6 +114,56 @@ pub struct ContextState {
     /// memext froze it (the actuator said so) and has not thawed it since.
     #[serde(default)]
     pub frozen: bool,
+    /// The knob values last carried out (or tried) for it, and when: not
+    /// saved (a restarted daemon writes, and checks, each once).
+    #[serde(skip)]
+    pub applied: Applied,
+}
+
+/// What memext last wrote to a context's knobs, and when. A command that
+/// would write the same value again is not sent until [`REASSERT`] has
+/// passed; then it is, and the ledger's re-read before the write notices a
+/// value someone else wrote meanwhile. An idle context costs no knob read
+/// per tick this way.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Applied {
+    pub limit: Option<(u64, Instant)>,
+    pub protect: Option<(u64, Instant)>,
+    pub weight: Option<(u16, Instant)>,
+}
+
+/// How long a knob value memext wrote goes unchecked.
+pub const REASSERT: std::time::Duration = std::time::Duration::from_secs(30);
+
+impl Applied {
+    /// Whether `cmd` would write what was written less than REASSERT ago.
+    pub fn repeats(&self, cmd: &crate::command::Command, now: Instant) -> bool {
+        use crate::command::Command;
+        let recent = |at: Instant| now.saturating_sub(at) < REASSERT;
+        match cmd {
+            Command::Limit { bytes, .. } => {
+                self.limit.is_some_and(|(b, at)| b == *bytes && recent(at))
+            }
+            Command::Protect { bytes, .. } => self
+                .protect
+                .is_some_and(|(b, at)| b == *bytes && recent(at)),
+            Command::CpuWeight { weight, .. } => self
+                .weight
+                .is_some_and(|(w, at)| w == *weight && recent(at)),
+            _ => false,
+        }
+    }
+
+    /// Records a knob command carried out (or tried) at `now`.
+    pub fn record(&mut self, cmd: &crate::command::Command, now: Instant) {
+        use crate::command::Command;
+        match cmd {
+            Command::Limit { bytes, .. } => self.limit = Some((*bytes, now)),
+            Command::Protect { bytes, .. } => self.protect = Some((*bytes, now)),
+            Command::CpuWeight { weight, .. } => self.weight = Some((*weight, now)),
+            _ => {}
+        }
+    }
 }
 
 impl ContextState {
@@ -136,6 +186,7 @@ impl ContextState {
             accuracy: None,
             waiting_since: None,
             frozen: false,
+            applied: Applied::default(),
         }
     }
 

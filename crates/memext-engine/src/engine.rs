@@ -227,6 +227,7 @@ impl Engine {
                 weight: t.cpu_weight()?,
             })
         }));
+        let commands = self.drop_repeats(commands, now);
         Decision {
             plan,
             commands,
@@ -371,7 +372,20 @@ impl Engine {
             id: id.clone(),
             weight,
         }));
-        out
+        self.drop_repeats(out, at)
+    }
+
+    /// Leaves out knob commands that would write what was written less than
+    /// `REASSERT` ago.
+    fn drop_repeats(&self, commands: Vec<Command>, now: Instant) -> Vec<Command> {
+        commands
+            .into_iter()
+            .filter(|c| {
+                self.contexts
+                    .get(c.id())
+                    .is_none_or(|t| !t.applied.repeats(c, now))
+            })
+            .collect()
     }
 
     /// Turns planner actions into commands: protections and raised limits
@@ -489,6 +503,10 @@ impl Engine {
         let Some(t) = self.contexts.get_mut(id) else {
             return;
         };
+        // Done or failed, it is not sent again for a while (a write the
+        // kernel refuses, a v1 limit below what it can reclaim to, is tried
+        // again later, not at every tick).
+        t.applied.record(cmd, now);
         if outcome != Outcome::Done {
             if matches!(cmd, Command::Freeze { frozen: true, .. }) {
                 // Cannot be frozen (no freezer): it runs, as without admission.

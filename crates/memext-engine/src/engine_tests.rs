@@ -5,7 +5,7 @@
 use std::time::Duration;
 
 use super::*;
-use crate::context::MemorySample;
+use crate::context::{MemorySample, REASSERT};
 
 const MIB: u64 = 1 << 20;
 
@@ -355,8 +355,13 @@ fn memexts_own_faults_are_not_a_wake() {
     assert_eq!(o.transition, None);
     let o = e.observe(&c.id, c.sample(8.0), false);
     assert_eq!(o.transition, None, "faults while moving stay memext's");
+    // A fault charged to it while it did not run: someone read its memory.
     c.majflt += 1;
     let o = e.observe(&c.id, c.sample(9.0), false);
+    assert_eq!(o.transition, None, "a fault it did not run for");
+    c.majflt += 1;
+    c.cpu += Duration::from_millis(1);
+    let o = e.observe(&c.id, c.sample(10.0), false);
     assert_eq!(
         o.transition,
         Some(Transition::Woke),
@@ -452,8 +457,17 @@ fn each_context_runs_at_its_classs_cpu_weight_and_critical_ones_are_left_as_they
         ..class(16)
     };
     e.track(noise.id.clone(), Class::Extend, low, s(0.0));
-    for i in 0..3 {
-        let (_, cmds) = tick(&mut e, &[&db, &noise], f64::from(i));
+    // Written once, then not again (nothing read or written per tick) until
+    // REASSERT has passed: then once more, which checks it is still memext's.
+    let reassert = REASSERT.as_secs_f64();
+    for (t, sent) in [
+        (0.0, true),
+        (1.0, false),
+        (2.0, false),
+        (reassert, true),
+        (reassert + 1.0, false),
+    ] {
+        let (_, cmds) = tick(&mut e, &[&db, &noise], t);
         let weights: Vec<(&ContextId, u16)> = cmds
             .iter()
             .filter_map(|c| match c {
@@ -461,7 +475,8 @@ fn each_context_runs_at_its_classs_cpu_weight_and_critical_ones_are_left_as_they
                 _ => None,
             })
             .collect();
-        assert_eq!(weights, vec![(&noise.id, 10)], "tick {i}: {cmds:?}");
+        let want = if sent { vec![(&noise.id, 10)] } else { vec![] };
+        assert_eq!(weights, want, "at {t} s: {cmds:?}");
     }
 }
 
@@ -482,23 +497,21 @@ fn a_waking_extend_context_runs_at_the_default_cpu_weight_until_it_settles() {
     };
     for i in 0..=6 {
         let (_, cmds) = tick(&mut e, &[&c], f64::from(i));
-        assert_eq!(weight(&cmds), Some(1), "tick {i}");
+        let want = (i == 0).then_some(1); // then unchanged: not sent again
+        assert_eq!(weight(&cmds), want, "tick {i}");
     }
     c.cpu += Duration::from_secs(1);
     let (tr, cmds) = tick(&mut e, &[&c], 7.0);
     assert_eq!(tr, vec![Some(Transition::Woke)]);
     assert_eq!(weight(&cmds), Some(WAKE_CPU_WEIGHT), "{cmds:?}");
-    for i in 8..=9 {
+    let mut sent = Vec::new();
+    for i in 8..=10 {
         c.cpu += Duration::from_secs(1);
-        tick(&mut e, &[&c], f64::from(i));
+        let (_, cmds) = tick(&mut e, &[&c], f64::from(i));
+        sent.extend(weight(&cmds));
     }
     assert_eq!(e.get(&c.id).map(|t| t.model.state), Some(State::Active));
-    let (_, cmds) = tick(&mut e, &[&c], 10.0);
-    assert_eq!(
-        weight(&cmds),
-        Some(1),
-        "settled: back to its class's weight"
-    );
+    assert_eq!(sent, vec![1], "settled: back to its class's weight, once");
 }
 
 #[path = "engine_admission_tests.rs"]

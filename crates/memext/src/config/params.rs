@@ -246,7 +246,7 @@ pub(crate) fn default_poll() -> HumanDuration {
     HumanDuration(Duration::from_millis(20))
 }
 pub(crate) fn default_idle_read() -> HumanDuration {
-    HumanDuration(Duration::from_secs(30))
+    HumanDuration(Duration::from_secs(60))
 }
 pub(crate) fn default_ws_interval() -> HumanDuration {
     HumanDuration(Duration::from_secs(10))

@@ -43,6 +43,12 @@ pub struct KnobRecord {
     pub knob: LimitKnob,
     pub original: Limit,
     pub written: Limit,
+    /// A value the kernel refused (v1: a limit below what it can reclaim
+    /// the cgroup to); asked again while the knob still holds `written`, it
+    /// is not tried again (a refused v1 limit write reclaims before it
+    /// fails: costly, and as refused the next time).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub refused: Option<Limit>,
 }
 
 #[derive(Debug, Default, serde::Serialize, serde::Deserialize)]
@@ -197,15 +203,22 @@ impl Ledger {
         if current == value {
             return Ok(Written::Unchanged);
         }
+        if i.is_some_and(|i| self.records[i].refused == Some(value)) {
+            return Ok(Written::Unchanged);
+        }
         // Record first: a crash between the two leaves a record whose knob
         // still holds the original, which reconcile then drops as foreign-safe.
         match i {
-            Some(i) => self.records[i].written = value,
+            Some(i) => {
+                self.records[i].written = value;
+                self.records[i].refused = None;
+            }
             None => self.records.push(KnobRecord {
                 cgroup: path.clone(),
                 knob,
                 original: current,
                 written: value,
+                refused: None,
             }),
         }
         self.save()?;
@@ -221,6 +234,7 @@ impl Ledger {
                 .find(|r| r.cgroup == path && r.knob == knob)
             {
                 r.written = held;
+                r.refused = Some(value);
             }
             self.save()?;
         }
@@ -425,6 +439,13 @@ mod tests {
         assert!(l
             .write(&Refusing(&cg), LimitKnob::V1Limit, Limit::Bytes(16 << 20))
             .is_err());
+        // Asked for the refused value again: not tried again (a refused v1
+        // limit write reclaims first; it would fail again at every tick).
+        assert_eq!(
+            l.write(&Refusing(&cg), LimitKnob::V1Limit, Limit::Bytes(16 << 20))
+                .expect("not tried"),
+            Written::Unchanged
+        );
         assert_eq!(
             l.write(&cg, LimitKnob::V1Limit, Limit::Bytes(128 << 20))
                 .expect("next write"),

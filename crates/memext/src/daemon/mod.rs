@@ -18,7 +18,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use anyhow::Context as _;
-use memext_cgroup::{AnyCgroup, CgroupError, LimitKnob};
+use memext_cgroup::{AnyCgroup, CgroupError, LimitKnob, MemoryCgroup as _};
 use memext_engine::context::ContextState;
 use memext_engine::engine::{Command, Engine, EngineParams, Outcome};
 use memext_engine::{ContextId, Instant};
@@ -305,13 +305,17 @@ impl Daemon {
 
     /// One full cycle: observe every context, decide, act, publish.
     fn tick(&mut self) -> anyhow::Result<()> {
+        let (t0, reads0) = (std::time::Instant::now(), memext_cgroup::reads());
         self.sync_contexts()?;
+        let t_sync = t0.elapsed();
         self.observe_all()?;
+        let t_observe = t0.elapsed();
         self.collect_accuracy();
         let now = self.now();
         let facts = self.observer.host_facts(&self.cfg)?;
         let act = &self.act;
         let d = self.engine.decide(now, &facts, &|id| act.is_busy(id));
+        let t_decide = t0.elapsed();
         self.gauges
             .capacity_bytes
             .store(facts.capacity, Ordering::Relaxed);
@@ -342,7 +346,18 @@ impl Daemon {
             self.execute(&d.commands);
             self.save_model(false);
         }
+        let t_act = t0.elapsed();
         self.publish();
+        tracing::debug!(
+            elapsed_ms = t0.elapsed().as_secs_f64() * 1e3,
+            ?t_sync,
+            ?t_observe,
+            ?t_decide,
+            ?t_act,
+            reads = memext_cgroup::reads() - reads0,
+            commands = d.commands.len(),
+            "tick"
+        );
         Ok(())
     }
 
@@ -365,24 +380,30 @@ impl Daemon {
     }
 
     /// Samples the tracked contexts into the engine: every one, except that
-    /// an idle one a kernel wake event guards is read only every
-    /// `daemon.idle_read` (its event brings it here when it wakes).
+    /// an idle one a kernel wake event guards is sampled only every
+    /// `daemon.idle_read` (its event brings it here when it touches memory);
+    /// in between, a tick reads only its CPU time (one read of a held-open
+    /// file), so that a wake that runs before it touches its pages is seen
+    /// within a tick.
     fn observe_all(&mut self) -> anyhow::Result<()> {
         let now = self.now();
         let idle_read = self.cfg.daemon.idle_read.0;
-        let ids: Vec<ContextId> = self
-            .tracked
-            .iter()
-            .filter(|(id, t)| {
+        let (full, cpu_only): (Vec<ContextId>, Vec<ContextId>) =
+            self.tracked.keys().cloned().partition(|id| {
                 !self.observer.guarded(id)
-                    || t.sampled
+                    || self.tracked[id]
+                        .sampled
                         .is_none_or(|at| now.saturating_sub(at) >= idle_read)
-            })
-            .map(|(id, _)| id.clone())
-            .collect();
-        for id in ids {
+            });
+        for id in full {
             if let Some(tr) = self.observe_one(&id)? {
                 self.on_transition(&id, tr, "tick");
+            }
+        }
+        for id in cpu_only {
+            let cpu = self.tracked[&id].cg.cpu_usage().ok().flatten();
+            if cpu.is_some_and(|cpu| self.engine.poll(&id, now, cpu)) {
+                self.on_transition(&id, memext_engine::model::Transition::Woke, "tick");
             }
         }
         Ok(())
@@ -410,7 +431,12 @@ impl Daemon {
         if let Some(t) = self.tracked.get_mut(id) {
             t.sampled = Some(at);
         }
+        let before = self.engine.get(id).and_then(|t| t.model.last);
+        let after = (sample.cpu, sample.memory.pgfault, sample.memory.pgmajfault);
         let o = self.engine.observe(id, sample, moving);
+        if o.transition == Some(memext_engine::model::Transition::Woke) {
+            tracing::debug!(context = %id, ?before, ?after, moving, "woke on this sample");
+        }
         if o.wants_working_set {
             let pids = self
                 .engine
@@ -472,7 +498,8 @@ impl Daemon {
                 Some(Watched {
                     id,
                     cg: &self.tracked.get(id)?.cg,
-                    moving: self.act.is_busy(id),
+                    poll: self.act.is_busy(id)
+                        || self.engine.get(id).is_some_and(|t| t.held.is_some()),
                 })
             })
             .collect();

@@ -86,9 +86,11 @@ impl Host {
 pub struct Watched<'a> {
     pub id: &'a ContextId,
     pub cg: &'a AnyCgroup,
-    /// memext is still moving its pages: its usage is not what it will
-    /// settle at, so no usage threshold can be placed yet.
-    pub moving: bool,
+    /// Poll it (its CPU every `daemon.poll`) even where a kernel event
+    /// exists: memext is still moving its pages (its usage is not where it
+    /// will settle, so no threshold can be placed yet), or it is held, mapped
+    /// back for a predicted wake that will take no fault at all.
+    pub poll: bool,
 }
 
 /// A between-ticks reading of a watched context.

@@ -229,11 +229,11 @@ impl Observer for EventObserver {
     fn watch(&mut self, watched: &[Watched<'_>], deadline: Instant) -> Vec<Seen> {
         let clock = self.inner.host().clock.clone();
         let now = clock.now();
-        // Polled: contexts whose pages memext still moves (their usage is not
-        // where it will settle) and those the kernel refused an event.
+        // Polled: those the daemon asks to poll (pages still moving, or held
+        // for a wake that takes no fault) and those the kernel refused an event.
         let polled: HashSet<&ContextId> = watched
             .iter()
-            .filter(|w| w.moving || self.refused.contains(w.id))
+            .filter(|w| w.poll || self.refused.contains(w.id))
             .map(|w| w.id)
             .collect();
         let all: HashSet<&ContextId> = watched.iter().map(|w| w.id).collect();

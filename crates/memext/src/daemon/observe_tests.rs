@@ -214,7 +214,7 @@ fn watch_waits_one_poll_at_most_and_reads_the_watched_cpu() {
         &[Watched {
             id: &id,
             cg: &cg,
-            moving: false,
+            poll: false,
         }],
         start + Duration::from_secs(1),
     );
@@ -232,7 +232,7 @@ fn watch_waits_one_poll_at_most_and_reads_the_watched_cpu() {
         &[Watched {
             id: &id,
             cg: &cg,
-            moving: false,
+            poll: false,
         }],
         deadline,
     );

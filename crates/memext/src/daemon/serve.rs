@@ -163,6 +163,7 @@ pub fn render(rows: &[ContextReport]) -> String {
         "NAME",
         "CLASS",
         "STATE",
+        "WAKE-BY",
         "TARGET",
         "RESIDENT",
         "SWAPPED",
@@ -188,6 +189,7 @@ pub fn render(rows: &[ContextReport]) -> String {
                 } else {
                     r.state.to_string()
                 },
+                r.wake_path.clone().unwrap_or_else(|| "tick".into()),
                 human_bytes(r.target_bytes),
                 human_bytes(r.resident_bytes),
                 human_bytes(r.swapped_bytes),
@@ -213,7 +215,7 @@ pub fn render(rows: &[ContextReport]) -> String {
             .zip(&width)
             .enumerate()
             .map(|(i, (f, w))| {
-                if i < 4 {
+                if i < 5 {
                     format!("{f:<w$}")
                 } else {
                     format!("{f:>w$}")
@@ -317,8 +319,14 @@ mod tests {
 
     #[test]
     fn table_shows_state_and_accuracy() {
-        let t = render(&[row("/a/idle")]);
+        let mut idle = row("/a/idle");
+        idle.wake_path = Some("threshold".into());
+        let t = render(&[idle, row("/a/active")]);
         assert!(t.lines().nth(1).expect("row").contains("idle"));
+        // How each context's wake is noticed: a kernel event, or the tick.
+        assert!(t.lines().next().expect("header").contains("WAKE-BY"));
+        assert!(t.lines().nth(1).expect("row").contains("threshold"));
+        assert!(t.lines().nth(2).expect("row").contains("tick"));
         assert!(t.contains("93%"));
         assert!(t.contains("12s ago"));
         let mut w = row("/a/woke");
