@@ -103,7 +103,9 @@ def one_count(n, observer, a, work, cleanup):
             mb.log(f"  N={n}: {made} contexts up, {out} pushed out after {time.time() - t0:.0f} s")
         mb.log(f"  N={n}: {len(rows)} tracked, {out} pushed out after {time.time() - t1:.0f} s")
         rows, out = wait_pushed_out(cfg, n, a)
-        time.sleep(3)  # the last page-outs' tails
+        # The last batch's page-outs and the limit writes after them take tens
+        # of seconds at 2000 contexts: steady state begins after them.
+        time.sleep(a.quiet)
         c0, w0 = mb.proc_cpu_seconds(stop.pid), time.time()
         time.sleep(a.seconds)
         cpu_pct = 100 * (mb.proc_cpu_seconds(stop.pid) - c0) / (time.time() - w0)
@@ -162,6 +164,8 @@ def main():
     ap.add_argument("--idle-after", type=float, default=3.0, help="the extend class's idle_after, s (default 3)")
     ap.add_argument("--settle-max", type=float, default=180.0, help="most seconds to wait for the push-outs (default 180)")
     ap.add_argument("--swap", default="24GiB", help="swap file size (default 24GiB)")
+    ap.add_argument("--quiet", type=float, default=30.0,
+                    help="seconds between the last push-out and the window (default 30)")
     ap.add_argument("--batch", type=int, default=250,
                     help="contexts started at a time, each batch pushed out before the next (default 250)")
     ap.add_argument("--observers", default="events,polling",
@@ -169,7 +173,7 @@ def main():
     ap.add_argument("--smoke", action="store_true", help="20 and 40 contexts, 5 s windows, for the test suite")
     a = mb.parse_bench_args(ap, "scale", "cgroups, swap")
     if a.smoke:
-        a.counts, a.seconds, a.probes, a.swap, a.settle_max = "20,40", 5.0, 2, "1GiB", 60.0
+        a.counts, a.seconds, a.probes, a.swap, a.settle_max, a.quiet = "20,40", 5.0, 2, "1GiB", 60.0, 3.0
     try:
         counts = [int(x) for x in a.counts.split(",")]
     except ValueError:

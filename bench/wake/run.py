@@ -137,7 +137,8 @@ def reactive(args, base, work, cleanup, trial):
     s.stop()
     # From the daemon's log: when it saw the wake, and how long its read-back took.
     log = f"{work}/{name}.log"
-    woke = [t for t, _ in log_times(log, "woke", via="poll") if t >= t_touch - 0.05]
+    # Seen between ticks: by its kernel wake event (or by polling, where it has none).
+    woke = [t for t, e in log_times(log, "woke") if e.get("via") in ("event", "poll") and t >= t_touch - 0.05]
     read = [e["seconds"] for t, e in log_times(log, "read-back") if t >= t_touch - 0.05]
     r["detected_after_s"] = woke[0] - t_touch if woke else None
     r["read_back_s"] = read[0] if read else None

@@ -80,9 +80,12 @@ pub struct Daemon {
     last_save: Instant,
 }
 
-/// The model is saved after any change of state or page move, and at least
-/// this often.
+/// The model is saved after any change of state or page move (at most every
+/// `SAVE_DIRTY_EVERY`: a save writes every context, and a thousand push-outs
+/// in a row would otherwise write it at every tick), and at least every
+/// `SAVE_EVERY`.
 const SAVE_EVERY: std::time::Duration = std::time::Duration::from_secs(30);
+const SAVE_DIRTY_EVERY: std::time::Duration = std::time::Duration::from_secs(5);
 
 impl Daemon {
     pub fn new(cfg: Config, host: Host, opts: Options) -> anyhow::Result<Self> {
@@ -366,7 +369,8 @@ impl Daemon {
     /// daemon goes on without it.
     fn save_model(&mut self, always: bool) {
         let now = self.now();
-        let due = always || self.dirty || now.saturating_sub(self.last_save) >= SAVE_EVERY;
+        let since = now.saturating_sub(self.last_save);
+        let due = always || (self.dirty && since >= SAVE_DIRTY_EVERY) || since >= SAVE_EVERY;
         if self.act.is_dry_run() || !due {
             return;
         }
