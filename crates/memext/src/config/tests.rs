@@ -284,6 +284,19 @@ fn daemon_section() {
 }
 
 #[test]
+fn daemon_observer() {
+    let c = parse("").expect("valid");
+    assert_eq!(c.daemon.observer, ObserverKind::Events);
+    assert_eq!(c.daemon.idle_read.0, Duration::from_secs(60));
+    let c = parse("[daemon]\nobserver = \"polling\"\n").expect("valid");
+    assert_eq!(c.daemon.observer, ObserverKind::Polling);
+    assert!(parse("[daemon]\nobserver = \"inotify\"\n").is_err());
+    assert!(err_line("[daemon]\nidle_read = \"500ms\"\n")
+        .1
+        .contains("idle_read"));
+}
+
+#[test]
 fn tier_mistakes() {
     let both = "[tiers.zram]\nsize = \"1G\"\n[tiers.zswap]\ncompressor = \"lz4\"\n";
     assert!(err_line(both).1.contains("twice"));
