@@ -183,8 +183,20 @@ fn noise_waking_in_a_burst_is_admitted_in_turn_and_the_critical_page_cache_stays
         .map(|t| t.join().expect("thread"))
         .collect();
     let frozen = events_named(&log, "frozen");
-    let thawed = events_named(&log, "thawed");
     assert!(!frozen.is_empty(), "no wake waited:\n{}", log_text());
+    // A wake the daemon saw only at a tick (its CPU read) may be frozen
+    // after its touch is done; it is thawed within a few ticks all the same.
+    let all_thawed = || {
+        let thawed = events_named(&log, "thawed");
+        frozen
+            .iter()
+            .all(|f| thawed.iter().any(|t| t["context"] == f["context"]))
+    };
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !all_thawed() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let thawed = events_named(&log, "thawed");
     for f in &frozen {
         assert!(
             thawed.iter().any(|t| t["context"] == f["context"]),
