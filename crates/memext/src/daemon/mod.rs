@@ -80,6 +80,9 @@ pub struct Daemon {
     last_save: Instant,
 }
 
+/// The longest the loop waits for events before it comes round again.
+const MAX_BLOCK: std::time::Duration = std::time::Duration::from_millis(200);
+
 /// The model is saved after any change of state or page move (at most every
 /// `SAVE_DIRTY_EVERY`: a save writes every context, and a thousand push-outs
 /// in a row would otherwise write it at every tick), and at least every
@@ -233,7 +236,10 @@ impl Daemon {
                 }
                 next_tick += tick;
             } else {
-                self.between_ticks(next_tick)?;
+                // The event observer blocks until its deadline: never past
+                // the watchdog's next ping (the supervisor pings at half the
+                // watchdog interval, 0.5 s at the shortest a test uses).
+                self.between_ticks(next_tick.min(self.now() + MAX_BLOCK))?;
             }
         }
         Ok(())
