@@ -508,8 +508,14 @@ impl Daemon {
                 Some(Watched {
                     id,
                     cg: &self.tracked.get(id)?.cg,
+                    // Polled until its limit is down at its target: until
+                    // then its swap cache is still charged, so a threshold
+                    // would sit above the usage it settles at, and no limit
+                    // makes it reclaim (its pressure level stays silent).
                     poll: self.act.is_busy(id)
-                        || self.engine.get(id).is_some_and(|t| t.held.is_some()),
+                        || self.engine.get(id).is_none_or(|t| {
+                            t.held.is_some() || !t.applied.limit.is_some_and(|(b, _)| b <= t.target)
+                        }),
                 })
             })
             .collect();
