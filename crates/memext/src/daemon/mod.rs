@@ -514,7 +514,7 @@ impl Daemon {
                     // makes it reclaim (its pressure level stays silent).
                     poll: self.act.is_busy(id)
                         || self.engine.get(id).is_none_or(|t| {
-                            t.held.is_some() || !t.applied.limit.is_some_and(|(b, _)| b <= t.target)
+                            t.held.is_some() || t.applied.limit.is_none_or(|(b, _)| b > t.target)
                         }),
                 })
             })
