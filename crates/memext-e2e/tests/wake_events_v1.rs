@@ -64,6 +64,24 @@ fn scratch(h: &memext_cgroup::Hierarchy, n: usize) -> Vec<(ScratchCgroup, Contex
         .collect()
 }
 
+/// Arms the context's event (one CPU reading) and watches it for half a
+/// second in which nothing happens: nothing but that reading is seen.
+fn arm_quietly(o: &mut EventObserver, ctx: &[(ContextId, AnyCgroup)]) {
+    let quiet = watch_for(o, ctx, 0.5);
+    assert!(quiet.iter().all(|s| matches!(s, Seen::Cpu(_))), "{quiet:?}");
+}
+
+/// Watches for 0.3 s: the first thing seen is the context's event firing.
+fn assert_fired(o: &mut EventObserver, ctx: &[(ContextId, AnyCgroup)]) -> Vec<Seen> {
+    let after = watch_for(o, ctx, 0.3);
+    assert_eq!(
+        after.first(),
+        Some(&Seen::Fired(ctx[0].0.clone())),
+        "{after:?}"
+    );
+    after
+}
+
 /// A scratch cgroup with a toucher of `bytes` in it (not allocated yet).
 fn toucher_in(host: &Host, label: &str, bytes: usize) -> (ScratchCgroup, Toucher) {
     let s = ScratchCgroup::new(&host.hierarchy, label).expect("cgroup");
@@ -83,22 +101,15 @@ fn a_usage_threshold_fires_when_a_watched_context_takes_memory() {
     let (s, mut t) = toucher_in(&host, "waker", 16 << 20);
     let ctx = vec![(ContextId::new(s.path.as_str()), s.open().expect("open"))];
     let mut o = EventObserver::new(host, POLL).expect("observer");
-    // Arming reads the context once; then nothing happens for half a second.
-    let first = watch_for(&mut o, &ctx, 0.5);
-    assert!(first.iter().all(|s| matches!(s, Seen::Cpu(_))), "{first:?}");
+    arm_quietly(&mut o, &ctx);
     assert_eq!(
         o.wake_path(&ctx[0].0),
         WakePath::Event(WakeSource::UsageThreshold)
     );
     t.alloc().expect("alloc");
-    let after = watch_for(&mut o, &ctx, 0.3);
+    let after = assert_fired(&mut o, &ctx);
     // Fired once; the next watch placed it anew above the new usage (one
     // reading), and it stayed quiet since.
-    assert_eq!(
-        after.first(),
-        Some(&Seen::Fired(ctx[0].0.clone())),
-        "{after:?}"
-    );
     assert_eq!(after.len(), 2, "{after:?}");
     assert!(matches!(after[1], Seen::Cpu(_)), "{after:?}");
     assert!(o.guarded(&ctx[0].0));
@@ -128,15 +139,9 @@ fn a_context_held_at_its_limit_wakes_through_its_pressure_level() {
     );
     let ctx = vec![(ContextId::new(s.path.as_str()), cg)];
     let mut o = EventObserver::new(host, POLL).expect("observer");
-    let quiet = watch_for(&mut o, &ctx, 0.5);
-    assert!(quiet.iter().all(|s| matches!(s, Seen::Cpu(_))), "{quiet:?}");
+    arm_quietly(&mut o, &ctx);
     t.touch().expect("touch");
-    let after = watch_for(&mut o, &ctx, 0.3);
-    assert_eq!(
-        after.first(),
-        Some(&Seen::Fired(ctx[0].0.clone())),
-        "{after:?}"
-    );
+    assert_fired(&mut o, &ctx);
 }
 
 #[test]

@@ -79,7 +79,7 @@ pub struct ContextModel {
     pub since: Instant,
     pub last_activity: Instant,
     #[serde(skip)]
-    pub last: Option<Counters>,
+    last: Option<Counters>,
     pub history: ActivationHistory,
     /// Multiplier of `idle_after` learned from false idles (1, 2, 4, … 16).
     pub idle_scale: u32,

@@ -441,12 +441,7 @@ impl Daemon {
         if let Some(t) = self.tracked.get_mut(id) {
             t.sampled = Some(at);
         }
-        let before = self.engine.get(id).and_then(|t| t.model.last);
-        let after = (sample.cpu, sample.memory.pgfault, sample.memory.pgmajfault);
         let o = self.engine.observe(id, sample, moving);
-        if o.transition == Some(memext_engine::model::Transition::Woke) {
-            tracing::debug!(context = %id, ?before, ?after, moving, "woke on this sample");
-        }
         if o.wants_working_set {
             let pids = self
                 .engine
