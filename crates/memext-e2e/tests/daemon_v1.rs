@@ -245,7 +245,12 @@ fn a_knob_someone_else_changes_is_left_alone() {
         Limit::Bytes(900 << 20)
     );
     let foreign = events_named(&log, "foreign-knob");
-    assert_eq!(foreign.len(), 1, "{foreign:?}");
+    assert_eq!(
+        foreign.len(),
+        1,
+        "{foreign:?}\n{}",
+        std::fs::read_to_string(&log).unwrap_or_default()
+    );
     assert_eq!(foreign[0]["context"], cg.path.to_string().as_str());
     drop(t);
 }

@@ -13,7 +13,7 @@ use std::time::Duration;
 
 pub use crate::command::{BringBack, Command, Decision, Observed, Outcome, PushOut};
 pub use crate::context::WAKE_CPU_WEIGHT;
-use crate::context::{ClassParams, ContextState, Sample};
+use crate::context::{Applied, ClassParams, ContextState, Sample};
 use crate::model::{State, Transition};
 use crate::planner::{plan, Action, ContextInput, PlanInput, Queued};
 use crate::predict::{self, PredictParams, PrefetchReason};
@@ -147,6 +147,9 @@ impl Engine {
         };
         if transition == Some(Transition::Woke) {
             t.queue_wake(now);
+            // A wake is when its knobs matter: each is sent (and checked by
+            // the ledger: someone else may have taken it meanwhile) again.
+            t.applied = Applied::default();
         }
         let wants = match transition {
             // The working set is recorded before the context is pushed out.
@@ -319,6 +322,7 @@ impl Engine {
         }
         t.held = None; // the wake it was held for has come
         t.queue_wake(at);
+        t.applied = Applied::default();
         true
     }
 
@@ -376,14 +380,18 @@ impl Engine {
     }
 
     /// Leaves out knob commands that would write what was written less than
-    /// `REASSERT` ago.
+    /// `REASSERT` ago; a context that is not idle has its memory knobs sent
+    /// at every tick all the same (it is read at every tick anyway, and the
+    /// ledger's re-read notices at once a limit someone else took over).
     fn drop_repeats(&self, commands: Vec<Command>, now: Instant) -> Vec<Command> {
         commands
             .into_iter()
             .filter(|c| {
-                self.contexts
-                    .get(c.id())
-                    .is_none_or(|t| !t.applied.repeats(c, now))
+                self.contexts.get(c.id()).is_none_or(|t| {
+                    let watched_often = t.model.state != State::Idle
+                        && matches!(c, Command::Limit { .. } | Command::Protect { .. });
+                    watched_often || !t.applied.repeats(c, now)
+                })
             })
             .collect()
     }
