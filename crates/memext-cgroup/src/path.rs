@@ -86,7 +86,11 @@ impl CgroupPath {
 
     /// Whether `self` is `other` or below it.
     pub fn starts_with(&self, other: &CgroupPath) -> bool {
-        other.is_root() || self.0 == other.0 || self.0.starts_with(&format!("{}/", other.0))
+        other.is_root()
+            || self
+                .0
+                .strip_prefix(other.0.as_str())
+                .is_some_and(|rest| rest.is_empty() || rest.starts_with('/'))
     }
 
     /// This path below a hierarchy mounted at `root`.

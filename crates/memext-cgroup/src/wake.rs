@@ -49,6 +49,8 @@ impl std::fmt::Display for WakeSource {
 pub struct WakeEvent {
     fd: OwnedFd,
     source: WakeSource,
+    /// The usage a v1 threshold fires above.
+    threshold: Option<u64>,
 }
 
 impl AsFd for WakeEvent {
@@ -60,6 +62,12 @@ impl AsFd for WakeEvent {
 impl WakeEvent {
     pub fn source(&self) -> WakeSource {
         self.source
+    }
+
+    /// The usage (bytes) above which a v1 usage threshold fires; None for a
+    /// pressure trigger.
+    pub fn threshold(&self) -> Option<u64> {
+        self.threshold
     }
 
     /// Whether to wait for priority data (`POLLPRI`) rather than readability.
@@ -93,11 +101,11 @@ pub(crate) fn usage_threshold(memory: &CgroupDir, delta: u64) -> Result<WakeEven
     // The kernel takes what it needs of the usage file during the write;
     // the descriptor can close right after.
     let usage_fd = memory.open_fd("memory.usage_in_bytes", OFlags::RDONLY)?;
+    let threshold = usage.saturating_add(delta);
     let line = format!(
-        "{} {} {}",
+        "{} {} {threshold}",
         rustix::fd::AsRawFd::as_raw_fd(&efd),
         rustix::fd::AsRawFd::as_raw_fd(&usage_fd),
-        usage.saturating_add(delta)
     );
     memory.write("cgroup.event_control", &line)?;
     // Optional: a kernel without vmpressure still has the threshold.
@@ -112,6 +120,7 @@ pub(crate) fn usage_threshold(memory: &CgroupDir, delta: u64) -> Result<WakeEven
     Ok(WakeEvent {
         fd: efd,
         source: WakeSource::UsageThreshold,
+        threshold: Some(threshold),
     })
 }
 
@@ -131,6 +140,7 @@ pub(crate) fn pressure_trigger(dir: &CgroupDir) -> Result<WakeEvent, CgroupError
                 return Ok(WakeEvent {
                     fd,
                     source: WakeSource::Pressure,
+                    threshold: None,
                 })
             }
             Err(e) => last = Some((trigger, e)),

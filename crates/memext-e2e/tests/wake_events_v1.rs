@@ -43,6 +43,7 @@ fn watch_for(o: &mut dyn Observer, contexts: &[(ContextId, AnyCgroup)], secs: f6
             id,
             cg,
             poll: false,
+            usage: 0,
         })
         .collect();
     let clock = o.host().clock.clone();

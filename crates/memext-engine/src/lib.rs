@@ -50,16 +50,17 @@ impl std::fmt::Display for Class {
 /// A memory context's identity in the engine: its cgroup path, relative to the
 /// hierarchy's root (`/docker/<id>`), which is unique on the host while the
 /// cgroup exists. A key, not a display string: status, metrics and events carry
-/// it as a field of its own.
+/// it as a field of its own. Shared, not copied: every tick hands each
+/// context's id to plans, commands and reports, thousands of them.
 #[derive(
     Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
 )]
 #[serde(transparent)]
-pub struct ContextId(String);
+pub struct ContextId(std::sync::Arc<str>);
 
 impl ContextId {
     pub fn new(cgroup: impl Into<String>) -> Self {
-        Self(cgroup.into())
+        Self(cgroup.into().into())
     }
 
     pub fn as_str(&self) -> &str {
@@ -69,7 +70,7 @@ impl ContextId {
 
 impl From<&str> for ContextId {
     fn from(s: &str) -> Self {
-        Self(s.to_owned())
+        Self(s.into())
     }
 }
 

@@ -2,7 +2,7 @@
 //! units, name them from their runtime's metadata, and classify them by policy.
 //! Reads only; never writes.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
 use memext_cgroup::{CgroupPath, Hierarchy, HierarchyError};
@@ -35,7 +35,8 @@ pub fn discover(
 ) -> Result<Vec<MemoryContext>, HierarchyError> {
     let mut names = NameResolver::new(&config.runtimes.docker_roots, &config.runtimes.podman_roots);
     let mut out: Vec<MemoryContext> = Vec::new();
-    let mut containers: Vec<CgroupPath> = Vec::new();
+    // Cgroups whose sub-cgroups belong to them (a set: thousands of them).
+    let mut owners: HashSet<String> = HashSet::new();
     for path in hierarchy.walk()? {
         if path
             .components()
@@ -45,7 +46,7 @@ pub fn discover(
             continue;
         }
         // A container's own sub-cgroups are part of it, not contexts of their own.
-        if containers.iter().any(|c| path.starts_with(c)) {
+        if has_owner(&path, &owners) {
             continue;
         }
         let Some(identity) = identify(&path) else {
@@ -61,14 +62,12 @@ pub fn discover(
         let wanted = identity.runtime.is_container()
             || selector.is_some()
             || (opts.all && is_leafish(hierarchy, &path));
-        if identity.runtime.is_container() {
-            containers.push(path.clone());
+        // A container, or a selected unit or plain cgroup, owns what is
+        // below it.
+        if identity.runtime.is_container() || wanted {
+            owners.insert(path.as_str().to_owned());
         }
         if wanted {
-            // A selected unit or plain cgroup also owns what is below it.
-            if !identity.runtime.is_container() {
-                containers.push(path.clone());
-            }
             out.push(MemoryContext {
                 path,
                 identity,
@@ -79,6 +78,15 @@ pub fn discover(
         }
     }
     Ok(out)
+}
+
+/// Whether a cgroup above `path` is in `owners`.
+fn has_owner(path: &CgroupPath, owners: &HashSet<String>) -> bool {
+    let s = path.as_str();
+    owners.contains("/")
+        || s.match_indices('/')
+            .map(|(i, _)| &s[..i])
+            .any(|above| !above.is_empty() && owners.contains(above))
 }
 
 /// A cgroup with processes of its own (for `--all`, which skips pure structure).

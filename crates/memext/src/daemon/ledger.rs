@@ -8,7 +8,7 @@
 //!   not apply anything twice;
 //! - on shutdown every knob still as memext left it goes back to its original.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 
 use memext_cgroup::{CgroupError, CgroupPath, Hierarchy, Limit, LimitKnob, MemoryCgroup};
@@ -71,6 +71,9 @@ pub enum Written {
 pub struct Ledger {
     path: PathBuf,
     records: Vec<KnobRecord>,
+    /// Where each cgroup's records are in `records` (a write looks its knob
+    /// up at every re-assertion: thousands of contexts, each a few knobs).
+    index: HashMap<String, Vec<(LimitKnob, usize)>>,
     /// Cgroups someone else took over; never written again.
     foreign: BTreeSet<String>,
     page: u64,
@@ -105,12 +108,47 @@ impl Ledger {
                 })
             }
         };
-        Ok(Self {
+        let mut ledger = Self {
             path: path.into(),
             records,
+            index: HashMap::new(),
             foreign: BTreeSet::new(),
             page: memext_sys::page_size(),
-        })
+        };
+        ledger.reindex();
+        Ok(ledger)
+    }
+
+    /// Rebuilds `index` after records were removed.
+    fn reindex(&mut self) {
+        self.index.clear();
+        for (i, r) in self.records.iter().enumerate() {
+            self.index
+                .entry(r.cgroup.clone())
+                .or_default()
+                .push((r.knob, i));
+        }
+    }
+
+    /// Where the record of `cgroup`'s `knob` is (an indexed place is checked
+    /// against the record: restore_each leaves the index behind when a save
+    /// fails half-way).
+    fn find(&self, cgroup: &str, knob: LimitKnob) -> Option<usize> {
+        let is = |i: usize| {
+            self.records
+                .get(i)
+                .is_some_and(|r| r.cgroup == cgroup && r.knob == knob)
+        };
+        let indexed = self
+            .index
+            .get(cgroup)
+            .and_then(|v| v.iter().find(|(k, _)| *k == knob))
+            .map(|&(_, i)| i);
+        match indexed {
+            Some(i) if is(i) => Some(i),
+            Some(_) => (0..self.records.len()).find(|&i| is(i)),
+            None => None,
+        }
     }
 
     pub fn records(&self) -> &[KnobRecord] {
@@ -159,6 +197,7 @@ impl Ledger {
             }
         }
         self.records = kept;
+        self.reindex();
         self.save()?;
         Ok(dropped)
     }
@@ -184,15 +223,13 @@ impl Ledger {
             value
         };
         let current = cg.read_limit(knob)?;
-        let i = self
-            .records
-            .iter()
-            .position(|r| r.cgroup == path && r.knob == knob);
+        let i = self.find(&path, knob);
         if let Some(i) = i {
             let ours = self.records[i].written;
             if current != ours {
                 self.foreign.insert(path.clone());
                 self.records.retain(|r| r.cgroup != path);
+                self.reindex();
                 self.save()?;
                 return Ok(Written::Foreign {
                     found: current,
@@ -213,13 +250,19 @@ impl Ledger {
                 self.records[i].written = value;
                 self.records[i].refused = None;
             }
-            None => self.records.push(KnobRecord {
-                cgroup: path.clone(),
-                knob,
-                original: current,
-                written: value,
-                refused: None,
-            }),
+            None => {
+                self.index
+                    .entry(path.clone())
+                    .or_default()
+                    .push((knob, self.records.len()));
+                self.records.push(KnobRecord {
+                    cgroup: path.clone(),
+                    knob,
+                    original: current,
+                    written: value,
+                    refused: None,
+                });
+            }
         }
         self.save()?;
         let wrote = cg.write_limit(knob, value);
@@ -228,11 +271,7 @@ impl Ledger {
         // mistake memext's own failed write for someone else's change.
         let held = cg.read_limit(knob)?;
         if held != value {
-            if let Some(r) = self
-                .records
-                .iter_mut()
-                .find(|r| r.cgroup == path && r.knob == knob)
-            {
+            if let Some(r) = self.find(&path, knob).and_then(|i| self.records.get_mut(i)) {
                 r.written = held;
                 r.refused = Some(value);
             }
@@ -284,6 +323,7 @@ impl Ledger {
             out.push((r, outcome));
         }
         if !out.is_empty() {
+            self.reindex();
             self.save()?;
         }
         Ok(out)
@@ -301,6 +341,7 @@ impl Ledger {
             out.push((r, outcome));
             self.save()?;
         }
+        self.index.clear();
         match std::fs::remove_file(&self.path) {
             Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
                 return Err(LedgerError::Save {
@@ -453,6 +494,39 @@ mod tests {
             "memext still manages the knob after its own write was refused"
         );
         assert_eq!(knob_file(&t, DOCKER, "memory.limit_in_bytes"), "134217728");
+    }
+
+    /// Records are found by cgroup and knob after others were released in
+    /// between (the lookup index is rebuilt): a change someone else made to
+    /// a knob still recorded is noticed.
+    #[test]
+    fn records_left_after_a_release_still_notice_a_foreign_change() {
+        const REDIS: &str = "/system.slice/redis-server.service";
+        let t = fake("v1");
+        let h = Hierarchy::probe(t.path()).expect("v1");
+        let mut l = Ledger::load(&t.path().join("state/daemon.json")).expect("load");
+        let open = |p: &str| h.open(&CgroupPath::parse(p).expect("path")).expect("open");
+        let (docker, redis) = (open(DOCKER), open(REDIS));
+        for cg in [&docker, &redis] {
+            l.write(cg, LimitKnob::V1Limit, Limit::Bytes(256 << 20))
+                .expect("write");
+        }
+        l.write(&docker, LimitKnob::V1MemswLimit, Limit::Bytes(512 << 20))
+            .expect("write");
+        l.release(&h, DOCKER).expect("release");
+        assert_eq!(l.records().len(), 1);
+        assert_eq!(
+            l.write(&redis, LimitKnob::V1Limit, Limit::Bytes(256 << 20))
+                .expect("again"),
+            Written::Unchanged
+        );
+        redis
+            .write_limit(LimitKnob::V1Limit, Limit::Bytes(64 << 20))
+            .expect("someone else");
+        assert!(matches!(
+            l.write(&redis, LimitKnob::V1Limit, Limit::Bytes(128 << 20)),
+            Ok(Written::Foreign { .. })
+        ));
     }
 
     #[test]

@@ -209,6 +209,7 @@ pub fn serve(
     let thread = crate::socket::accept_loop(
         "memext-metrics",
         stop.clone(),
+        crate::socket::listener_fd(&listener)?,
         move || listener.accept().map(|(c, _)| c),
         move |c| answer(c, &rows, &gauges),
     )?;

@@ -78,6 +78,9 @@ pub struct Daemon {
     /// Something worth saving happened since the last save.
     dirty: bool,
     last_save: Instant,
+    /// The watched set or a watched context's state may have changed since
+    /// the observer was last given it (a tick ran, or something was seen).
+    rewatch: bool,
 }
 
 /// The longest the loop waits for events before it comes round again.
@@ -166,6 +169,7 @@ impl Daemon {
             saved: loaded.contexts,
             dirty: false,
             last_save,
+            rewatch: true,
         })
     }
 
@@ -245,10 +249,13 @@ impl Daemon {
         Ok(())
     }
 
-    /// Brings the tracked set in line with what discovery finds now.
+    /// Brings the tracked set in line with what discovery finds now (nothing
+    /// to do when the observer knows the tree has not changed).
     fn sync_contexts(&mut self) -> anyhow::Result<()> {
         let now = self.now();
-        let found = self.observer.discover(&self.cfg)?;
+        let Some(found) = self.observer.discover_changes(&self.cfg)? else {
+            return Ok(());
+        };
         let mut seen = std::collections::HashSet::new();
         for ctx in found.into_iter().filter(|c| c.class != Class::Ignore) {
             let id = ContextId::new(ctx.path.as_str());
@@ -356,6 +363,7 @@ impl Daemon {
             self.save_model(false);
         }
         let t_act = t0.elapsed();
+        self.rewatch = true;
         self.publish();
         tracing::debug!(
             elapsed_ms = t0.elapsed().as_secs_f64() * 1e3,
@@ -494,12 +502,30 @@ impl Daemon {
     }
 
     /// Until the next tick: the observer watches the contexts the engine
-    /// names; a wake it sees is served at once.
+    /// names; a wake it sees is served at once. While nothing changed since
+    /// the observer was last given them, it may wait on its own.
     fn between_ticks(&mut self, deadline: Instant) -> anyhow::Result<()> {
+        let quiet = if self.rewatch {
+            None
+        } else {
+            self.observer.wait_events(deadline)
+        };
+        let seen = match quiet {
+            Some(seen) => seen,
+            None => self.watch(deadline),
+        };
+        self.rewatch |= !seen.is_empty();
+        self.serve_seen(seen)
+    }
+
+    /// Gives the observer the contexts to watch (and how) and waits with it.
+    fn watch(&mut self, deadline: Instant) -> Vec<Seen> {
+        self.rewatch = false;
         let watched_ids = self.engine.watched();
         let watched: Vec<Watched<'_>> = watched_ids
             .iter()
             .filter_map(|id| {
+                let t = self.engine.get(id)?;
                 Some(Watched {
                     id,
                     cg: &self.tracked.get(id)?.cg,
@@ -508,13 +534,17 @@ impl Daemon {
                     // would sit above the usage it settles at, and no limit
                     // makes it reclaim (its pressure level stays silent).
                     poll: self.act.is_busy(id)
-                        || self.engine.get(id).is_none_or(|t| {
-                            t.held.is_some() || t.applied.limit.is_none_or(|(b, _)| b > t.target)
-                        }),
+                        || t.held.is_some()
+                        || t.applied.limit.is_none_or(|(b, _)| b > t.target),
+                    usage: t.memory.usage,
                 })
             })
             .collect();
-        let seen = self.observer.watch(&watched, deadline);
+        self.observer.watch(&watched, deadline)
+    }
+
+    /// Serves what the observer saw: a wake is served at once.
+    fn serve_seen(&mut self, seen: Vec<Seen>) -> anyhow::Result<()> {
         for s in seen {
             let (id, via) = match s {
                 Seen::Cpu(r) => {

@@ -91,6 +91,9 @@ pub struct Watched<'a> {
     /// will settle, so no threshold can be placed yet), or it is held, mapped
     /// back for a predicted wake that will take no fault at all.
     pub poll: bool,
+    /// Its memory usage when last sampled (a usage threshold placed well
+    /// above it is placed again).
+    pub usage: u64,
 }
 
 /// A between-ticks reading of a watched context.
@@ -133,6 +136,11 @@ pub trait Observer {
     fn host(&self) -> &Host;
     /// The memory contexts the policy selects, as found now.
     fn discover(&mut self, cfg: &Config) -> anyhow::Result<Vec<MemoryContext>>;
+    /// What `discover` finds, or None when the observer knows nothing can
+    /// have changed since its last call (no cgroup made or removed).
+    fn discover_changes(&mut self, cfg: &Config) -> anyhow::Result<Option<Vec<MemoryContext>>> {
+        self.discover(cfg).map(Some)
+    }
     /// A full sample of one context (Vanished when its cgroup is gone).
     fn sample(&mut self, cg: &AnyCgroup) -> Result<Sample, CgroupError>;
     /// The resident private anonymous ranges of each of `pids` (processes
@@ -152,6 +160,12 @@ pub trait Observer {
     /// Waits at most until `deadline` (and no longer than one poll) for
     /// activity of the watched contexts; returns what it saw.
     fn watch(&mut self, watched: &[Watched<'_>], deadline: Instant) -> Vec<Seen>;
+    /// Like `watch` with the same contexts as the last call, when the
+    /// observer can wait without them (every one guarded by a kernel event);
+    /// None: call `watch`.
+    fn wait_events(&mut self, _deadline: Instant) -> Option<Vec<Seen>> {
+        None
+    }
     /// How the wake of watched context `id` is noticed.
     fn wake_path(&self, _id: &ContextId) -> WakePath {
         WakePath::Poll

@@ -8,7 +8,12 @@
 //!   neither is polled as before (`daemon.poll`).
 //! - **Discovery** is incremental: inotify on the memory hierarchy's
 //!   directories marks the tree changed; the tick walks it again only then
-//!   (and every [`RESCAN`] as a safety net against a missed event).
+//!   (and every [`RESCAN`] while a directory could not be watched, every
+//!   [`RESCAN_WATCHED`] otherwise: names a runtime writes after it made the
+//!   cgroup), and otherwise tells the daemon nothing changed.
+//! - Between ticks, while every watched context has its kernel event, the
+//!   loop only waits on the epoll set ([`Observer::wait_events`]): nothing
+//!   is done per context unless its event fires.
 //!
 //! Samples, working sets and host facts are read as the polling observer
 //! reads them. Must not: write anything but the kernel's event registrations,
@@ -36,10 +41,15 @@ use crate::contexts::MemoryContext;
 /// faulted back (the kernel checks thresholds every 128 charged pages).
 pub const WAKE_DELTA: u64 = 512 << 10;
 
-/// The tree is walked again at least this often, events or not; a usage
-/// threshold is placed again this often (the usage it was placed above may
-/// have fallen since: pages still under writeback when it was armed).
+/// The tree is walked again at least this often while some directory of it
+/// has no inotify watch (the kernel refused one: out of watches).
 pub const RESCAN: Duration = Duration::from_secs(30);
+
+/// ... and this often while every directory is watched: inotify reports
+/// every cgroup made or removed below a watched one (and says when its queue
+/// overflowed); the walk also picks up container names a runtime wrote after
+/// it made the cgroup.
+pub const RESCAN_WATCHED: Duration = Duration::from_secs(300);
 
 /// The epoll token of the inotify descriptor; contexts count up from 1.
 const TREE: u64 = 0;
@@ -61,7 +71,21 @@ pub struct EventObserver {
 struct Armed {
     token: u64,
     event: WakeEvent,
-    at: Instant,
+    /// The context's sampled usage the daemon gave when it was armed.
+    usage: u64,
+}
+
+impl Armed {
+    /// A newer sample shows the usage well below where the threshold was
+    /// placed (pages still under writeback when it was armed have gone
+    /// since): the threshold would let a wake of a few MiB pass unseen.
+    fn sits_too_high(&self, usage: u64) -> bool {
+        usage != self.usage
+            && self
+                .event
+                .threshold()
+                .is_some_and(|t| t > usage.saturating_add(2 * WAKE_DELTA))
+    }
 }
 
 impl EventObserver {
@@ -100,7 +124,6 @@ impl EventObserver {
     /// covers a wake between its last sample and the arming. A context the
     /// kernel offers no event for is polled.
     fn arm(&mut self, w: &Watched<'_>, out: &mut Vec<Seen>) {
-        let now = self.inner.host().clock.now();
         let registered = w.cg.wake_event(WAKE_DELTA).and_then(|event| {
             let token = self.next_token;
             let flags = if event.wants_priority() {
@@ -126,7 +149,7 @@ impl EventObserver {
                     Armed {
                         token,
                         event,
-                        at: now,
+                        usage: w.usage,
                     },
                 );
                 out.extend(read_cpu(w, self.inner.host().clock.as_ref()).map(Seen::Cpu));
@@ -139,6 +162,7 @@ impl EventObserver {
                     "no kernel wake event, polling: {:#}",
                     anyhow::Error::from(e)
                 );
+                let now = self.inner.host().clock.now();
                 self.refused.insert(w.id.clone());
                 self.polled
                     .insert(w.id.clone(), now.saturating_sub(self.poll));
@@ -194,9 +218,6 @@ impl Observer for EventObserver {
     fn discover(&mut self, cfg: &Config) -> anyhow::Result<Vec<MemoryContext>> {
         let now = self.inner.host().clock.now();
         self.tree.drain();
-        if let Some(found) = self.tree.fresh(now) {
-            return Ok(found);
-        }
         let found = self.inner.discover(cfg)?;
         let h = &self.inner.host().hierarchy;
         let dirs: Vec<PathBuf> = h
@@ -210,8 +231,16 @@ impl Observer for EventObserver {
             .map(|p| p.under(&h.memory_root))
             .collect();
         self.tree.watch_all(&dirs);
-        self.tree.walked(now, found.clone());
+        self.tree.walked(now);
         Ok(found)
+    }
+
+    fn discover_changes(&mut self, cfg: &Config) -> anyhow::Result<Option<Vec<MemoryContext>>> {
+        self.tree.drain();
+        if self.tree.fresh(self.inner.host().clock.now()) {
+            return Ok(None);
+        }
+        self.discover(cfg).map(Some)
     }
 
     fn sample(&mut self, cg: &AnyCgroup) -> Result<Sample, CgroupError> {
@@ -239,16 +268,18 @@ impl Observer for EventObserver {
         let all: HashSet<&ContextId> = watched.iter().map(|w| w.id).collect();
         self.refused.retain(|id| all.contains(id));
         self.polled.retain(|id, _| polled.contains(id));
-        // Armed: the rest; an old registration is placed anew above the
-        // usage now.
-        let stale: Vec<ContextId> = self
+        // Armed: the rest; a threshold left too high above the usage is
+        // placed anew.
+        let mut stale: Vec<ContextId> = self
             .armed
-            .iter()
-            .filter(|(id, a)| {
-                !all.contains(id) || polled.contains(id) || now.saturating_sub(a.at) >= RESCAN
-            })
-            .map(|(id, _)| id.clone())
+            .keys()
+            .filter(|id| !all.contains(id) || polled.contains(id))
+            .cloned()
             .collect();
+        stale.extend(watched.iter().filter_map(|w| {
+            let a = self.armed.get(w.id)?;
+            a.sits_too_high(w.usage).then(|| w.id.clone())
+        }));
         for id in stale {
             self.disarm(&id);
         }
@@ -280,6 +311,13 @@ impl Observer for EventObserver {
         out
     }
 
+    fn wait_events(&mut self, deadline: Instant) -> Option<Vec<Seen>> {
+        if !self.polled.is_empty() {
+            return None;
+        }
+        Some(self.wait(deadline).into_iter().map(Seen::Fired).collect())
+    }
+
     fn wake_path(&self, id: &ContextId) -> WakePath {
         match self.armed.get(id) {
             Some(a) => WakePath::Event(a.event.source()),
@@ -299,7 +337,10 @@ struct TreeWatch {
     root: PathBuf,
     watching: HashSet<PathBuf>,
     changed: bool,
-    last: Option<(Instant, Vec<MemoryContext>)>,
+    /// Some directory could not be watched at the last walk.
+    unwatched: bool,
+    /// When the tree was last walked.
+    last: Option<Instant>,
 }
 
 impl TreeWatch {
@@ -311,23 +352,25 @@ impl TreeWatch {
             root,
             watching: HashSet::new(),
             changed: true,
+            unwatched: false,
             last: None,
         })
     }
 
-    /// What the last walk found, if nothing changed since and it is recent.
-    fn fresh(&self, now: Instant) -> Option<Vec<MemoryContext>> {
-        match &self.last {
-            Some((at, found)) if !self.changed && now.saturating_sub(*at) < RESCAN => {
-                Some(found.clone())
-            }
-            _ => None,
-        }
+    /// Whether the last walk still holds: nothing changed since, and it is
+    /// recent.
+    fn fresh(&self, now: Instant) -> bool {
+        let every = if self.unwatched {
+            RESCAN
+        } else {
+            RESCAN_WATCHED
+        };
+        !self.changed && self.last.is_some_and(|at| now.saturating_sub(at) < every)
     }
 
-    fn walked(&mut self, now: Instant, found: Vec<MemoryContext>) {
+    fn walked(&mut self, now: Instant) {
         self.changed = false;
-        self.last = Some((now, found));
+        self.last = Some(now);
     }
 
     /// Watches `dirs` and the root (directories already watched are kept; a
@@ -340,6 +383,7 @@ impl TreeWatch {
             | inotify::WatchFlags::ONLYDIR;
         let keep: HashSet<&PathBuf> = dirs.iter().chain(std::iter::once(&self.root)).collect();
         self.watching.retain(|d| keep.contains(d));
+        self.unwatched = false;
         for d in keep {
             if self.watching.contains(d) {
                 continue;
@@ -350,19 +394,34 @@ impl TreeWatch {
                 }
                 // Removed meanwhile: the next walk will not list it. Out of
                 // watches: the rescan still finds every change.
-                Err(e) => tracing::debug!("inotify {}: {e}", d.display()),
+                Err(e) => {
+                    tracing::debug!("inotify {}: {e}", d.display());
+                    self.unwatched = true;
+                }
             }
         }
     }
 
     /// Reads every pending inotify event; a directory made, removed or moved
-    /// below a watched one means "walk again".
+    /// below a watched one means "walk again", and so does a queue overflow
+    /// (events were lost). After a removal every directory is watched anew
+    /// at the next walk: one made again under the same name is a new
+    /// directory, not watched yet.
     fn drain(&mut self) {
         let mut buf = [MaybeUninit::<u8>::uninit(); 4096];
         let mut reader = inotify::Reader::new(&self.fd, &mut buf);
         while let Ok(ev) = reader.next() {
-            if ev.events().contains(inotify::ReadFlags::ISDIR) {
+            let flags = ev.events();
+            if flags.contains(inotify::ReadFlags::QUEUE_OVERFLOW) {
                 self.changed = true;
+                self.watching.clear();
+            }
+            if !flags.contains(inotify::ReadFlags::ISDIR) {
+                continue;
+            }
+            self.changed = true;
+            if flags.intersects(inotify::ReadFlags::DELETE | inotify::ReadFlags::MOVED_FROM) {
+                self.watching.clear();
             }
         }
     }

@@ -215,6 +215,7 @@ fn watch_waits_one_poll_at_most_and_reads_the_watched_cpu() {
             id: &id,
             cg: &cg,
             poll: false,
+            usage: 0,
         }],
         start + Duration::from_secs(1),
     );
@@ -233,6 +234,7 @@ fn watch_waits_one_poll_at_most_and_reads_the_watched_cpu() {
             id: &id,
             cg: &cg,
             poll: false,
+            usage: 0,
         }],
         deadline,
     );

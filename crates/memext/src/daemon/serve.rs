@@ -97,6 +97,7 @@ pub fn serve(path: &Path, rows: Reports) -> anyhow::Result<Listener> {
     let thread = accept_loop(
         "memext-control",
         stop.clone(),
+        crate::socket::listener_fd(&listener)?,
         move || listener.accept().map(|(c, _)| c),
         move |c| answer(c, &rows),
     )?;

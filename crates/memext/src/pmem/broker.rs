@@ -217,6 +217,7 @@ pub fn serve(
     let handle = crate::socket::accept_loop(
         "pmem-broker",
         stop,
+        crate::socket::listener_fd(&listener)?,
         move || listener.accept().map(|(c, _)| c),
         move |conn| broker.handle(conn),
     )?;
