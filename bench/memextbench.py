@@ -118,20 +118,53 @@ def daemon_status(config):
         return None
 
 
+def ledger_records(state_dir):
+    """The knobs a daemon owns: STATE_DIR/daemon.json's records with the
+    lines of daemon.journal of the same generation applied (the daemon's
+    ledger_store)."""
+    try:
+        with open(os.path.join(state_dir, "daemon.json")) as f:
+            snap = json.load(f)
+        records, gen = snap["records"], snap.get("generation", 0)
+    except (OSError, ValueError, KeyError):
+        records, gen = [], 0
+    try:
+        with open(os.path.join(state_dir, "daemon.journal")) as f:
+            lines = f.read().splitlines()
+    except OSError:
+        lines = []
+    key = lambda r: (r["cgroup"], r["knob"])  # noqa: E731
+    for text in lines:
+        try:
+            line = json.loads(text)
+        except ValueError:
+            break  # a torn last line
+        if line.get("g") != gen:
+            continue
+        e = line["e"]
+        if "set" in e:
+            r = e["set"]
+            at = next((i for i, x in enumerate(records) if key(x) == key(r)), None)
+            if at is None:
+                records.append(r)
+            else:
+                records[at] = r
+        elif "drop" in e:
+            records = [x for x in records if key(x) != (e["drop"]["cgroup"], e["drop"]["knob"])]
+        elif "drop_cgroup" in e:
+            records = [x for x in records if x["cgroup"] != e["drop_cgroup"]]
+    return records
+
+
 def daemon_figures(pid, config, state_dir):
     """A running daemon's own figures, read from the host: contexts it tracks
-    (`memext status --json`), knobs it owns (records in STATE_DIR/daemon.json),
+    (`memext status --json`), knobs it owns (`ledger_records`),
     its open fds and RSS."""
     rows = daemon_status(config)
     tracked = None if rows is None else len(rows)
-    try:
-        with open(os.path.join(state_dir, "daemon.json")) as f:
-            ledger = len(json.load(f)["records"])
-    except (OSError, ValueError, KeyError):
-        ledger = 0
     with open(f"/proc/{pid}/status") as f:
         rss_kib = next(int(line.split()[1]) for line in f if line.startswith("VmRSS:"))
-    return {"tracked": tracked, "ledger": ledger, "fds": len(os.listdir(f"/proc/{pid}/fd")), "rss_kib": rss_kib}
+    return {"tracked": tracked, "ledger": len(ledger_records(state_dir)), "fds": len(os.listdir(f"/proc/{pid}/fd")), "rss_kib": rss_kib}
 
 
 def memext_config(work, parent, engine_root, critical=(), idle_after=None, floor="16MiB"):

@@ -11,7 +11,7 @@ on a node), and must drop it when it goes. Before the first cycle
 container go), the daemon's own figures are read from the host:
 
   tracked contexts   `memext status --json` from the daemon's socket
-  ledger entries     records in STATE_DIR/daemon.json (knobs it owns)
+  ledger entries     records in STATE_DIR/daemon.json + daemon.journal (knobs it owns)
   open fds, RSS      /proc/PID/fd and /proc/PID/status of the daemon
   errors, warnings   its JSON log (level ERROR / WARN)
 

@@ -11,7 +11,7 @@ over them for --minutes with a swap file set up by `memext tiers`, and every
 
   RSS, open fds      /proc/PID/status, /proc/PID/fd
   CPU                utime + stime of /proc/PID/stat over the interval
-  tracked, ledger    `memext status --json`; records in STATE_DIR/daemon.json
+  tracked, ledger    `memext status --json`; records in STATE_DIR/daemon.json + daemon.journal
   wakes              the noise's own log: every wake and how long its touch took
 
 At the end the daemon gets SIGTERM and every knob memext writes is read back in

@@ -3,13 +3,16 @@
 //! to stop, kill and restart:
 //! - before each write the knob is re-read; if it is not what memext last
 //!   wrote, someone else owns it now, and memext leaves that context alone;
-//! - the ledger is saved (atomically) after every change, so a daemon that was
-//!   killed finds it on restart, adopts what is still as it left it, and does
-//!   not apply anything twice;
+//! - each change is saved before the knob is written (one journal line; see
+//!   [`super::ledger_store`]), so a daemon that was killed finds it on
+//!   restart, adopts what is still as it left it, and does not apply
+//!   anything twice;
 //! - on shutdown every knob still as memext left it goes back to its original.
 
 use std::collections::{BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
+
+use super::ledger_store::{Entry, LedgerStore};
 
 use memext_cgroup::{CgroupError, CgroupPath, Hierarchy, Limit, LimitKnob, MemoryCgroup};
 
@@ -51,11 +54,6 @@ pub struct KnobRecord {
     pub refused: Option<Limit>,
 }
 
-#[derive(Debug, Default, serde::Serialize, serde::Deserialize)]
-struct LedgerFile {
-    records: Vec<KnobRecord>,
-}
-
 /// What a guarded write did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Written {
@@ -69,7 +67,7 @@ pub enum Written {
 }
 
 pub struct Ledger {
-    path: PathBuf,
+    store: LedgerStore,
     records: Vec<KnobRecord>,
     /// Where each cgroup's records are in `records` (a write looks its knob
     /// up at every re-assertion: thousands of contexts, each a few knobs).
@@ -91,25 +89,9 @@ fn page_aligned(v: Limit, page: u64) -> Limit {
 impl Ledger {
     /// Loads the ledger of an earlier run, if any.
     pub fn load(path: &Path) -> Result<Self, LedgerError> {
-        let records = match std::fs::read_to_string(path) {
-            Ok(t) => {
-                serde_json::from_str::<LedgerFile>(&t)
-                    .map_err(|source| LedgerError::Corrupt {
-                        path: path.into(),
-                        source,
-                    })?
-                    .records
-            }
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
-            Err(source) => {
-                return Err(LedgerError::Read {
-                    path: path.into(),
-                    source,
-                })
-            }
-        };
+        let (store, records) = LedgerStore::load(path)?;
         let mut ledger = Self {
-            path: path.into(),
+            store,
             records,
             index: HashMap::new(),
             foreign: BTreeSet::new(),
@@ -159,21 +141,9 @@ impl Ledger {
         self.foreign.contains(cgroup.as_str())
     }
 
-    fn save(&self) -> Result<(), LedgerError> {
-        let err = |source| LedgerError::Save {
-            path: self.path.clone(),
-            source,
-        };
-        if let Some(dir) = self.path.parent() {
-            std::fs::create_dir_all(dir).map_err(err)?;
-        }
-        let tmp = self.path.with_extension("tmp");
-        let text = serde_json::to_string_pretty(&LedgerFile {
-            records: self.records.clone(),
-        })
-        .expect("ledger serialises");
-        std::fs::write(&tmp, text).map_err(err)?;
-        std::fs::rename(&tmp, &self.path).map_err(err)
+    /// Records a change in `records` (made already) on disk.
+    fn save(&mut self, e: Entry) -> Result<(), LedgerError> {
+        self.store.append(e, &self.records)
     }
 
     /// After a restart: keep the records whose knobs are still as memext left
@@ -198,7 +168,7 @@ impl Ledger {
         }
         self.records = kept;
         self.reindex();
-        self.save()?;
+        self.store.compact(&self.records)?;
         Ok(dropped)
     }
 
@@ -230,7 +200,7 @@ impl Ledger {
                 self.foreign.insert(path.clone());
                 self.records.retain(|r| r.cgroup != path);
                 self.reindex();
-                self.save()?;
+                self.save(Entry::DropCgroup(path))?;
                 return Ok(Written::Foreign {
                     found: current,
                     ours,
@@ -245,10 +215,11 @@ impl Ledger {
         }
         // Record first: a crash between the two leaves a record whose knob
         // still holds the original, which reconcile then drops as foreign-safe.
-        match i {
+        let i = match i {
             Some(i) => {
                 self.records[i].written = value;
                 self.records[i].refused = None;
+                i
             }
             None => {
                 self.index
@@ -262,20 +233,21 @@ impl Ledger {
                     written: value,
                     refused: None,
                 });
+                self.records.len() - 1
             }
-        }
-        self.save()?;
+        };
+        self.save(Entry::Set(self.records[i].clone()))?;
         let wrote = cg.write_limit(knob, value);
         // The kernel may round, or refuse (v1 answers EBUSY to a limit below usage
         // it cannot reclaim to): keep what the knob holds, so the next check does not
         // mistake memext's own failed write for someone else's change.
         let held = cg.read_limit(knob)?;
         if held != value {
-            if let Some(r) = self.find(&path, knob).and_then(|i| self.records.get_mut(i)) {
-                r.written = held;
-                r.refused = Some(value);
-            }
-            self.save()?;
+            let r = &mut self.records[i];
+            r.written = held;
+            r.refused = Some(value);
+            let e = Entry::Set(r.clone());
+            self.save(e)?;
         }
         wrote?;
         Ok(Written::Done)
@@ -324,7 +296,13 @@ impl Ledger {
         }
         if !out.is_empty() {
             self.reindex();
-            self.save()?;
+        }
+        for (r, _) in &out {
+            let e = Entry::Drop {
+                cgroup: r.cgroup.clone(),
+                knob: r.knob,
+            };
+            self.save(e)?;
         }
         Ok(out)
     }
@@ -338,19 +316,15 @@ impl Ledger {
         // Newest first, so that coupled knobs unwind in reverse order.
         while let Some(r) = self.records.pop() {
             let outcome = restore_one(h, &r);
+            let e = Entry::Drop {
+                cgroup: r.cgroup.clone(),
+                knob: r.knob,
+            };
             out.push((r, outcome));
-            self.save()?;
+            self.save(e)?;
         }
         self.index.clear();
-        match std::fs::remove_file(&self.path) {
-            Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
-                return Err(LedgerError::Save {
-                    path: self.path.clone(),
-                    source: e,
-                })
-            }
-            _ => {}
-        }
+        self.store.remove()?;
         Ok(out)
     }
 }
@@ -389,266 +363,5 @@ fn restore_one(h: &Hierarchy, r: &KnobRecord) -> Restored {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    const DOCKER: &str = "/docker/a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1";
-
-    fn fake(v: &str) -> tempfile::TempDir {
-        let src = Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("../memext-cgroup/fixtures")
-            .join(v);
-        let dst = tempfile::tempdir().expect("tempdir");
-        let status = std::process::Command::new("cp")
-            .arg("-r")
-            .arg(format!("{}/.", src.display()))
-            .arg(dst.path())
-            .status();
-        assert!(status.expect("cp").success());
-        dst
-    }
-
-    fn knob_file(t: &tempfile::TempDir, cg: &str, file: &str) -> String {
-        std::fs::read_to_string(
-            CgroupPath::parse(cg)
-                .expect("path")
-                .under(&t.path().join("memory"))
-                .join(file),
-        )
-        .expect("read")
-    }
-
-    /// A cgroup whose limit writes fail, as v1's do below usage it cannot reclaim.
-    struct Refusing<'a>(&'a memext_cgroup::AnyCgroup);
-
-    impl MemoryCgroup for Refusing<'_> {
-        fn path(&self) -> &CgroupPath {
-            self.0.path()
-        }
-        fn version(&self) -> memext_cgroup::Version {
-            self.0.version()
-        }
-        fn procs(&self) -> Result<Vec<u32>, CgroupError> {
-            self.0.procs()
-        }
-        fn procs_recursive(&self) -> Result<Vec<u32>, CgroupError> {
-            self.0.procs_recursive()
-        }
-        fn memory(&self) -> Result<memext_cgroup::MemoryStats, CgroupError> {
-            self.0.memory()
-        }
-        fn cpu_usage(&self) -> Result<Option<std::time::Duration>, CgroupError> {
-            self.0.cpu_usage()
-        }
-        fn memory_pressure(&self) -> Result<Option<memext_cgroup::Pressure>, CgroupError> {
-            self.0.memory_pressure()
-        }
-        fn read_limit(&self, knob: LimitKnob) -> Result<Limit, CgroupError> {
-            self.0.read_limit(knob)
-        }
-        fn write_limit(&self, knob: LimitKnob, value: Limit) -> Result<(), CgroupError> {
-            Err(CgroupError::Write {
-                path: self.0.path().clone(),
-                file: knob.to_string(),
-                value: value.to_string(),
-                source: std::io::Error::from_raw_os_error(EBUSY),
-            })
-        }
-        fn swappiness(&self) -> Result<Option<u32>, CgroupError> {
-            self.0.swappiness()
-        }
-        fn set_swappiness(&self, value: u32) -> Result<(), CgroupError> {
-            self.0.set_swappiness(value)
-        }
-        fn reclaim(&self, bytes: u64) -> Result<memext_cgroup::Reclaimed, CgroupError> {
-            self.0.reclaim(bytes)
-        }
-    }
-
-    const EBUSY: i32 = 16;
-
-    #[test]
-    fn a_refused_write_is_not_taken_for_someone_elses_change() {
-        let t = fake("v1");
-        let h = Hierarchy::probe(t.path()).expect("v1");
-        let mut l = Ledger::load(&t.path().join("state/daemon.json")).expect("load");
-        let cg = h
-            .open(&CgroupPath::parse(DOCKER).expect("path"))
-            .expect("open");
-        l.write(&cg, LimitKnob::V1Limit, Limit::Bytes(256 << 20))
-            .expect("first write");
-        assert!(l
-            .write(&Refusing(&cg), LimitKnob::V1Limit, Limit::Bytes(16 << 20))
-            .is_err());
-        // Asked for the refused value again: not tried again (a refused v1
-        // limit write reclaims first; it would fail again at every tick).
-        assert_eq!(
-            l.write(&Refusing(&cg), LimitKnob::V1Limit, Limit::Bytes(16 << 20))
-                .expect("not tried"),
-            Written::Unchanged
-        );
-        assert_eq!(
-            l.write(&cg, LimitKnob::V1Limit, Limit::Bytes(128 << 20))
-                .expect("next write"),
-            Written::Done,
-            "memext still manages the knob after its own write was refused"
-        );
-        assert_eq!(knob_file(&t, DOCKER, "memory.limit_in_bytes"), "134217728");
-    }
-
-    /// Records are found by cgroup and knob after others were released in
-    /// between (the lookup index is rebuilt): a change someone else made to
-    /// a knob still recorded is noticed.
-    #[test]
-    fn records_left_after_a_release_still_notice_a_foreign_change() {
-        const REDIS: &str = "/system.slice/redis-server.service";
-        let t = fake("v1");
-        let h = Hierarchy::probe(t.path()).expect("v1");
-        let mut l = Ledger::load(&t.path().join("state/daemon.json")).expect("load");
-        let open = |p: &str| h.open(&CgroupPath::parse(p).expect("path")).expect("open");
-        let (docker, redis) = (open(DOCKER), open(REDIS));
-        for cg in [&docker, &redis] {
-            l.write(cg, LimitKnob::V1Limit, Limit::Bytes(256 << 20))
-                .expect("write");
-        }
-        l.write(&docker, LimitKnob::V1MemswLimit, Limit::Bytes(512 << 20))
-            .expect("write");
-        l.release(&h, DOCKER).expect("release");
-        assert_eq!(l.records().len(), 1);
-        assert_eq!(
-            l.write(&redis, LimitKnob::V1Limit, Limit::Bytes(256 << 20))
-                .expect("again"),
-            Written::Unchanged
-        );
-        redis
-            .write_limit(LimitKnob::V1Limit, Limit::Bytes(64 << 20))
-            .expect("someone else");
-        assert!(matches!(
-            l.write(&redis, LimitKnob::V1Limit, Limit::Bytes(128 << 20)),
-            Ok(Written::Foreign { .. })
-        ));
-    }
-
-    #[test]
-    fn write_records_and_restore_puts_back() {
-        let t = fake("v1");
-        let h = Hierarchy::probe(t.path()).expect("v1");
-        let state = t.path().join("state/daemon.json");
-        let mut l = Ledger::load(&state).expect("load");
-        let cg = h
-            .open(&CgroupPath::parse(DOCKER).expect("path"))
-            .expect("open");
-        assert_eq!(
-            l.write(&cg, LimitKnob::V1Limit, Limit::Bytes(256 << 20))
-                .expect("write"),
-            Written::Done
-        );
-        assert_eq!(knob_file(&t, DOCKER, "memory.limit_in_bytes"), "268435456");
-        assert_eq!(
-            l.write(&cg, LimitKnob::V1Limit, Limit::Bytes(256 << 20))
-                .expect("again"),
-            Written::Unchanged
-        );
-        assert!(state.exists());
-        assert!(l.restore_all(&h).expect("restore").is_empty());
-        // The fixture's original was 1 GiB.
-        assert_eq!(knob_file(&t, DOCKER, "memory.limit_in_bytes"), "1073741824");
-        assert!(!state.exists());
-    }
-
-    #[test]
-    fn releasing_a_context_puts_its_knobs_back_or_forgets_a_vanished_one() {
-        let t = fake("v1");
-        let h = Hierarchy::probe(t.path()).expect("v1");
-        let mut l = Ledger::load(&t.path().join("state/daemon.json")).expect("load");
-        let job = "/batch/job1";
-        for p in [DOCKER, job] {
-            let cg = h.open(&CgroupPath::parse(p).expect("path")).expect("open");
-            l.write(&cg, LimitKnob::V1Limit, Limit::Bytes(64 << 20))
-                .expect("write");
-        }
-        // The container is no longer selected: its limit goes back.
-        let released = l.release(&h, DOCKER).expect("release");
-        assert_eq!(released.len(), 1);
-        assert_eq!(released[0].1, Restored::Done);
-        assert_eq!(knob_file(&t, DOCKER, "memory.limit_in_bytes"), "1073741824");
-        // The job's cgroup is gone: its record is dropped, nothing to write.
-        std::fs::remove_dir_all(t.path().join("memory/batch/job1")).expect("rm");
-        let released = l.release(&h, job).expect("release");
-        assert_eq!(released[0].1, Restored::Vanished);
-        assert!(l.records().is_empty(), "{:?}", l.records());
-    }
-
-    #[test]
-    fn someone_elses_change_is_left_alone() {
-        let t = fake("v1");
-        let h = Hierarchy::probe(t.path()).expect("v1");
-        let mut l = Ledger::load(&t.path().join("daemon.json")).expect("load");
-        let cg = h
-            .open(&CgroupPath::parse(DOCKER).expect("path"))
-            .expect("open");
-        l.write(&cg, LimitKnob::V1Limit, Limit::Bytes(256 << 20))
-            .expect("write");
-        // An operator sets their own limit.
-        cg.write_limit(LimitKnob::V1Limit, Limit::Bytes(700 << 20))
-            .expect("operator");
-        let w = l
-            .write(&cg, LimitKnob::V1Limit, Limit::Bytes(128 << 20))
-            .expect("guarded");
-        assert!(
-            matches!(w, Written::Foreign { found: Limit::Bytes(b), .. } if b == 700 << 20),
-            "{w:?}"
-        );
-        assert!(l.is_foreign(cg.path()));
-        assert_eq!(knob_file(&t, DOCKER, "memory.limit_in_bytes"), "734003200");
-        // Not restored either: it is theirs now.
-        l.restore_all(&h).expect("restore");
-        assert_eq!(knob_file(&t, DOCKER, "memory.limit_in_bytes"), "734003200");
-    }
-
-    #[test]
-    fn a_restarted_daemon_adopts_what_it_left_and_forgets_the_rest() {
-        let t = fake("v1");
-        let h = Hierarchy::probe(t.path()).expect("v1");
-        let state = t.path().join("daemon.json");
-        let other = "/memext-demo/b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2";
-        {
-            let mut l = Ledger::load(&state).expect("load");
-            for p in [DOCKER, other] {
-                let cg = h.open(&CgroupPath::parse(p).expect("path")).expect("open");
-                l.write(&cg, LimitKnob::V1Limit, Limit::Bytes(300 << 20))
-                    .expect("write");
-            }
-            // The daemon is killed here: no restore.
-        }
-        let cg = h
-            .open(&CgroupPath::parse(other).expect("path"))
-            .expect("open");
-        cg.write_limit(LimitKnob::V1Limit, Limit::Max)
-            .expect("someone resets it");
-        let mut l = Ledger::load(&state).expect("reload");
-        let dropped = l.reconcile(&h).expect("reconcile");
-        assert_eq!(dropped.len(), 1, "{dropped:?}");
-        assert_eq!(l.records().len(), 1);
-        // Adopted: the same value again is not written twice.
-        let cg = h
-            .open(&CgroupPath::parse(DOCKER).expect("path"))
-            .expect("open");
-        assert_eq!(
-            l.write(&cg, LimitKnob::V1Limit, Limit::Bytes(300 << 20))
-                .expect("write"),
-            Written::Unchanged
-        );
-        l.restore_all(&h).expect("restore");
-        assert_eq!(knob_file(&t, DOCKER, "memory.limit_in_bytes"), "1073741824");
-    }
-
-    #[test]
-    fn values_are_kept_in_whole_pages() {
-        assert_eq!(
-            page_aligned(Limit::Bytes(1_000_000), 4096),
-            Limit::Bytes(999_424)
-        );
-        assert_eq!(page_aligned(Limit::Max, 4096), Limit::Max);
-    }
-}
+#[path = "ledger_tests.rs"]
+mod tests;

@@ -29,6 +29,7 @@ use crate::contexts::MemoryContext;
 pub mod act;
 pub mod events;
 pub mod ledger;
+mod ledger_store;
 pub mod metrics;
 pub mod model_store;
 pub mod mover;

@@ -1,0 +1,266 @@
+//! The ledger on a fake cgroup tree: writes, foreign changes, refusals,
+//! releases and restores.
+
+use super::*;
+
+const DOCKER: &str = "/docker/a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1";
+
+fn fake(v: &str) -> tempfile::TempDir {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../memext-cgroup/fixtures")
+        .join(v);
+    let dst = tempfile::tempdir().expect("tempdir");
+    let status = std::process::Command::new("cp")
+        .arg("-r")
+        .arg(format!("{}/.", src.display()))
+        .arg(dst.path())
+        .status();
+    assert!(status.expect("cp").success());
+    dst
+}
+
+fn knob_file(t: &tempfile::TempDir, cg: &str, file: &str) -> String {
+    std::fs::read_to_string(
+        CgroupPath::parse(cg)
+            .expect("path")
+            .under(&t.path().join("memory"))
+            .join(file),
+    )
+    .expect("read")
+}
+
+/// A cgroup whose limit writes fail, as v1's do below usage it cannot reclaim.
+struct Refusing<'a>(&'a memext_cgroup::AnyCgroup);
+
+impl MemoryCgroup for Refusing<'_> {
+    fn path(&self) -> &CgroupPath {
+        self.0.path()
+    }
+    fn version(&self) -> memext_cgroup::Version {
+        self.0.version()
+    }
+    fn procs(&self) -> Result<Vec<u32>, CgroupError> {
+        self.0.procs()
+    }
+    fn procs_recursive(&self) -> Result<Vec<u32>, CgroupError> {
+        self.0.procs_recursive()
+    }
+    fn memory(&self) -> Result<memext_cgroup::MemoryStats, CgroupError> {
+        self.0.memory()
+    }
+    fn cpu_usage(&self) -> Result<Option<std::time::Duration>, CgroupError> {
+        self.0.cpu_usage()
+    }
+    fn memory_pressure(&self) -> Result<Option<memext_cgroup::Pressure>, CgroupError> {
+        self.0.memory_pressure()
+    }
+    fn read_limit(&self, knob: LimitKnob) -> Result<Limit, CgroupError> {
+        self.0.read_limit(knob)
+    }
+    fn write_limit(&self, knob: LimitKnob, value: Limit) -> Result<(), CgroupError> {
+        Err(CgroupError::Write {
+            path: self.0.path().clone(),
+            file: knob.to_string(),
+            value: value.to_string(),
+            source: std::io::Error::from_raw_os_error(EBUSY),
+        })
+    }
+    fn swappiness(&self) -> Result<Option<u32>, CgroupError> {
+        self.0.swappiness()
+    }
+    fn set_swappiness(&self, value: u32) -> Result<(), CgroupError> {
+        self.0.set_swappiness(value)
+    }
+    fn reclaim(&self, bytes: u64) -> Result<memext_cgroup::Reclaimed, CgroupError> {
+        self.0.reclaim(bytes)
+    }
+}
+
+const EBUSY: i32 = 16;
+
+#[test]
+fn a_refused_write_is_not_taken_for_someone_elses_change() {
+    let t = fake("v1");
+    let h = Hierarchy::probe(t.path()).expect("v1");
+    let mut l = Ledger::load(&t.path().join("state/daemon.json")).expect("load");
+    let cg = h
+        .open(&CgroupPath::parse(DOCKER).expect("path"))
+        .expect("open");
+    l.write(&cg, LimitKnob::V1Limit, Limit::Bytes(256 << 20))
+        .expect("first write");
+    assert!(l
+        .write(&Refusing(&cg), LimitKnob::V1Limit, Limit::Bytes(16 << 20))
+        .is_err());
+    // Asked for the refused value again: not tried again (a refused v1
+    // limit write reclaims first; it would fail again at every tick).
+    assert_eq!(
+        l.write(&Refusing(&cg), LimitKnob::V1Limit, Limit::Bytes(16 << 20))
+            .expect("not tried"),
+        Written::Unchanged
+    );
+    assert_eq!(
+        l.write(&cg, LimitKnob::V1Limit, Limit::Bytes(128 << 20))
+            .expect("next write"),
+        Written::Done,
+        "memext still manages the knob after its own write was refused"
+    );
+    assert_eq!(knob_file(&t, DOCKER, "memory.limit_in_bytes"), "134217728");
+}
+
+/// Records are found by cgroup and knob after others were released in
+/// between (the lookup index is rebuilt): a change someone else made to
+/// a knob still recorded is noticed.
+#[test]
+fn records_left_after_a_release_still_notice_a_foreign_change() {
+    const REDIS: &str = "/system.slice/redis-server.service";
+    let t = fake("v1");
+    let h = Hierarchy::probe(t.path()).expect("v1");
+    let mut l = Ledger::load(&t.path().join("state/daemon.json")).expect("load");
+    let open = |p: &str| h.open(&CgroupPath::parse(p).expect("path")).expect("open");
+    let (docker, redis) = (open(DOCKER), open(REDIS));
+    for cg in [&docker, &redis] {
+        l.write(cg, LimitKnob::V1Limit, Limit::Bytes(256 << 20))
+            .expect("write");
+    }
+    l.write(&docker, LimitKnob::V1MemswLimit, Limit::Bytes(512 << 20))
+        .expect("write");
+    l.release(&h, DOCKER).expect("release");
+    assert_eq!(l.records().len(), 1);
+    assert_eq!(
+        l.write(&redis, LimitKnob::V1Limit, Limit::Bytes(256 << 20))
+            .expect("again"),
+        Written::Unchanged
+    );
+    redis
+        .write_limit(LimitKnob::V1Limit, Limit::Bytes(64 << 20))
+        .expect("someone else");
+    assert!(matches!(
+        l.write(&redis, LimitKnob::V1Limit, Limit::Bytes(128 << 20)),
+        Ok(Written::Foreign { .. })
+    ));
+}
+
+#[test]
+fn write_records_and_restore_puts_back() {
+    let t = fake("v1");
+    let h = Hierarchy::probe(t.path()).expect("v1");
+    let state = t.path().join("state/daemon.json");
+    let mut l = Ledger::load(&state).expect("load");
+    let cg = h
+        .open(&CgroupPath::parse(DOCKER).expect("path"))
+        .expect("open");
+    assert_eq!(
+        l.write(&cg, LimitKnob::V1Limit, Limit::Bytes(256 << 20))
+            .expect("write"),
+        Written::Done
+    );
+    assert_eq!(knob_file(&t, DOCKER, "memory.limit_in_bytes"), "268435456");
+    assert_eq!(
+        l.write(&cg, LimitKnob::V1Limit, Limit::Bytes(256 << 20))
+            .expect("again"),
+        Written::Unchanged
+    );
+    let journal = state.with_extension("journal");
+    assert!(journal.exists(), "the write is on disk before the knob");
+    assert_eq!(Ledger::load(&state).expect("reload").records(), l.records());
+    assert!(l.restore_all(&h).expect("restore").is_empty());
+    // The fixture's original was 1 GiB.
+    assert_eq!(knob_file(&t, DOCKER, "memory.limit_in_bytes"), "1073741824");
+    assert!(!state.exists() && !journal.exists());
+}
+
+#[test]
+fn releasing_a_context_puts_its_knobs_back_or_forgets_a_vanished_one() {
+    let t = fake("v1");
+    let h = Hierarchy::probe(t.path()).expect("v1");
+    let mut l = Ledger::load(&t.path().join("state/daemon.json")).expect("load");
+    let job = "/batch/job1";
+    for p in [DOCKER, job] {
+        let cg = h.open(&CgroupPath::parse(p).expect("path")).expect("open");
+        l.write(&cg, LimitKnob::V1Limit, Limit::Bytes(64 << 20))
+            .expect("write");
+    }
+    // The container is no longer selected: its limit goes back.
+    let released = l.release(&h, DOCKER).expect("release");
+    assert_eq!(released.len(), 1);
+    assert_eq!(released[0].1, Restored::Done);
+    assert_eq!(knob_file(&t, DOCKER, "memory.limit_in_bytes"), "1073741824");
+    // The job's cgroup is gone: its record is dropped, nothing to write.
+    std::fs::remove_dir_all(t.path().join("memory/batch/job1")).expect("rm");
+    let released = l.release(&h, job).expect("release");
+    assert_eq!(released[0].1, Restored::Vanished);
+    assert!(l.records().is_empty(), "{:?}", l.records());
+}
+
+#[test]
+fn someone_elses_change_is_left_alone() {
+    let t = fake("v1");
+    let h = Hierarchy::probe(t.path()).expect("v1");
+    let mut l = Ledger::load(&t.path().join("daemon.json")).expect("load");
+    let cg = h
+        .open(&CgroupPath::parse(DOCKER).expect("path"))
+        .expect("open");
+    l.write(&cg, LimitKnob::V1Limit, Limit::Bytes(256 << 20))
+        .expect("write");
+    // An operator sets their own limit.
+    cg.write_limit(LimitKnob::V1Limit, Limit::Bytes(700 << 20))
+        .expect("operator");
+    let w = l
+        .write(&cg, LimitKnob::V1Limit, Limit::Bytes(128 << 20))
+        .expect("guarded");
+    assert!(
+        matches!(w, Written::Foreign { found: Limit::Bytes(b), .. } if b == 700 << 20),
+        "{w:?}"
+    );
+    assert!(l.is_foreign(cg.path()));
+    assert_eq!(knob_file(&t, DOCKER, "memory.limit_in_bytes"), "734003200");
+    // Not restored either: it is theirs now.
+    l.restore_all(&h).expect("restore");
+    assert_eq!(knob_file(&t, DOCKER, "memory.limit_in_bytes"), "734003200");
+}
+
+#[test]
+fn a_restarted_daemon_adopts_what_it_left_and_forgets_the_rest() {
+    let t = fake("v1");
+    let h = Hierarchy::probe(t.path()).expect("v1");
+    let state = t.path().join("daemon.json");
+    let other = "/memext-demo/b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2";
+    {
+        let mut l = Ledger::load(&state).expect("load");
+        for p in [DOCKER, other] {
+            let cg = h.open(&CgroupPath::parse(p).expect("path")).expect("open");
+            l.write(&cg, LimitKnob::V1Limit, Limit::Bytes(300 << 20))
+                .expect("write");
+        }
+        // The daemon is killed here: no restore.
+    }
+    let cg = h
+        .open(&CgroupPath::parse(other).expect("path"))
+        .expect("open");
+    cg.write_limit(LimitKnob::V1Limit, Limit::Max)
+        .expect("someone resets it");
+    let mut l = Ledger::load(&state).expect("reload");
+    let dropped = l.reconcile(&h).expect("reconcile");
+    assert_eq!(dropped.len(), 1, "{dropped:?}");
+    assert_eq!(l.records().len(), 1);
+    // Adopted: the same value again is not written twice.
+    let cg = h
+        .open(&CgroupPath::parse(DOCKER).expect("path"))
+        .expect("open");
+    assert_eq!(
+        l.write(&cg, LimitKnob::V1Limit, Limit::Bytes(300 << 20))
+            .expect("write"),
+        Written::Unchanged
+    );
+    l.restore_all(&h).expect("restore");
+    assert_eq!(knob_file(&t, DOCKER, "memory.limit_in_bytes"), "1073741824");
+}
+
+#[test]
+fn values_are_kept_in_whole_pages() {
+    assert_eq!(
+        page_aligned(Limit::Bytes(1_000_000), 4096),
+        Limit::Bytes(999_424)
+    );
+    assert_eq!(page_aligned(Limit::Max, 4096), Limit::Max);
+}
