@@ -8,7 +8,9 @@ batches of --batch, each batch pushed out before the next starts (2000 heaps
 do not fit this machine's DRAM at once). Once every context has been pushed out (idle, memext's page-out done; each is then watched
 for a wake between ticks), the bench measures over --seconds of steady state:
 
-  daemon CPU     utime + stime of /proc/PID/stat, % of one core
+  daemon CPU     its threads' CPU time (/proc/PID/task/*/schedstat, in ns;
+                 /proc/PID/stat's 10 ms ticks read 0 for a quiet daemon
+                 over a smoke test's 5 s), % of one core
   daemon RSS     VmRSS of /proc/PID/status
   wake seen      --probes of the contexts are toucher processes: each in turn
                  touches its whole heap (a wake: its pages fault back in);
@@ -106,9 +108,9 @@ def one_count(n, observer, a, work, cleanup):
         # The last batch's page-outs and the limit writes after them take tens
         # of seconds at 2000 contexts: steady state begins after them.
         time.sleep(a.quiet)
-        c0, w0 = mb.proc_cpu_seconds(stop.pid), time.time()
+        c0, w0 = mb.threads_cpu_seconds(stop.pid), time.time()
         time.sleep(a.seconds)
-        cpu_pct = 100 * (mb.proc_cpu_seconds(stop.pid) - c0) / (time.time() - w0)
+        cpu_pct = 100 * (mb.threads_cpu_seconds(stop.pid) - c0) / (time.time() - w0)
         rss_kib = mb.daemon_figures(stop.pid, cfg, f"{work}/state-{n}-{observer}")["rss_kib"]
         paths = {r["cgroup"]: r.get("wake_path") for r in mb.daemon_status(cfg) or []}
         wake_paths = sorted({p for p in paths.values() if p})
@@ -122,7 +124,7 @@ def one_count(n, observer, a, work, cleanup):
                 latencies.append(1000 * (min(woke) - asked))
         stop()
         lat = sorted(latencies)
-        row = {"contexts": n, "observer": observer, "wake_paths": wake_paths, "tracked": len(rows), "pushed_out": out, "cpu_pct": round(cpu_pct, 2),
+        row = {"contexts": n, "observer": observer, "wake_paths": wake_paths, "tracked": len(rows), "pushed_out": out, "cpu_pct": round(cpu_pct, 3),
                "rss_mib": round(rss_kib / 1024, 1), "wakes_seen": len(lat), "probes": len(probes),
                "wake_ms_median": round(lat[len(lat) // 2], 1) if lat else None,
                "wake_ms_max": round(lat[-1], 1) if lat else None}

@@ -12,6 +12,21 @@ pub fn repo_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
 
+/// Runs the Python unit tests of `dir` (relative to the repository:
+/// `bench/peers`); panics with their output when one fails.
+pub fn python_unit_tests(dir: &str) {
+    let out = std::process::Command::new("python3")
+        .args(["-m", "unittest", "discover", "-s"])
+        .arg(repo_root().join(dir))
+        .output()
+        .expect("run python3");
+    assert!(
+        out.status.success(),
+        "{dir}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
 /// The engine; stopped (and its containers removed) on drop.
 pub struct Engine {
     pub dir: PathBuf,

@@ -9,23 +9,14 @@ use std::process::Command;
 use std::time::Instant;
 
 use memext_cgroup::{Limit, LimitKnob, MemoryCgroup};
-use memext_e2e::docker::repo_root;
+use memext_e2e::docker::{python_unit_tests, repo_root};
 use memext_e2e::sandbox::{wait_for, ChildGuard, TierSandbox};
 use memext_e2e::toucher::Toucher;
 use memext_e2e::{host_hierarchy, is_root, ScratchCgroup};
 
 #[test]
 fn peers_python_unit_tests_pass() {
-    let out = Command::new("python3")
-        .args(["-m", "unittest", "discover", "-s"])
-        .arg(repo_root().join("bench/peers"))
-        .output()
-        .expect("run python3");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    python_unit_tests("bench/peers");
 }
 
 fn limit_bytes(c: &impl MemoryCgroup) -> Option<u64> {

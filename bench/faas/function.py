@@ -1,0 +1,103 @@
+#!/usr/bin/env python3
+"""One bench/faas function: an HTTP handler on a Unix socket holding a heap.
+
+At start it allocates --heap-mib MiB (half random bytes, half zeros, as
+bench/peers' noise does: compressible like real heaps, not entirely) and
+writes one byte per page so that every page is resident. Each request to
+`/invoke` reads one byte of every page of the heap (a function's state
+touched on each call: its working set is its heap) and answers with the
+handler's own time in ms; `/health` answers at once. One request at a time,
+as a function instance serves one invocation at a time.
+
+  python3 bench/faas/function.py --socket /run/fn0001.sock --heap-mib 48
+
+Runs in a container of the private engine with the socket in a bind-mounted
+directory; the invoker connects from the host. Stops on SIGTERM and
+removes its socket.
+"""
+import argparse
+import http.server
+import os
+import socketserver
+import sys
+import time
+
+PAGE = os.sysconf("SC_PAGE_SIZE")
+MIB = 1 << 20
+
+
+def make_heap(mib):
+    """`mib` MiB, the first half random, the rest zeros, every page written."""
+    heap = bytearray(mib * MIB)
+    half = len(heap) // 2
+    chunk = 4 * MIB
+    for off in range(0, half, chunk):
+        n = min(chunk, half - off)
+        heap[off:off + n] = os.urandom(n)
+    for off in range(half, len(heap), PAGE):
+        heap[off] = 1
+    return heap
+
+
+def touch(heap):
+    """Reads one byte of every page; returns their sum (so it is not skipped)."""
+    return sum(memoryview(heap)[::PAGE])
+
+
+class Handler(http.server.BaseHTTPRequestHandler):
+    heap = bytearray()
+
+    def do_GET(self):  # noqa: N802 (http.server's name)
+        if self.path == "/health":
+            self.answer(200, b"ok\n")
+        elif self.path == "/invoke":
+            t0 = time.perf_counter()
+            touch(self.heap)
+            self.answer(200, f"{(time.perf_counter() - t0) * 1e3:.3f}\n".encode())
+        else:
+            self.answer(404, b"unknown path\n")
+
+    def answer(self, code, body):
+        self.send_response(code)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args):
+        pass  # one line per call would be the noisiest thing in the bench
+
+    def address_string(self):
+        return "unix"  # a Unix socket's peer has no host/port
+
+
+class UnixHTTPServer(socketserver.UnixStreamServer):
+    allow_reuse_address = False
+
+
+def serve(socket_path, heap_mib):
+    if os.path.exists(socket_path):
+        os.unlink(socket_path)
+    Handler.heap = make_heap(heap_mib)
+    try:
+        with UnixHTTPServer(socket_path, Handler) as srv:
+            os.chmod(socket_path, 0o666)
+            srv.serve_forever()
+    finally:
+        if os.path.exists(socket_path):
+            os.unlink(socket_path)
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--socket", required=True, help="Unix socket to serve on")
+    ap.add_argument("--heap-mib", type=int, required=True, help="heap size, MiB (1-4096)")
+    a = ap.parse_args(argv)
+    if not 1 <= a.heap_mib <= 4096:
+        ap.error("--heap-mib: 1 to 4096")
+    import signal
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+    serve(a.socket, a.heap_mib)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,46 @@
+"""The invoker's side of a bench/faas function: HTTP over its Unix socket,
+one deadline per call."""
+import http.client
+import socket
+import time
+
+
+class UnixConnection(http.client.HTTPConnection):
+    def __init__(self, path, timeout):
+        super().__init__("localhost", timeout=timeout)
+        self.path = path
+
+    def connect(self):
+        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        s.settimeout(self.timeout)
+        s.connect(self.path)
+        self.sock = s
+
+
+def call(socket_path, what="/invoke", timeout=30.0):
+    """GETs `what`; returns (status, body text, seconds from connect to the
+    last byte). Raises OSError (incl. a timeout) when the function is not
+    there or does not answer within `timeout`."""
+    t0 = time.perf_counter()
+    conn = UnixConnection(socket_path, timeout)
+    try:
+        conn.request("GET", what)
+        r = conn.getresponse()
+        body = r.read().decode()
+        return r.status, body, time.perf_counter() - t0
+    finally:
+        conn.close()
+
+
+def wait_ready(socket_path, within=30.0):
+    """Waits until the function answers /health (its heap is allocated)."""
+    deadline = time.monotonic() + within
+    while True:
+        try:
+            if call(socket_path, "/health", timeout=1.0)[0] == 200:
+                return
+        except OSError:
+            pass
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"{socket_path}: no answer within {within} s")
+        time.sleep(0.05)

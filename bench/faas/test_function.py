@@ -1,0 +1,60 @@
+"""A bench/faas function as a plain process: it serves /health and /invoke
+on its Unix socket with its heap resident, refuses a bad heap size, and
+stops on SIGTERM. Run: python3 -m unittest discover -s bench/faas."""
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import invoke  # noqa: E402
+
+
+def rss_kib(pid):
+    with open(f"/proc/{pid}/status") as f:
+        return next(int(line.split()[1]) for line in f if line.startswith("VmRSS:"))
+
+
+class FunctionTest(unittest.TestCase):
+    def setUp(self):
+        self.dir = tempfile.TemporaryDirectory()
+        self.sock = os.path.join(self.dir.name, "fn.sock")
+        self.proc = subprocess.Popen([sys.executable, os.path.join(HERE, "function.py"),
+                                      "--socket", self.sock, "--heap-mib", "16"])
+        self.addCleanup(self.stop)
+        invoke.wait_ready(self.sock, within=20)
+
+    def stop(self):
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
+        self.dir.cleanup()
+
+    def test_invoke_touches_a_resident_heap_and_reports_its_time(self):
+        self.assertGreater(rss_kib(self.proc.pid), 16 * 1024)
+        status, body, secs = invoke.call(self.sock)
+        self.assertEqual(status, 200)
+        self.assertGreater(float(body), 0)
+        self.assertLess(float(body) / 1e3, secs + 1e-3)
+        self.assertEqual(invoke.call(self.sock, "/nothing")[0], 404)
+
+    def test_sigterm_stops_it(self):
+        self.proc.send_signal(signal.SIGTERM)
+        self.assertEqual(self.proc.wait(timeout=10), 0)
+        self.assertFalse(os.path.exists(self.sock), "its socket is removed")
+        with self.assertRaises(OSError):
+            invoke.call(self.sock, timeout=1)
+
+    def test_a_bad_heap_size_is_refused(self):
+        out = subprocess.run([sys.executable, os.path.join(HERE, "function.py"),
+                              "--socket", self.sock + "2", "--heap-mib", "0"],
+                             capture_output=True, text=True)
+        self.assertEqual(out.returncode, 2)
+        self.assertIn("--heap-mib", out.stderr)
+
+
+if __name__ == "__main__":
+    unittest.main()
