@@ -121,6 +121,14 @@ impl Broker {
     pub fn handle(&self, conn: UnixStream) -> anyhow::Result<()> {
         conn.set_nonblocking(false)?;
         conn.set_read_timeout(Some(Duration::from_secs(2)))?;
+        // The request is read before anything is answered, refusals too: a
+        // caller refused before it has sent would meet a closed socket
+        // (EPIPE) instead of the reason.
+        let mut line = String::new();
+        let limit = u64::try_from(MAX_LINE).unwrap_or(256) + 1;
+        BufReader::new((&conn).take(limit))
+            .read_line(&mut line)
+            .context("reading the request")?;
         let caller = match identify_caller(&conn) {
             Ok(c) => c,
             Err(e) => {
@@ -139,11 +147,6 @@ impl Broker {
                 return Ok(());
             }
         };
-        let mut line = String::new();
-        let limit = u64::try_from(MAX_LINE).unwrap_or(256) + 1;
-        BufReader::new((&conn).take(limit))
-            .read_line(&mut line)
-            .context("reading the request")?;
         let request = match OpenRequest::parse(&line) {
             Ok(r) => r,
             Err(why) => {
