@@ -18,7 +18,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use anyhow::Context as _;
-use memext_cgroup::{AnyCgroup, CgroupError, LimitKnob, MemoryCgroup as _};
+use memext_cgroup::{AnyCgroup, CgroupError, LimitKnob};
 use memext_engine::context::ContextState;
 use memext_engine::engine::{Command, Engine, EngineParams, Outcome};
 use memext_engine::{ContextId, Instant};
@@ -28,6 +28,7 @@ use crate::contexts::MemoryContext;
 
 pub mod act;
 pub mod events;
+mod idle_cpu;
 pub mod ledger;
 mod ledger_store;
 pub mod metrics;
@@ -82,6 +83,8 @@ pub struct Daemon {
     /// The watched set or a watched context's state may have changed since
     /// the observer was last given it (a tick ran, or something was seen).
     rewatch: bool,
+    /// Guarded idle contexts' CPU time, read through their parents.
+    idle_cpu: idle_cpu::IdleCpu,
 }
 
 /// The longest the loop waits for events before it comes round again.
@@ -171,6 +174,7 @@ impl Daemon {
             dirty: false,
             last_save,
             rewatch: true,
+            idle_cpu: idle_cpu::IdleCpu::default(),
         })
     }
 
@@ -401,9 +405,10 @@ impl Daemon {
     /// Samples the tracked contexts into the engine: every one, except that
     /// an idle one a kernel wake event guards is sampled only every
     /// `daemon.idle_read` (its event brings it here when it touches memory);
-    /// in between, a tick reads only its CPU time (one read of a held-open
-    /// file), so that a wake that runs before it touches its pages is seen
-    /// within a tick.
+    /// in between, a tick checks only its CPU time (one read of a held-open
+    /// file, or none when its parent's CPU time shows that nothing below it
+    /// ran: [`idle_cpu`]), so that a wake that runs before it touches its
+    /// pages is seen within a tick.
     fn observe_all(&mut self) -> anyhow::Result<()> {
         let now = self.now();
         let idle_read = self.cfg.daemon.idle_read.0;
@@ -419,11 +424,19 @@ impl Daemon {
                 self.on_transition(&id, tr, "tick");
             }
         }
+        self.idle_cpu.begin_tick();
+        let hierarchy = &self.observer.host().hierarchy;
+        let mut woke = Vec::new();
         for id in cpu_only {
-            let cpu = self.tracked[&id].cg.cpu_usage().ok().flatten();
+            let t = &self.tracked[&id];
+            let cpu = self.idle_cpu.cpu(hierarchy, &id, &t.ctx.path, &t.cg);
             if cpu.is_some_and(|cpu| self.engine.poll(&id, now, cpu)) {
-                self.on_transition(&id, memext_engine::model::Transition::Woke, "tick");
+                woke.push(id);
             }
+        }
+        self.idle_cpu.end_tick();
+        for id in woke {
+            self.on_transition(&id, memext_engine::model::Transition::Woke, "tick");
         }
         Ok(())
     }
