@@ -167,18 +167,20 @@ def daemon_figures(pid, config, state_dir):
     return {"tracked": tracked, "ledger": len(ledger_records(state_dir)), "fds": len(os.listdir(f"/proc/{pid}/fd")), "rss_kib": rss_kib}
 
 
-def memext_config(work, parent, engine_root, critical=(), idle_after=None, floor="16MiB"):
+def memext_config(work, parent, engine_root, critical=(), idle_after=None, floor="16MiB", push_out=None):
     """Writes WORK/memext.toml for a bench's daemon: the containers named in
     `critical` are critical, every other container under cgroup `parent`
-    extend (idle after `idle_after` s, at most down to `floor`); the capacity
-    is the parent's limit. Returns its path."""
+    extend (idle after `idle_after` s, at most down to `floor`, pushed out
+    `push_out`: when-idle, the default, or when-needed); the capacity is the
+    parent's limit. Returns its path."""
     cfg = os.path.join(work, "memext.toml")
     with open(cfg, "w") as f:
         f.write(f'[host]\nstate_dir = "{work}/dstate"\n\n')
         f.writelines(f'[[select]]\nname = "{name}"\nclass = "critical"\n\n' for name in critical)
         f.write(f'[[select]]\ncgroup = "{parent}/*"\nclass = "extend"\n\n')
         if idle_after is not None:
-            f.write(f'[class.extend]\nidle_after = "{idle_after}s"\nfloor = "{floor}"\n\n')
+            f.write(f'[class.extend]\nidle_after = "{idle_after}s"\nfloor = "{floor}"\n'
+                    + (f'push_out = "{push_out}"\n' if push_out else "") + "\n")
         f.write(f'[runtimes]\ndocker_roots = ["{engine_root}"]\n\n'
                 f'[daemon]\ncapacity_cgroup = "{parent}"\ntick = "1s"\npoll = "20ms"\n'
                 f'socket = "{work}/memext.sock"\n')

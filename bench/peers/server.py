@@ -26,15 +26,15 @@ def write(path, value):
 
 
 class Server:
-    """The parent cgroup (the server's DRAM) and its swap tier."""
+    """The parent cgroup (the server's DRAM, `parent`) and its swap tier."""
 
-    def __init__(self, work, cleanup):
-        self.work, self.cleanup = work, cleanup
-        self.mem_dir = f"{mb.CG}/memory{PARENT}" if mb.V1 else f"{mb.CG}{PARENT}"
+    def __init__(self, work, cleanup, parent=PARENT):
+        self.work, self.cleanup, self.parent = work, cleanup, parent
+        self.mem_dir = f"{mb.CG}/memory{parent}" if mb.V1 else f"{mb.CG}{parent}"
 
     def set_cap(self, cap):
         if not os.path.isdir(self.mem_dir):
-            mb.make_cgroup(PARENT, self.cleanup)
+            mb.make_cgroup(self.parent, self.cleanup)
         if mb.V1:
             write(f"{self.mem_dir}/memory.limit_in_bytes", cap or (1 << 62))
         else:
@@ -52,12 +52,15 @@ class Server:
         except (OSError, TypeError, ValueError):
             return None
 
-    def tiers_up(self, swap, cleanup):
-        """A swap file of `swap` bytes (memext's swapfile tier), removed by `cleanup`."""
+    def tiers_up(self, swap, cleanup, kind="swapfile"):
+        """A swap area of `swap` bytes set up by `memext tiers`, removed by
+        `cleanup`: memext's swapfile tier, or its zram tier (lz4)."""
         cfg = os.path.join(self.work, "tiers.toml")
+        tier = (f'[[tiers.swapfile]]\npath = "{self.work}/swap0"\nsize = "{swap // MIB}MiB"\npriority = 50\n'
+                if kind == "swapfile" else
+                f'[tiers.zram]\nsize = "{swap // MIB}MiB"\nalgorithm = "lz4"\npriority = 100\n')
         with open(cfg, "w") as f:
-            f.write(f'[host]\nstate_dir = "{self.work}/tstate"\n\n[[tiers.swapfile]]\npath = "{self.work}/swap0"\n'
-                    f'size = "{swap // MIB}MiB"\npriority = 50\n')
+            f.write(f'[host]\nstate_dir = "{self.work}/tstate"\n\n{tier}')
         mb.memext(["--config", cfg, "tiers", "up"], check=True, capture_output=True)
         cleanup.push("tiers down", lambda: mb.memext(["--config", cfg, "tiers", "down"], check=True,
                                                      capture_output=True))
@@ -190,7 +193,7 @@ class Window:
     refaults and stalls."""
 
     def __init__(self, server, controller_pid=None, critical_cgroup=None, period=0.5):
-        self.server, self.period, self.samples = server, period, []
+        self.server, self.period, self.samples, self.series = server, period, [], []
         self.critical_cgroup = critical_cgroup
         self.pids = {"controller": controller_pid, **thread_pids(("kswapd", "kdamond"))}
         self.stop_flag = threading.Event()
@@ -198,7 +201,7 @@ class Window:
     def __enter__(self):
         self.t0, self.vm0, self.damon0 = time.time(), vmstat(), damon_applied()
         self.crit0 = critical_counters(self.critical_cgroup)
-        self.cg_cpu0 = (cgroup_cpu_seconds(PARENT),
+        self.cg_cpu0 = (cgroup_cpu_seconds(self.server.parent),
                         cgroup_cpu_seconds(self.critical_cgroup) if self.critical_cgroup else 0.0)
         self.cpu0 = {k: cpu_seconds(p) for k, p in self.pids.items() if p}
         self.thread = threading.Thread(target=self._sample, daemon=True)
@@ -208,9 +211,11 @@ class Window:
     def _sample(self):
         while not self.stop_flag.wait(self.period):
             try:
-                self.samples.append(self.server.usage())
+                usage = self.server.usage()
             except OSError:
-                pass
+                continue
+            self.samples.append(usage)
+            self.series.append((round(time.time() - self.t0, 2), usage))
 
     def __exit__(self, *exc):
         self.stop_flag.set()
@@ -220,7 +225,7 @@ class Window:
         damon1 = damon_applied()
         crit1 = critical_counters(self.critical_cgroup)
         crit_cpu = (cgroup_cpu_seconds(self.critical_cgroup) - self.cg_cpu0[1]) if self.critical_cgroup else 0.0
-        noise_cpu = cgroup_cpu_seconds(PARENT) - self.cg_cpu0[0] - crit_cpu
+        noise_cpu = cgroup_cpu_seconds(self.server.parent) - self.cg_cpu0[0] - crit_cpu
         self.result = {
             "window_s": round(seconds, 2), "window_start": round(self.t0, 3),
             "dram_mean_mib": round(sum(self.samples) / max(1, len(self.samples)) / MIB, 1),

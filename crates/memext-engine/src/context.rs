@@ -40,6 +40,25 @@ pub struct ClassParams {
     /// every wake runs at once and shares what there is).
     #[serde(default)]
     pub admit_within: Duration,
+    /// When an idle context is pushed out.
+    #[serde(default)]
+    pub push_out: PushOutWhen,
+}
+
+/// When an idle extend context is pushed out.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub enum PushOutWhen {
+    /// As soon as it is idle, down to its floor: DRAM is kept free for
+    /// whatever comes next (more containers on the host).
+    #[default]
+    #[serde(rename = "when-idle")]
+    Idle,
+    /// Only as far as the capacity needs: idle contexts keep what they hold
+    /// while it fits, the ones expected to wake soonest first
+    /// (work-conserving: DRAM is not left free while a pushed-out context
+    /// waits for it).
+    #[serde(rename = "when-needed")]
+    Needed,
 }
 
 impl ClassParams {
@@ -249,6 +268,7 @@ mod tests {
             map_back: true,
             cpu_weight: Some(10),
             admit_within: Duration::from_secs(5),
+            push_out: PushOutWhen::Needed,
         };
         let mut t = ContextState::new(
             ContextId::from("/a/b"),

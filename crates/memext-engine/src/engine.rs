@@ -13,7 +13,7 @@ use std::time::Duration;
 
 pub use crate::command::{BringBack, Command, Decision, Observed, Outcome, PushOut};
 pub use crate::context::WAKE_CPU_WEIGHT;
-use crate::context::{Applied, ClassParams, ContextState, Sample};
+use crate::context::{Applied, ClassParams, ContextState, PushOutWhen, Sample};
 use crate::model::{State, Transition};
 use crate::planner::{plan, Action, ContextInput, PlanInput, Queued};
 use crate::predict::{self, PredictParams, PrefetchReason};
@@ -293,6 +293,8 @@ impl Engine {
                     since,
                     overdue: now.saturating_sub(since) >= t.params.admit_within,
                 }),
+                keep_while_room: t.params.push_out == PushOutWhen::Needed,
+                expected_wake_in: t.model.history.expected_wake_in(now),
             })
             .collect();
         PlanInput { capacity, contexts }

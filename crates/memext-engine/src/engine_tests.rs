@@ -26,6 +26,7 @@ fn class(floor_mib: u64) -> ClassParams {
         map_back: true,
         cpu_weight: None,
         admit_within: Duration::ZERO,
+        push_out: PushOutWhen::Idle,
     }
 }
 
@@ -516,3 +517,37 @@ fn a_waking_extend_context_runs_at_the_default_cpu_weight_until_it_settles() {
 
 #[path = "engine_admission_tests.rs"]
 mod admission;
+
+/// `push_out = "when-needed"`: an idle context is not pushed out while the
+/// capacity has room for it; when a waking one needs that room, it is
+/// pushed out only as far as needed.
+#[test]
+fn an_idle_context_pushed_out_when_needed_stays_while_there_is_room() {
+    let mut e = Engine::new(params());
+    let keep = ClassParams {
+        push_out: PushOutWhen::Needed,
+        ..class(16)
+    };
+    let (idle, mut other) = (Ctx::new("/idle", 400), Ctx::new("/other", 400));
+    assert!(e.track(idle.id.clone(), Class::Extend, keep.clone(), s(0.0)));
+    assert!(e.track(other.id.clone(), Class::Extend, keep, s(0.0)));
+    let mut pushed = Vec::new();
+    for i in 0..=8 {
+        let (_, cmds) = tick(&mut e, &[&idle, &other], f64::from(i));
+        pushed.extend(push_outs(&cmds).into_iter().cloned());
+    }
+    assert!(pushed.is_empty(), "800 MiB fit in 1024: {pushed:?}");
+    assert_eq!(e.get(&idle.id).map(|t| t.model.state), Some(State::Idle));
+    // The other one wakes and grows to 700 MiB: the idle one makes room.
+    other.cpu += Duration::from_millis(500);
+    other.usage = 700 * MIB;
+    let (_, cmds) = tick(&mut e, &[&idle, &other], 9.0);
+    let p = push_outs(&cmds);
+    assert_eq!(p.len(), 1, "{cmds:?}");
+    assert_eq!(p[0].id, idle.id);
+    assert!(
+        p[0].keep_bytes > 16 * MIB && p[0].keep_bytes < 400 * MIB,
+        "as far as needed, not to its floor: {} MiB",
+        p[0].keep_bytes / MIB
+    );
+}

@@ -73,6 +73,19 @@ impl ActivationHistory {
     pub fn next_wake(&self) -> Option<Instant> {
         Some(self.last()? + self.period()?)
     }
+
+    /// How long until the next wake is to be expected at `now`: until it is
+    /// due for a periodic context (zero once overdue); else the mean gap
+    /// between its wakes (a memoryless guess: the more often it wakes, the
+    /// sooner); None with fewer than two wakes.
+    pub fn expected_wake_in(&self, now: Instant) -> Option<Duration> {
+        if let Some(next) = self.next_wake() {
+            return Some(next.saturating_sub(now));
+        }
+        let (first, last) = (*self.wakes.front()?, self.last()?);
+        let gaps = u32::try_from(self.wakes.len().checked_sub(1)?).ok()?;
+        (gaps > 0).then(|| (last - first) / gaps)
+    }
 }
 
 /// The share of `leader`'s wakes (among those `follower` could have followed)
@@ -118,6 +131,20 @@ mod tests {
         assert!((p.as_secs_f64() - 30.0).abs() < 0.5, "{p:?}");
         let next = h.next_wake().expect("next");
         assert!((next.as_secs_f64() - 160.0).abs() < 0.5);
+    }
+
+    #[test]
+    fn the_next_wake_is_expected_when_due_or_after_the_mean_gap() {
+        let periodic = hist(&[10.0, 40.0, 70.0, 100.0, 130.0]);
+        assert_eq!(periodic.expected_wake_in(at(150.0)), Some(at(10.0)));
+        assert_eq!(
+            periodic.expected_wake_in(at(170.0)),
+            Some(at(0.0)),
+            "overdue"
+        );
+        let irregular = hist(&[0.0, 30.0, 35.0, 90.0, 91.0]);
+        assert_eq!(irregular.expected_wake_in(at(200.0)), Some(at(91.0 / 4.0)));
+        assert_eq!(hist(&[5.0]).expected_wake_in(at(9.0)), None);
     }
 
     #[test]

@@ -17,6 +17,8 @@
 //! pages out (and taking the CPU that the critical ones need). One that has
 //! waited its longest is admitted anyway, with a share of what is left.
 
+use std::time::Duration;
+
 use crate::model::State;
 use crate::predict::PrefetchReason;
 use crate::{Class, ContextId, Instant};
@@ -25,6 +27,10 @@ use crate::{Class, ContextId, Instant};
 pub const GROWTH_BYTES: u64 = 32 << 20;
 /// An idle context within this much of its target is not pushed again.
 pub const PUSH_SLACK_BYTES: u64 = 8 << 20;
+/// Idle contexts that keep what they hold while there is room leave this
+/// share of the capacity free (at least `GROWTH_BYTES`): the next wake
+/// starts into free DRAM instead of waiting for a push-out.
+pub const KEEP_RESERVE_DIV: u64 = 32;
 
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct ContextInput {
@@ -44,6 +50,13 @@ pub struct ContextInput {
     pub prefetch: Option<PrefetchReason>,
     /// Woke and waits for admission (None: not queued).
     pub queued: Option<Queued>,
+    /// Idle, it keeps what it holds while the capacity has room for it, and
+    /// is pushed out only as far as the room requires (`push_out =
+    /// "when-needed"`), instead of going to its floor when it goes idle.
+    pub keep_while_room: bool,
+    /// How long until its next wake is expected (None: no history): of the
+    /// idle contexts that keep what they hold, the soonest are kept first.
+    pub expected_wake_in: Option<Duration>,
 }
 
 /// A waking context's place in the admission queue.
@@ -154,6 +167,10 @@ pub fn plan(input: &PlanInput) -> Plan {
     for r in 1..=3 {
         room.share_rank(cs, r);
     }
+    // 3b. Idle contexts that are pushed out only when needed keep what they
+    //     hold while it fits, those expected to wake soonest first; the rest
+    //     are pushed out only as far as the room requires.
+    room.keep_idle(cs, (input.capacity / KEEP_RESERVE_DIV).max(GROWTH_BYTES));
     // 4. What nobody needs now is split evenly among the active extend
     //    contexts, so one that allocates fast between two ticks grows into free
     //    DRAM instead of reclaiming its own pages at a limit set a tick ago.
@@ -239,6 +256,30 @@ impl Room {
             self.left -= want;
         }
         waits
+    }
+
+    /// Lets idle `keep_while_room` contexts keep what they hold (and a
+    /// little slack) out of what is left beyond `reserve`, in the order of
+    /// their expected next wake (unknown last).
+    fn keep_idle(&mut self, cs: &[ContextInput], reserve: u64) {
+        let mut order: Vec<usize> = (0..cs.len())
+            .filter(|&i| {
+                let c = &cs[i];
+                c.class == Class::Extend && c.keep_while_room && rank(c) == 3 && c.queued.is_none()
+            })
+            .collect();
+        order.sort_by_key(|&i| (cs[i].expected_wake_in.unwrap_or(Duration::MAX), i));
+        let mut spare = self.left.saturating_sub(reserve);
+        for i in order {
+            let want = cs[i]
+                .usage
+                .saturating_add(PUSH_SLACK_BYTES)
+                .saturating_sub(self.targets[i]);
+            let give = want.min(spare);
+            self.targets[i] += give;
+            spare -= give;
+            self.left -= give;
+        }
     }
 
     /// Serves `group` above what each has: in full if it fits, else in

@@ -18,6 +18,8 @@ fn ctx(key: &str, class: Class, state: State, usage_mib: u64, ws_mib: u64) -> Co
         under_pressure: false,
         prefetch: None,
         queued: None,
+        keep_while_room: false,
+        expected_wake_in: None,
     }
 }
 
@@ -115,6 +117,75 @@ fn free_room_is_split_among_active_contexts_and_given_up_to_a_waking_one() {
         (332 + 126) * MIB,
         "the actives keep their use plus an even share of the rest"
     );
+}
+
+/// `push_out = "when-needed"`: idle contexts keep what they hold while the
+/// capacity has room (beyond a small reserve), the ones expected to wake
+/// soonest first; only the rest are pushed out, and only as far as needed.
+#[test]
+fn idle_contexts_pushed_out_only_when_needed_keep_what_fits_soonest_wake_first() {
+    let keeper = |key: &str, wake_s: Option<u64>| ContextInput {
+        keep_while_room: true,
+        expected_wake_in: wake_s.map(Duration::from_secs),
+        ..ctx(key, Class::Extend, State::Idle, 200, 200)
+    };
+    let contexts = vec![
+        ctx("busy", Class::Extend, State::Active, 200, 200),
+        keeper("unknown", None),
+        keeper("rare", Some(100)),
+        keeper("soon", Some(5)),
+    ];
+    let roomy = PlanInput {
+        capacity: 1024 * MIB,
+        contexts: contexts.clone(),
+    };
+    let p = plan(&roomy);
+    assert!(
+        !p.actions
+            .iter()
+            .any(|a| matches!(a, Action::PushOut { .. })),
+        "room for all: nothing pushed out: {:?}",
+        p.actions
+    );
+    assert_eq!(
+        target(&p, &roomy, "rare"),
+        208 * MIB,
+        "what it holds + slack"
+    );
+
+    // 650 - 3 floors (96) - busy (232) = 322 left, 32 of it kept free: 290.
+    let tight = PlanInput {
+        capacity: 650 * MIB,
+        contexts,
+    };
+    let p = plan(&tight);
+    assert_eq!(target(&p, &tight, "soon"), 208 * MIB, "kept whole");
+    assert_eq!(
+        target(&p, &tight, "rare"),
+        (32 + 290 - 176) * MIB,
+        "what is left"
+    );
+    assert_eq!(target(&p, &tight, "unknown"), 32 * MIB, "no history: last");
+    assert!(p.actions.contains(&Action::PushOut {
+        key: "rare".into(),
+        keep: 146 * MIB
+    }));
+    assert!(p.actions.contains(&Action::PushOut {
+        key: "unknown".into(),
+        keep: 32 * MIB
+    }));
+    assert!(!p
+        .actions
+        .iter()
+        .any(|a| matches!(a, Action::PushOut { key, .. } if key.as_str() == "soon")));
+
+    // The default (when idle): every idle context goes to its floor.
+    let mut default = tight.clone();
+    for c in &mut default.contexts {
+        c.keep_while_room = false;
+    }
+    let p = plan(&default);
+    assert_eq!(target(&p, &default, "soon"), 32 * MIB);
 }
 
 #[test]
@@ -251,9 +322,24 @@ fn any_context() -> impl Strategy<Value = ContextInput> {
             Just(Some(PrefetchReason::Woke)),
             Just(Some(PrefetchReason::Periodic))
         ],
+        any::<bool>(),
+        prop::option::of(0u64..600),
     )
         .prop_map(
-            |(key, class, state, usage, ws, swapped, floor, headroom, pressure, prefetch)| {
+            |(
+                key,
+                class,
+                state,
+                usage,
+                ws,
+                swapped,
+                floor,
+                headroom,
+                pressure,
+                prefetch,
+                keep,
+                wake,
+            )| {
                 ContextInput {
                     key,
                     class,
@@ -266,6 +352,8 @@ fn any_context() -> impl Strategy<Value = ContextInput> {
                     under_pressure: pressure,
                     prefetch,
                     queued: None,
+                    keep_while_room: keep,
+                    expected_wake_in: wake.map(Duration::from_secs),
                 }
             },
         )

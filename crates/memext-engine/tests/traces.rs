@@ -90,6 +90,8 @@ impl Sim {
                         under_pressure: w.pressure_from.is_some_and(|p| t >= p),
                         prefetch: prefetch[i],
                         queued: None,
+                        keep_while_room: false,
+                        expected_wake_in: None,
                     }
                 })
                 .collect();

@@ -99,6 +99,7 @@ impl Config {
             map_back: true,
             cpu_weight: None,
             admit_within: Duration::ZERO,
+            push_out: PushOutWhen::Idle,
         }
     }
 
@@ -112,6 +113,7 @@ impl Config {
             map_back: true,
             cpu_weight: Some(CpuWeight(EXTEND_CPU_WEIGHT)),
             admit_within: EXTEND_ADMIT_WITHIN,
+            push_out: PushOutWhen::Idle,
         }
     }
 
@@ -176,6 +178,11 @@ impl Config {
         {
             let at = text.find("[class.critical]").unwrap_or(0);
             let why = "class.critical: admit_within must be 0s: a critical context never waits";
+            return Err(invalid(at..at, why.into()));
+        }
+        if file.class.critical.push_out.is_some() {
+            let at = text.find("[class.critical]").unwrap_or(0);
+            let why = "class.critical: push_out applies to extend contexts: a critical context is never pushed out";
             return Err(invalid(at..at, why.into()));
         }
         if let Some(why) = validate_daemon(&file.daemon) {

@@ -5,6 +5,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use memext_cgroup::CgroupPath;
+pub use memext_engine::context::PushOutWhen;
 use serde::Deserialize;
 
 use crate::units::{ByteSize, Percent};
@@ -53,6 +54,7 @@ pub(crate) struct ClassOverrides {
     pub(crate) map_back: Option<bool>,
     pub(crate) cpu_weight: Option<CpuWeight>,
     pub(crate) admit_within: Option<HumanDuration>,
+    pub(crate) push_out: Option<PushOutWhen>,
 }
 
 /// Parameters of a class, resolved against the defaults.
@@ -85,6 +87,12 @@ pub struct ClassParams {
     /// that waited this long runs with a share of what is left. `0s`: every
     /// wake runs at once and they share what there is.
     pub admit_within: Duration,
+    /// When an idle context is pushed out: `when-idle` (the default: as soon
+    /// as it is idle, down to its floor, keeping DRAM free for more
+    /// containers) or `when-needed` (only as far as the capacity needs, the
+    /// contexts expected to wake soonest kept longest: work-conserving, for
+    /// hosts whose DRAM is meant to be full, like a serverless host's).
+    pub push_out: PushOutWhen,
 }
 
 impl ClassParams {
@@ -99,6 +107,7 @@ impl ClassParams {
             map_back: self.map_back,
             cpu_weight: self.cpu_weight.map(|w| w.0),
             admit_within: self.admit_within,
+            push_out: self.push_out,
         }
     }
 }
@@ -114,6 +123,7 @@ impl ClassOverrides {
             map_back: self.map_back.unwrap_or(d.map_back),
             cpu_weight: self.cpu_weight.or(d.cpu_weight),
             admit_within: self.admit_within.map_or(d.admit_within, |h| h.0),
+            push_out: self.push_out.unwrap_or(d.push_out),
         }
     }
 }

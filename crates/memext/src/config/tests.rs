@@ -203,6 +203,20 @@ fn waking_extend_contexts_wait_for_room_by_default_and_critical_ones_never() {
 }
 
 #[test]
+fn idle_contexts_are_pushed_out_when_idle_unless_the_class_says_when_needed() {
+    let c = parse("").expect("empty policy");
+    assert_eq!(c.extend.push_out, PushOutWhen::Idle);
+    let c = parse("[class.extend]\npush_out = \"when-needed\"\n").expect("when-needed");
+    assert_eq!(c.extend.engine().push_out, PushOutWhen::Needed);
+    let (line, msg) = err_line("[class.extend]\nfloor = \"16M\"\npush_out = \"sometimes\"\n");
+    assert_eq!(line, 3);
+    assert!(msg.contains("when-needed"), "{msg}");
+    let (line, msg) = err_line("[class.critical]\npush_out = \"when-idle\"\n");
+    assert_eq!(line, 1);
+    assert!(msg.contains("never pushed out"), "{msg}");
+}
+
+#[test]
 fn bad_size_names_its_line() {
     let (line, msg) = err_line("[class.extend]\nidle_after = \"5s\"\nfloor = \"12 parsecs\"\n");
     assert_eq!(line, 3);

@@ -42,6 +42,7 @@ fn state(id: &str, pids: &[u32]) -> ContextState {
         map_back: true,
         cpu_weight: Some(10),
         admit_within: std::time::Duration::ZERO,
+        push_out: memext_engine::context::PushOutWhen::Idle,
     };
     let mut t = ContextState::new(ContextId::from(id), Class::Extend, params, Duration::ZERO);
     for &pid in pids {

@@ -1,0 +1,98 @@
+"""bench/faas: the serverless host's side: the function containers (one
+bench/faas/function.py each, a real container of the private engine, its
+socket in a bind-mounted directory) and the invoker that replays a trace
+against them, open loop: every call is sent at its time in the trace,
+whatever the calls before it took, and its latency counts from that time
+(a call that waits for a busy function waits in its latency)."""
+import concurrent.futures
+import os
+import random
+import shutil
+import threading
+import time
+
+import invoke
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+MIB = 1 << 20
+
+
+def heap_sizes(functions, lo_mib, hi_mib, seed):
+    """Each function's heap in MiB, uniform in [lo_mib, hi_mib], a pure
+    function of the seed (saved with the results like the trace's)."""
+    rng = random.Random(f"{seed}/heaps")
+    return [rng.randint(lo_mib, hi_mib) for _ in range(functions)]
+
+
+class Fleet:
+    """The function containers of one mode: started in parallel (dockerd
+    serialises much of it, a few at a time keep it busy), each waited for
+    until it answers /health (its heap is allocated), removed by `cleanup`."""
+
+    def __init__(self, engine, work, names, heaps_mib, parallel=4):
+        self.engine, self.names, self.heaps = engine, names, heaps_mib
+        self.dir = os.path.join(work, "sockets")
+        self.parallel = parallel
+
+    def socket(self, name):
+        return os.path.join(self.dir, f"{name}.sock")
+
+    def start(self, cleanup, docker_args=(), within=600.0, progress=None):
+        shutil.rmtree(self.dir, ignore_errors=True)
+        os.makedirs(self.dir)
+        os.chmod(self.dir, 0o777)
+        cleanup.push("function containers", self.remove)
+        done, lock = [0], threading.Lock()
+
+        def one(k):
+            name = self.names[k]
+            self.engine.docker("rm", "-f", name, check=False)
+            self.engine.docker("run", "-d", "--name", name, "--network", "none", *docker_args,
+                               "-v", f"{self.dir}:/sock", "-v", f"{HERE}:/faas:ro", self.engine.IMAGE,
+                               "python3", "/faas/function.py", "--socket", f"/sock/{name}.sock",
+                               "--heap-mib", str(self.heaps[k]))
+            invoke.wait_ready(self.socket(name), within)
+            with lock:
+                done[0] += 1
+                if progress and (done[0] % 25 == 0 or done[0] == len(self.names)):
+                    progress(done[0], len(self.names))
+
+        with concurrent.futures.ThreadPoolExecutor(self.parallel) as pool:
+            for f in [pool.submit(one, k) for k in range(len(self.names))]:
+                f.result()
+
+    def ids(self):
+        """The containers' full ids (their cgroups are PARENT/<id>)."""
+        out = self.engine.docker("inspect", "-f", "{{.Id}}", *self.names)
+        return out.split()
+
+    def remove(self):
+        for k in range(0, len(self.names), 50):
+            self.engine.docker("rm", "-f", *self.names[k:k + 50], check=False)
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+
+def replay(calls, sockets, t0, timeout=60.0, workers=64):
+    """Sends call (t, i) to `sockets[i]` at `t0 + t`; returns one record per
+    call: (i, t, latency s from t0 + t to the answer, the handler's own ms,
+    error or None). A function serves one call at a time: calls to a busy one
+    queue in its socket's backlog, and that wait is in their latency."""
+    records = [None] * len(calls)
+
+    def one(k, t, i):
+        due = t0 + t
+        try:
+            status, body, _ = invoke.call(sockets[i], timeout=timeout)
+            err = None if status == 200 else f"HTTP {status}"
+            handler_ms = float(body) if status == 200 else None
+        except (OSError, ValueError) as e:
+            err, handler_ms = f"{type(e).__name__}: {e}", None
+        records[k] = (i, t, time.time() - due, handler_ms, err)
+
+    with concurrent.futures.ThreadPoolExecutor(workers) as pool:
+        for k, (t, i) in enumerate(calls):
+            delay = t0 + t - time.time()
+            if delay > 0:
+                time.sleep(delay)
+            pool.submit(one, k, t, i)
+    return records

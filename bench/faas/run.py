@@ -1,0 +1,237 @@
+#!/usr/bin/env python3
+"""bench/faas: a serverless host where most functions sleep.
+
+--functions function containers (bench/faas/function.py: an HTTP handler on a
+Unix socket over a heap of --heap-mib MIN,MAX MiB, every page read on each
+call; real containers of a private Docker engine under the parent cgroup
+/memext-faas) are invoked by a generated trace (bench/faas/trace.py: timer,
+Poisson and bursty functions with the shape of Azure's and Huawei's published
+traces; its parameters are saved with the results). The parent's DRAM is
+capped at --cap-share of the functions' memory (heaps + 12 MiB each for the
+interpreter).
+
+Modes, each with fresh containers, in one invocation, their order rotated
+from tier to tier and round to round:
+  ideal   no cap, no swap area (with one on, this machine's own DAMON
+          reclaimer pages out whatever sat idle for 60 s);
+  linux   the cap and the tier, nothing else (plus the machine's DAMON);
+  limits  + each function a static limit of an equal share of the cap;
+  zswap   + the kernel's zswap (lzo-rle, shrinker on) in front of the swap
+          file (swapfile tier only: it is a tier of its own);
+  senpai  + bench/peers/senpai.py (Meta's Senpai) on every function;
+  memext  + `memext daemon`, every function an extend context pushed out only
+          when needed (`push_out = "when-needed"`: idle functions keep their
+          memory while the cap has room, those expected to be called soonest
+          kept longest): the setting for a host whose DRAM is meant to be full;
+  memext-idle  the same with memext's default (`push_out = "when-idle"`:
+          every idle function pushed out to its floor at once).
+Tiers (--tiers): a swap file and zram, each set up by `memext tiers`.
+
+Per mode: start the functions (their heaps are written under the cap), let
+the controller settle for --settle s, replay the trace open loop (every call
+sent at its time; its latency counts from then). Measured: invocation latency
+p50/p99/p99.9 overall and per class, DRAM of the parent over time (mean, min,
+max; the DRAM left unused under the cap while calls waited on memory), the
+controller's CPU, swap traffic. The physical limit of a cold call is its
+function's heap divided by the tier's bulk read-back bandwidth
+(MADV_WILLNEED into the swap cache, `memext-e2e kbench`, measured at the start
+of the run on each tier). Writes results.csv, series.json, summary.md,
+dram.png, params.json (with the trace's parameters), calls-TIER-MODE-rN.csv.
+Everything it starts is removed again, also on Ctrl-C. A benchmark: it
+measures and prints, it asserts nothing.
+"""
+import argparse
+import dataclasses
+import os
+import re
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.dirname(HERE))
+sys.path.insert(0, os.path.join(os.path.dirname(HERE), "peers"))
+sys.path.insert(0, HERE)
+import memextbench as mb  # noqa: E402
+from memextbench import Cleanup, log  # noqa: E402
+import server as srv  # noqa: E402  (bench/peers: the capped server, zswap, Senpai, the window)
+import host  # noqa: E402
+import results  # noqa: E402
+import trace as tr  # noqa: E402
+
+PARENT = "/memext-faas"
+MODES = ["ideal", "linux", "limits", "zswap", "senpai", "memext", "memext-idle"]
+TIERS = ["swapfile", "zram"]
+MIB = 1 << 20
+BASE_MIB = 12  # a function's interpreter and handler besides its heap (measured: 12-13 MiB)
+ENGINE = mb.DockerEngine(os.environ.get("MEMEXT_ENGINE_DIR", "/var/tmp/memext-dockerd-faas"), PARENT)
+
+
+def read_back_bandwidth(tier, server, cleanup, mib):
+    """The tier's bulk read-back bandwidth, MiB/s: `memext-e2e kbench` pages
+    out `mib` MiB and times MADV_WILLNEED until the swap cache holds 95%."""
+    mark = cleanup.mark()
+    try:
+        server.tiers_up(4 * mib * MIB, cleanup, tier)
+        out = subprocess.run([os.path.join(mb.BIN, "memext-e2e"), "kbench", str(mib)],
+                             capture_output=True, text=True, check=True).stdout
+    finally:
+        cleanup.run(mark)
+    m = re.search(r"MADV_WILLNEED until swap cache holds 95%\s+(\d+) pages/s", out)
+    if not m:
+        raise RuntimeError(f"kbench printed no WILLNEED figure:\n{out}")
+    return int(m.group(1)) * 4096 / MIB
+
+
+def run_mode(a, server, fleet_names, heaps, trace, tier, mode, rnd, bandwidth, cleanup):
+    """One mode on one tier: set up, start the functions, settle, replay the
+    trace, tear down. Returns (result row, DRAM series)."""
+    mark = cleanup.mark()
+    try:
+        server.set_cap(None if mode == "ideal" else a.cap)
+        if mode != "ideal":
+            server.tiers_up(a.swap, cleanup, tier)
+        if mode == "zswap":
+            srv.zswap_on(cleanup)
+        controller = None
+        if mode.startswith("memext"):
+            push_out = "when-idle" if mode == "memext-idle" else "when-needed"
+            cfg = mb.memext_config(a.work, PARENT, f"{ENGINE.dir}/root", (), a.idle_after, a.floor, push_out)
+            controller = mb.start_daemon(cfg, os.path.join(a.out, f"{mode}-daemon-{tier}-r{rnd}.log"), cleanup).pid
+        fleet = host.Fleet(ENGINE, a.work, fleet_names, heaps)
+        t_start = time.time()
+        fleet.start(cleanup, progress=lambda k, n: log(f"    {k}/{n} functions up ({time.time() - t_start:.0f} s)"))
+        if mode == "limits":
+            share = a.cap // len(fleet_names)
+            for k in range(0, len(fleet_names), 50):
+                ENGINE.docker("update", "--memory", str(share), "--memory-swap", "-1", *fleet_names[k:k + 50])
+        if mode == "senpai":
+            cgroups = [f"{PARENT}/{cid}" for cid in fleet.ids()]
+            controller = srv.start_senpai(cgroups, a.senpai_args, os.path.join(a.out, f"senpai-{tier}-r{rnd}.log"),
+                                          cleanup)
+        time.sleep(a.settle)
+        log(f"    replaying {len(trace.calls)} calls over {trace.params.seconds:.0f} s")
+        sockets = [fleet.socket(n) for n in fleet_names]
+        with srv.Window(server, controller) as w:
+            t0 = time.time() + 0.5
+            records = host.replay(trace.calls, sockets, t0, timeout=a.call_timeout)
+        functions = [dataclasses.asdict(f) for f in trace.functions]
+        series = [(round(s + w.t0 - t0, 2), b) for s, b in w.series]  # seconds into the trace
+        row = {"tier": tier if mode != "ideal" else "-", "mode": mode, "round": rnd, "cap_mib": a.cap // MIB,
+               **results.latency(records, functions),
+               **results.cold_limit(records, heaps, None if mode == "ideal" else bandwidth),
+               **results.dram(series, records, None if mode == "ideal" else a.cap),
+               **{k: w.result[k] for k in ("cpu_controller_s", "swapin_mib", "swapout_mib", "zswpin_mib")}}
+        with open(os.path.join(a.out, f"calls-{row['tier']}-{mode}-r{rnd}.csv"), "w") as f:
+            f.write("function,class,t,latency_ms,handler_ms,error\n")
+            for i, t, lat, h, err in records:
+                f.write(f"{fleet_names[i]},{functions[i]['cls']},{t:.3f},{lat * 1000:.2f},{h},{err or ''}\n")
+        return row, series
+    finally:
+        cleanup.run(mark)
+
+
+def parse(argv):
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--functions", type=int, default=100, help="function containers (default 100)")
+    ap.add_argument("--seconds", type=float, default=300.0, help="length of the trace (default 300)")
+    ap.add_argument("--seed", type=int, default=1, help="the trace's and the heaps' seed (default 1)")
+    ap.add_argument("--heap-mib", default="30,80", help="heap sizes MIN,MAX MiB, uniform (default 30,80)")
+    ap.add_argument("--time-scale", type=float, default=1.0,
+                    help="multiplies every gap of the trace (timer periods, mean inter-arrivals, burst gaps "
+                         "and spacing): below 1 for a denser trace (default 1)")
+    ap.add_argument("--cap-share", type=float, default=0.25,
+                    help="the DRAM cap as a share of the functions' memory (default 0.25)")
+    ap.add_argument("--tiers", default=",".join(TIERS), help="swapfile,zram (default both)")
+    ap.add_argument("--modes", default="ideal,linux,zswap,senpai,memext,memext-idle",
+                    help=f"from {','.join(MODES)} (default: all but limits)")
+    ap.add_argument("--rounds", type=int, default=1, help="rounds of every mode (default 1)")
+    ap.add_argument("--settle", type=float, default=30.0,
+                    help="seconds between the last function up and the trace (default 30)")
+    ap.add_argument("--idle-after", type=float, default=10.0, help="memext: seconds before a function is idle")
+    ap.add_argument("--floor", default="16MiB", help="memext: the extend class's floor (default 16MiB)")
+    ap.add_argument("--senpai-args", default="--interval 2 --max-probe 0.05 --min-size 16777216",
+                    help="senpai.py's parameters (bench/peers' default: sped up for minutes-long runs)")
+    ap.add_argument("--call-timeout", type=float, default=60.0, help="one call's deadline, s (default 60)")
+    ap.add_argument("--kbench-mib", type=int, default=256, help="size of the read-back measurement (default 256)")
+    ap.add_argument("--smoke", action="store_true", help="6 functions, a 20 s trace, half of their memory as the "
+                    "cap (the test suite)")
+    a = mb.parse_bench_args(ap, "faas", "cgroups, swap, zswap, a private Docker engine")
+    if a.smoke:
+        a.functions, a.seconds, a.heap_mib, a.settle, a.idle_after, a.kbench_mib = 6, 20.0, "20,30", 5.0, 3.0, 64
+        a.cap_share, a.floor, a.time_scale = 0.5, "4MiB", 0.05
+    try:
+        lo, hi = (int(x) for x in a.heap_mib.split(","))
+    except ValueError:
+        ap.error("--heap-mib: MIN,MAX in MiB")
+    a.tiers, a.modes = a.tiers.split(","), a.modes.split(",")
+    if any(t not in TIERS for t in a.tiers) or any(m not in MODES for m in a.modes):
+        ap.error(f"--tiers from {','.join(TIERS)}; --modes from {','.join(MODES)}")
+    if not 1 <= lo <= hi <= 4096 or not 0 < a.cap_share <= 1 or a.functions < 1 or a.rounds < 1 \
+            or not a.time_scale > 0:
+        ap.error("--heap-mib 1 <= MIN <= MAX <= 4096, 0 < --cap-share <= 1, --functions >= 1, --rounds >= 1, "
+                 "--time-scale > 0")
+    a.heap_range = (lo, hi)
+    return a
+
+
+def runs_of(a):
+    """(tier, mode) pairs of a round: ideal once, the other modes on every
+    tier (zswap only in front of the swap file)."""
+    runs = [("-", "ideal")] if "ideal" in a.modes else []
+    for tier in a.tiers:
+        runs += [(tier, m) for m in a.modes if m != "ideal" and not (m == "zswap" and tier != "swapfile")]
+    return runs
+
+
+def main(argv=None):
+    a = parse(argv)
+    d, k = tr.Params(), a.time_scale
+    params = tr.Params(functions=a.functions, seconds=a.seconds, seed=a.seed, timer_min=d.timer_min * k,
+                       timer_max=d.timer_max * k, poisson_min=d.poisson_min * k, poisson_max=d.poisson_max * k,
+                       burst_gap_min=d.burst_gap_min * k, burst_gap_max=d.burst_gap_max * k,
+                       burst_spacing=d.burst_spacing * k)
+    trace = tr.generate(params)
+    heaps = host.heap_sizes(a.functions, *a.heap_range, a.seed)
+    a.cap = int(a.cap_share * sum(h + BASE_MIB for h in heaps)) * MIB
+    a.swap = max(2 << 30, 2 * sum(h + BASE_MIB for h in heaps) * MIB)
+    names = [f.name for f in trace.functions]
+    cleanup, a.work = mb.bench_workspace("faas", a)
+    runs = runs_of(a)
+    log(f"faas: {a.functions} functions, heaps {sum(heaps)} MiB, cap {a.cap // MIB} MiB; {len(trace.calls)} calls "
+        f"in {a.seconds:.0f} s; {len(runs)} runs x {a.rounds} round(s)")
+    mb.write_json(os.path.join(a.out, "params.json"),
+                  {"params": {k: v for k, v in vars(a).items() if k != "work"}, "trace": dataclasses.asdict(params),
+                   "trace_summary": tr.summary(trace), "heaps_mib": heaps, "machine": mb.machine_facts()})
+    rows, series, bandwidth, t_start = [], {}, {}, time.time()
+    try:
+        server = srv.Server(a.work, cleanup, PARENT)
+        server.set_cap(None)
+        for tier in a.tiers:
+            bandwidth[tier] = read_back_bandwidth(tier, server, cleanup, a.kbench_mib)
+            log(f"{tier}: bulk read-back {bandwidth[tier]:.0f} MiB/s (a {max(heaps)} MiB heap: "
+                f"{max(heaps) / bandwidth[tier] * 1000:.0f} ms)")
+        log("starting the private Docker engine")
+        ENGINE.start(cleanup)
+        total = len(runs) * a.rounds
+        for rnd in range(a.rounds):
+            k = rnd % len(runs)
+            for n, (tier, mode) in enumerate(runs[k:] + runs[:k]):
+                done = rnd * len(runs) + n
+                eta = (time.time() - t_start) / done * (total - done) if done else 0
+                log(f"[{done + 1}/{total}] {mode}" + (f" on {tier}" if mode != "ideal" else "")
+                    + (f" (about {eta / 60:.0f} min left)" if eta else ""))
+                row, s = run_mode(a, server, names, heaps, trace, tier, mode, rnd, bandwidth.get(tier), cleanup)
+                rows.append(row)
+                series[f"{row['tier'] if mode != 'ideal' else 'ideal'}/{mode}-r{rnd}"] = s
+                log(f"    p50 {row['p50_ms']} ms, p99 {row['p99_ms']} ms, DRAM mean {row['dram_mean_mib']} MiB, "
+                    f"unused while waiting {row['unused_while_waiting_mib']} MiB, errors {row['errors']}")
+                mb.write_json(os.path.join(a.out, "results.json"), {"rows": rows, "bandwidth_mib_s": bandwidth})
+    finally:
+        cleanup.run()
+    print(results.write(a.out, rows, series))
+    log(f"results in {a.out} ({(time.time() - t_start) / 60:.1f} min)")
+
+
+if __name__ == "__main__":
+    main()
