@@ -72,6 +72,10 @@ class Handler(http.server.BaseHTTPRequestHandler):
 
 class UnixHTTPServer(socketserver.UnixStreamServer):
     allow_reuse_address = False
+    # Calls that come while one is served wait in the socket's backlog, as
+    # in a platform's queue for a busy instance (socketserver's default of 5
+    # refused the sixth call of a burst at once with EAGAIN).
+    request_queue_size = 256
 
 
 def serve(socket_path, heap_mib):

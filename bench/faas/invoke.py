@@ -11,10 +11,21 @@ class UnixConnection(http.client.HTTPConnection):
         self.path = path
 
     def connect(self):
-        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        s.settimeout(self.timeout)
-        s.connect(self.path)
-        self.sock = s
+        # A full backlog answers EAGAIN at once: the caller waits for room
+        # within its deadline, as a blocking connect would.
+        deadline = time.monotonic() + self.timeout
+        while True:
+            s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            s.settimeout(self.timeout)
+            try:
+                s.connect(self.path)
+                self.sock = s
+                return
+            except BlockingIOError:
+                s.close()
+                if time.monotonic() > deadline:
+                    raise TimeoutError(f"{self.path}: backlog full for {self.timeout} s") from None
+                time.sleep(0.005)
 
 
 def call(socket_path, what="/invoke", timeout=30.0):

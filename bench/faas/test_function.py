@@ -6,6 +6,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import time
 import unittest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -40,6 +41,18 @@ class FunctionTest(unittest.TestCase):
         self.assertGreater(float(body), 0)
         self.assertLess(float(body) / 1e3, secs + 1e-3)
         self.assertEqual(invoke.call(self.sock, "/nothing")[0], 404)
+
+    def test_calls_to_a_busy_function_wait_their_turn(self):
+        # Stopped, the function accepts nothing: 40 callers queue in its
+        # backlog (or wait for room in it) and are all served once it runs.
+        import concurrent.futures
+        os.kill(self.proc.pid, signal.SIGSTOP)
+        with concurrent.futures.ThreadPoolExecutor(40) as pool:
+            calls = [pool.submit(invoke.call, self.sock, "/invoke", 20.0) for _ in range(40)]
+            time.sleep(0.5)
+            os.kill(self.proc.pid, signal.SIGCONT)
+            statuses = [c.result()[0] for c in calls]
+        self.assertEqual(statuses, [200] * 40)
 
     def test_sigterm_stops_it(self):
         self.proc.send_signal(signal.SIGTERM)
