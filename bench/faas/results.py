@@ -13,10 +13,13 @@ MIB = 1 << 20
 # 2-25 ms here: the handler's own time reading its heap).
 WAITING_S = 0.05
 
+COLORS = {"ideal": "tab:gray", "linux": "tab:red", "limits": "tab:brown", "zswap": "tab:orange",
+          "senpai": "tab:purple", "memext": "tab:green", "memext-idle": "tab:blue"}
 COLUMNS = ["tier", "mode", "round", "calls", "errors", "p50_ms", "p99_ms", "p999_ms",
            "timer_p50_ms", "timer_p99_ms", "poisson_p50_ms", "poisson_p99_ms", "bursty_p50_ms", "bursty_p99_ms",
            "cold_limit_p50_ms", "cold_limit_p99_ms", "dram_mean_mib", "dram_min_mib", "dram_max_mib",
-           "unused_while_waiting_mib", "cpu_controller_s", "swapin_mib", "swapout_mib", "zswpin_mib", "cap_mib"]
+           "unused_while_waiting_mib", "cpu_controller_s", "swapin_mib", "swapout_mib", "zswpin_mib", "cap_mib",
+           "oom_kills"]
 
 
 def nearest_rank(values, q):
@@ -110,13 +113,14 @@ def write(out_dir, rows, series):
     with open(os.path.join(out_dir, "series.json"), "w") as f:
         json.dump(series, f)
     lines = ["| tier | mode | p50 | p99 | p99.9 | timer p50 / p99 | poisson p99 | bursty p99 | cold limit p99 "
-             "| DRAM mean (min) MiB | unused while waiting | controller CPU s | errors |", "|" + "---|" * 13]
+             "| DRAM mean (min) MiB | unused while waiting | controller CPU s | errors | OOM kills |", "|" + "---|" * 14]
     f1 = lambda v: "-" if v is None else f"{v:.0f} ms"  # noqa: E731
     for r in rows:
         lines.append(f"| {r['tier']} | {r['mode']} | {f1(r['p50_ms'])} | {f1(r['p99_ms'])} | {f1(r['p999_ms'])} "
                      f"| {f1(r['timer_p50_ms'])} / {f1(r['timer_p99_ms'])} | {f1(r['poisson_p99_ms'])} "
                      f"| {f1(r['bursty_p99_ms'])} | {f1(r['cold_limit_p99_ms'])} | {r['dram_mean_mib']} ({r['dram_min_mib']}) "
-                     f"| {r['unused_while_waiting_mib']} MiB | {r['cpu_controller_s']} | {r['errors']} |")
+                     f"| {r['unused_while_waiting_mib']} MiB | {r['cpu_controller_s']} | {r['errors']} "
+                     f"| {r.get('oom_kills', '-')} |")
     for (mode, tier, rnd), v in verdicts(rows).items():
         lines.append(f"\n{mode}, {tier}, round {rnd + 1}:")
         lines.extend(f"- {name}: {'met' if ok else 'MISSED'} ({text})" for name, (ok, text) in v.items())
@@ -137,14 +141,21 @@ def plot(out_dir, series, rows):
     tiers = sorted({k.split("/")[0] for k in series if not k.startswith("ideal")}) or ["-"]
     fig, axes = plt.subplots(1, len(tiers), figsize=(6 * len(tiers), 3.8), squeeze=False)
     cap = next((r["cap_mib"] for r in rows if r.get("cap_mib")), None)
+    ideal_mib = max((p[1] / MIB for k, pts in series.items() if k.startswith("ideal") for p in pts), default=0)
+    # Ideal (uncapped) far above the cap would flatten every capped mode:
+    # then it is named in the title instead of drawn.
+    off_chart = bool(cap) and ideal_mib > 1.5 * cap
     for ax, tier in zip(axes[0], tiers):
         for key, pts in sorted(series.items()):
-            if key.split("/")[0] not in (tier, "ideal"):
+            if key.split("/")[0] not in (tier, "ideal") or (off_chart and key.startswith("ideal")):
                 continue
-            ax.plot([p[0] for p in pts], [p[1] / MIB for p in pts], label=key.split("/")[1], lw=1)
+            mode = key.split("/")[1].rsplit("-r", 1)[0]
+            ax.plot([p[0] for p in pts], [p[1] / MIB for p in pts], label=key.split("/")[1], lw=1,
+                    color=COLORS.get(mode))
         if cap:
             ax.axhline(cap, color="k", ls=":", lw=1, label="cap")
-        ax.set_title(f"DRAM of the functions, tier {tier}")
+        ax.set_title(f"DRAM of the functions, tier {tier}"
+                     + (f"\n(ideal, uncapped: {ideal_mib:.0f} MiB, off the chart)" if off_chart else ""))
         ax.set_xlabel("seconds into the trace")
         ax.set_ylabel("MiB")
         ax.legend(fontsize=8)

@@ -89,6 +89,7 @@ def run_mode(a, server, fleet_names, heaps, trace, tier, mode, rnd, bandwidth, c
     mark = cleanup.mark()
     try:
         server.set_cap(None if mode == "ideal" else a.cap)
+        kills0 = server.oom_kills()
         if mode != "ideal":
             server.tiers_up(a.swap, cleanup, tier)
         if mode == "zswap":
@@ -96,7 +97,8 @@ def run_mode(a, server, fleet_names, heaps, trace, tier, mode, rnd, bandwidth, c
         controller = None
         if mode.startswith("memext"):
             push_out = "when-idle" if mode == "memext-idle" else "when-needed"
-            cfg = mb.memext_config(a.work, PARENT, f"{ENGINE.dir}/root", (), a.idle_after, a.floor, push_out)
+            cfg = mb.memext_config(a.work, PARENT, f"{ENGINE.dir}/root", (), a.idle_after, a.floor, push_out,
+                                   a.admit_within)
             controller = mb.start_daemon(cfg, os.path.join(a.out, f"{mode}-daemon-{tier}-r{rnd}.log"), cleanup).pid
         fleet = host.Fleet(ENGINE, a.work, fleet_names, heaps)
         t_start = time.time()
@@ -121,7 +123,8 @@ def run_mode(a, server, fleet_names, heaps, trace, tier, mode, rnd, bandwidth, c
                **results.latency(records, functions),
                **results.cold_limit(records, heaps, None if mode == "ideal" else bandwidth),
                **results.dram(series, records, None if mode == "ideal" else a.cap),
-               **{k: w.result[k] for k in ("cpu_controller_s", "swapin_mib", "swapout_mib", "zswpin_mib")}}
+               **{k: w.result[k] for k in ("cpu_controller_s", "swapin_mib", "swapout_mib", "zswpin_mib")},
+               "oom_kills": None if kills0 is None else server.oom_kills() - kills0}
         with open(os.path.join(a.out, f"calls-{row['tier']}-{mode}-r{rnd}.csv"), "w") as f:
             f.write("function,class,t,latency_ms,handler_ms,error\n")
             for i, t, lat, h, err in records:
@@ -150,6 +153,8 @@ def parse(argv):
                     help="seconds between the last function up and the trace (default 30)")
     ap.add_argument("--idle-after", type=float, default=10.0, help="memext: seconds before a function is idle")
     ap.add_argument("--floor", default="16MiB", help="memext: the extend class's floor (default 16MiB)")
+    ap.add_argument("--admit-within", default=None,
+                    help="memext: the extend class's admit_within (default: memext's, 5s; 0s: no admission)")
     ap.add_argument("--senpai-args", default="--interval 2 --max-probe 0.05 --min-size 16777216",
                     help="senpai.py's parameters (bench/peers' default: sped up for minutes-long runs)")
     ap.add_argument("--call-timeout", type=float, default=60.0, help="one call's deadline, s (default 60)")
@@ -172,6 +177,7 @@ def parse(argv):
         ap.error("--heap-mib 1 <= MIN <= MAX <= 4096, 0 < --cap-share <= 1, --functions >= 1, --rounds >= 1, "
                  "--time-scale > 0")
     a.heap_range = (lo, hi)
+    a.senpai_args = a.senpai_args.split()
     return a
 
 
@@ -203,7 +209,7 @@ def main(argv=None):
     mb.write_json(os.path.join(a.out, "params.json"),
                   {"params": {k: v for k, v in vars(a).items() if k != "work"}, "trace": dataclasses.asdict(params),
                    "trace_summary": tr.summary(trace), "heaps_mib": heaps, "machine": mb.machine_facts()})
-    rows, series, bandwidth, t_start = [], {}, {}, time.time()
+    rows, series, bandwidth, failed, t_start = [], {}, {}, [], time.time()
     try:
         server = srv.Server(a.work, cleanup, PARENT)
         server.set_cap(None)
@@ -221,16 +227,30 @@ def main(argv=None):
                 eta = (time.time() - t_start) / done * (total - done) if done else 0
                 log(f"[{done + 1}/{total}] {mode}" + (f" on {tier}" if mode != "ideal" else "")
                     + (f" (about {eta / 60:.0f} min left)" if eta else ""))
-                row, s = run_mode(a, server, names, heaps, trace, tier, mode, rnd, bandwidth.get(tier), cleanup)
+                try:
+                    row, s = run_mode(a, server, names, heaps, trace, tier, mode, rnd, bandwidth.get(tier), cleanup)
+                except RuntimeError as e:
+                    # A mode that could not run (its controller failed to start,
+                    # a function never came up) is a result too; the run goes on.
+                    log(f"    FAILED: {e}")
+                    failed.append(f"{mode} on {tier}, round {rnd + 1}: {e}")
+                    continue
                 rows.append(row)
                 series[f"{row['tier'] if mode != 'ideal' else 'ideal'}/{mode}-r{rnd}"] = s
                 log(f"    p50 {row['p50_ms']} ms, p99 {row['p99_ms']} ms, DRAM mean {row['dram_mean_mib']} MiB, "
-                    f"unused while waiting {row['unused_while_waiting_mib']} MiB, errors {row['errors']}")
-                mb.write_json(os.path.join(a.out, "results.json"), {"rows": rows, "bandwidth_mib_s": bandwidth})
+                    f"unused while waiting {row['unused_while_waiting_mib']} MiB, errors {row['errors']}, "
+                    f"OOM kills {row['oom_kills']}")
+                mb.write_json(os.path.join(a.out, "results.json"),
+                              {"rows": rows, "bandwidth_mib_s": bandwidth, "failed": failed})
+                results.write(a.out, rows, series)  # a cut run keeps what it measured
     finally:
         cleanup.run()
     print(results.write(a.out, rows, series))
+    for f in failed:
+        print(f"FAILED: {f}")
     log(f"results in {a.out} ({(time.time() - t_start) / 60:.1f} min)")
+    if failed:
+        sys.exit(1)
 
 
 if __name__ == "__main__":

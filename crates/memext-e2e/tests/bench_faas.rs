@@ -1,7 +1,8 @@
 //! bench/faas: the pieces' unit tests (the invocation trace generator, the
 //! function, the results' figures), and the smoke run of the whole host:
 //! six function containers of a private engine replaying a 20 s trace in
-//! ideal, linux and memext on both tiers. Every call is answered, the
+//! ideal, senpai (the cap and the tier, and Senpai on every function) and
+//! memext, on both tiers. Every call is answered, the
 //! capped modes stay within the cap while ideal does not, and nothing is
 //! left behind (swap, the parent cgroup).
 
@@ -24,12 +25,12 @@ fn faas_smoke_answers_every_call_within_the_cap_and_leaves_nothing_behind() {
             "--tiers",
             "swapfile,zram",
             "--modes",
-            "ideal,linux,memext",
+            "ideal,senpai,memext",
         ],
     );
     let (text, results) = bench_results(&scratch);
     let rows = results["rows"].as_array().expect("rows");
-    assert_eq!(rows.len(), 5, "ideal + 2 tiers x (linux, memext): {text}");
+    assert_eq!(rows.len(), 5, "ideal + 2 tiers x (senpai, memext): {text}");
     for r in rows {
         let (mode, tier) = (r["mode"].as_str().expect("mode"), &r["tier"]);
         assert!(
