@@ -124,7 +124,7 @@ def run_mode(a, server, fleet_names, heaps, trace, tier, mode, rnd, bandwidth, c
                **results.cold_limit(records, heaps, None if mode == "ideal" else bandwidth),
                **results.dram(series, records, None if mode == "ideal" else a.cap),
                **{k: w.result[k] for k in ("cpu_controller_s", "swapin_mib", "swapout_mib", "zswpin_mib")},
-               "oom_kills": None if kills0 is None else server.oom_kills() - kills0}
+               "oom_kills": None if kills0 is None else server.oom_kills() - kills0 + functions_oom_kills(fleet)}
         with open(os.path.join(a.out, f"calls-{row['tier']}-{mode}-r{rnd}.csv"), "w") as f:
             f.write("function,class,t,latency_ms,handler_ms,error\n")
             for i, t, lat, h, err in records:
@@ -132,6 +132,14 @@ def run_mode(a, server, fleet_names, heaps, trace, tier, mode, rnd, bandwidth, c
         return row, series
     finally:
         cleanup.run(mark)
+
+
+def functions_oom_kills(fleet):
+    """Function containers the OOM killer ended (a limit of their own, as
+    Senpai sets, kills there, not at the parent; the container then exits
+    and its cgroup with its counters goes): Docker's record of each."""
+    out = ENGINE.docker("inspect", "-f", "{{.State.OOMKilled}}", *fleet.names, check=False)
+    return out.split().count("true")
 
 
 def parse(argv):
