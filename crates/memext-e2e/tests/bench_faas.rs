@@ -2,7 +2,8 @@
 //! function, the results' figures), and the smoke run of the whole host:
 //! six function containers of a private engine replaying a 20 s trace in
 //! ideal, senpai (the cap and the tier, and Senpai on every function) and
-//! memext, on both tiers. Every call is answered, the
+//! memext, on both tiers. Every call is answered (under Senpai, all but
+//! those to a function its limits OOM-killed), the
 //! capped modes stay within the cap while ideal does not, and nothing is
 //! left behind (swap, the parent cgroup).
 
@@ -37,7 +38,14 @@ fn faas_smoke_answers_every_call_within_the_cap_and_leaves_nothing_behind() {
             r["calls"].as_u64().expect("calls") > 0,
             "{mode} {tier}: no call"
         );
-        assert_eq!(r["errors"], 0, "{mode} {tier}: calls failed: {text}");
+        // Senpai's own per-function limits (16 MiB at the least) now and
+        // then OOM-kill a function, and calls to it fail: a result of the
+        // peer, recorded as such. memext and ideal must answer every call.
+        let killed = r["oom_kills"].as_u64().unwrap_or(0) > 0;
+        assert!(
+            r["errors"] == 0 || (mode == "senpai" && killed),
+            "{mode} {tier}: calls failed: {text}"
+        );
         let (dram, cap) = (
             r["dram_max_mib"].as_f64().expect("dram"),
             r["cap_mib"].as_f64().expect("cap"),
