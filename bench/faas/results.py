@@ -23,7 +23,10 @@ COLUMNS = ["tier", "mode", "round", "calls", "errors", "p50_ms", "p99_ms", "p999
 
 
 def nearest_rank(values, q):
-    """The q-quantile by nearest rank (None for no values)."""
+    """The q-quantile by nearest rank, the ceil(q*n)-th smallest (None for no
+    values). Not bench/peers' `nearest_rank`, which takes rank floor(q*n)+1:
+    one rank higher where q*n is whole (the median of an even count); the
+    figures published from this bench were computed with this rule."""
     if not values:
         return None
     s = sorted(values)
@@ -67,7 +70,7 @@ def dram(series, records, cap):
     if not series:
         return {"dram_mean_mib": None, "dram_min_mib": None, "dram_max_mib": None, "unused_while_waiting_mib": None}
     used = [b for _, b in series]
-    waits = sorted((r[1] + WAITING_S, r[1] + r[2]) for r in records)
+    waits = [(r[1] + WAITING_S, r[1] + r[2]) for r in records]
     unused = []
     for t, b in series:
         if cap and any(lo <= t < hi for lo, hi in waits):

@@ -193,7 +193,7 @@ class Window:
     refaults and stalls."""
 
     def __init__(self, server, controller_pid=None, critical_cgroup=None, period=0.5):
-        self.server, self.period, self.samples, self.series = server, period, [], []
+        self.server, self.period, self.series = server, period, []
         self.critical_cgroup = critical_cgroup
         self.pids = {"controller": controller_pid, **thread_pids(("kswapd", "kdamond"))}
         self.stop_flag = threading.Event()
@@ -214,7 +214,6 @@ class Window:
                 usage = self.server.usage()
             except OSError:
                 continue
-            self.samples.append(usage)
             self.series.append((round(time.time() - self.t0, 2), usage))
 
     def __exit__(self, *exc):
@@ -223,13 +222,14 @@ class Window:
         vm1, seconds = vmstat(), time.time() - self.t0
         cpu = {k: cpu_seconds(p) - self.cpu0[k] for k, p in self.pids.items() if p}
         damon1 = damon_applied()
+        samples = [b for _, b in self.series]
         crit1 = critical_counters(self.critical_cgroup)
         crit_cpu = (cgroup_cpu_seconds(self.critical_cgroup) - self.cg_cpu0[1]) if self.critical_cgroup else 0.0
         noise_cpu = cgroup_cpu_seconds(self.server.parent) - self.cg_cpu0[0] - crit_cpu
         self.result = {
             "window_s": round(seconds, 2), "window_start": round(self.t0, 3),
-            "dram_mean_mib": round(sum(self.samples) / max(1, len(self.samples)) / MIB, 1),
-            "dram_max_mib": round(max(self.samples, default=0) / MIB, 1),
+            "dram_mean_mib": round(sum(samples) / max(1, len(samples)) / MIB, 1),
+            "dram_max_mib": round(max(samples, default=0) / MIB, 1),
             "swapin_mib": round((vm1["pswpin"] - self.vm0["pswpin"]) * 4096 / MIB, 1),
             "swapout_mib": round((vm1["pswpout"] - self.vm0["pswpout"]) * 4096 / MIB, 1),
             "zswpin_mib": round((vm1.get("zswpin", 0) - self.vm0.get("zswpin", 0)) * 4096 / MIB, 1),
@@ -245,5 +245,5 @@ class Window:
             if k in crit1 and k in self.crit0:
                 d = crit1[k] - self.crit0[k]
                 self.result[col] = round(d / 1000, 1) if col.endswith("_ms") else d
-        if self.samples == []:
+        if not samples:
             log("  warning: no DRAM samples in the window")

@@ -294,7 +294,11 @@ impl Engine {
                     overdue: now.saturating_sub(since) >= t.params.admit_within,
                 }),
                 keep_while_room: t.params.push_out == PushOutWhen::Needed,
-                expected_wake_in: t.model.history.expected_wake_in(now),
+                // Only the planner's keep order reads it: not worked out for
+                // the (default) contexts pushed out when idle.
+                expected_wake_in: (t.params.push_out == PushOutWhen::Needed)
+                    .then(|| t.model.history.expected_wake_in(now))
+                    .flatten(),
             })
             .collect();
         PlanInput { capacity, contexts }

@@ -56,10 +56,10 @@ impl IdleCpu {
         let quiet_since = path
             .parent()
             .and_then(|p| self.parent_quiet_since(hierarchy, p));
-        if let Some(&(cpu, checked)) = self.children.get(id) {
-            if quiet_since == Some(checked) {
-                self.children.insert(id.clone(), (cpu, tick));
-                return Some(cpu);
+        if let Some((cpu, checked)) = self.children.get_mut(id) {
+            if quiet_since == Some(*checked) {
+                *checked = tick;
+                return Some(*cpu);
             }
         }
         let cpu = cg.cpu_usage().ok().flatten()?;
