@@ -322,8 +322,7 @@ impl Engine {
         let Some(t) = self.contexts.get_mut(id) else {
             return false;
         };
-        let c = t.counters(at, cpu);
-        if t.model.observe(c, &t.params.model()) != Some(Transition::Woke) {
+        if t.model.poll(at, cpu, &t.params.model()) != Some(Transition::Woke) {
             return false;
         }
         t.held = None; // the wake it was held for has come

@@ -13,7 +13,7 @@
 
 use std::time::Duration;
 
-use crate::activity::{is_active, ActivityThresholds, Counters};
+use crate::activity::{cpu_above, is_active, ActivityThresholds, Counters, MIN_CPU_SPAN};
 use crate::history::ActivationHistory;
 use crate::Instant;
 
@@ -80,6 +80,10 @@ pub struct ContextModel {
     pub last_activity: Instant,
     #[serde(skip)]
     last: Option<Counters>,
+    /// The CPU time between-ticks polls are judged against (when, how much):
+    /// the last tick's, moved on by polls at most every `MIN_CPU_SPAN`.
+    #[serde(skip)]
+    poll_ref: Option<(Instant, Duration)>,
     pub history: ActivationHistory,
     /// Multiplier of `idle_after` learned from false idles (1, 2, 4, … 16).
     pub idle_scale: u32,
@@ -95,6 +99,7 @@ impl ContextModel {
             since: now,
             last_activity: now,
             last: None,
+            poll_ref: None,
             history: ActivationHistory::default(),
             idle_scale: 1,
         }
@@ -120,6 +125,7 @@ impl ContextModel {
             .as_ref()
             .is_some_and(|l| is_active(l, &c, &p.thresholds));
         self.last = Some(c);
+        self.poll_ref = Some((c.at, c.cpu));
         if active {
             self.last_activity = c.at;
         }
@@ -130,16 +136,7 @@ impl ContextModel {
             {
                 (State::Idle, Transition::BecameIdle)
             }
-            State::Idle if active => {
-                self.history.record(now);
-                let slept = now.saturating_sub(self.since);
-                if slept < self.idle_after(p) {
-                    self.idle_scale = (self.idle_scale * 2).min(MAX_IDLE_SCALE);
-                } else {
-                    self.idle_scale = (self.idle_scale / 2).max(1);
-                }
-                (State::Waking, Transition::Woke)
-            }
+            State::Idle if active => return Some(self.wake(now, p)),
             State::Waking if now.saturating_sub(self.since) >= p.settle => {
                 (State::Active, Transition::Settled)
             }
@@ -148,6 +145,45 @@ impl ContextModel {
         self.state = next;
         self.since = now;
         Some(event)
+    }
+
+    /// A between-ticks reading of an idle context's CPU time (`cpu` at
+    /// `at`): whether it woke. Judged against the last tick's reading or a
+    /// later poll's, over at least `MIN_CPU_SPAN` (see there: a sleeping
+    /// runtime's housekeeping is no wake); the tick's own reference is left
+    /// alone, so the next tick still judges its whole interval.
+    pub fn poll(&mut self, at: Instant, cpu: Duration, p: &ModelParams) -> Option<Transition> {
+        if self.state != State::Idle {
+            return None;
+        }
+        let Some((at0, cpu0)) = self.poll_ref else {
+            self.poll_ref = Some((at, cpu));
+            return None;
+        };
+        let span = at.saturating_sub(at0);
+        if cpu < cpu0 || cpu_above(cpu - cpu0, span, &p.thresholds) {
+            self.last_activity = at;
+            return Some(self.wake(at, p));
+        }
+        if span >= MIN_CPU_SPAN {
+            self.poll_ref = Some((at, cpu));
+        }
+        None
+    }
+
+    /// Idle → waking: the wake is recorded, and an idle that ended sooner
+    /// than it took to judge doubles the idle threshold.
+    fn wake(&mut self, now: Instant, p: &ModelParams) -> Transition {
+        self.history.record(now);
+        let slept = now.saturating_sub(self.since);
+        if slept < self.idle_after(p) {
+            self.idle_scale = (self.idle_scale * 2).min(MAX_IDLE_SCALE);
+        } else {
+            self.idle_scale = (self.idle_scale / 2).max(1);
+        }
+        self.state = State::Waking;
+        self.since = now;
+        Transition::Woke
     }
 }
 
@@ -259,10 +295,42 @@ mod tests {
         let mut m = ContextModel::new(Duration::ZERO);
         run(&mut m, &p, &[(0.0, 0), (1.0, 0)]);
         assert_eq!(m.state, State::Idle);
-        // Polled every 20 ms: 5 ms of CPU in 20 ms is activity at once.
+        // Sampled every 20 ms: 6 ms of CPU in 20 ms is activity at once.
         assert_eq!(
-            run(&mut m, &p, &[(1.02, 0), (1.04, 5)]),
+            run(&mut m, &p, &[(1.02, 0), (1.04, 6)]),
             vec![(1.04, Transition::Woke)]
         );
+    }
+
+    /// Between ticks: a runtime's housekeeping (1 ms of CPU every 0.5 s,
+    /// read every 20 ms) is no wake; 6 ms of CPU is, at the poll that sees
+    /// it; the tick after a poll still judges its whole interval.
+    #[test]
+    fn polls_judge_cpu_over_a_quarter_second_at_least() {
+        let p = ModelParams {
+            idle_after: Duration::from_secs(1),
+            ..Default::default()
+        };
+        let ms = Duration::from_millis;
+        let mut m = ContextModel::new(Duration::ZERO);
+        run(&mut m, &p, &[(0.0, 0), (1.0, 0)]);
+        assert_eq!(m.state, State::Idle);
+        let mut cpu = 0;
+        for k in 1..=100u64 {
+            if k % 25 == 0 {
+                cpu += 1; // one housekeeping run every 0.5 s
+            }
+            let at = Duration::from_secs(1) + ms(20 * k);
+            assert_eq!(m.poll(at, ms(cpu), &p), None, "poll {k}");
+        }
+        // The tick at 3 s: 4 ms of CPU over 2 s, no wake either.
+        assert!(run(&mut m, &p, &[(3.0, cpu)]).is_empty());
+        assert_eq!(m.poll(ms(3020), ms(cpu + 3), &p), None);
+        assert_eq!(
+            m.poll(ms(3040), ms(cpu + 6), &p),
+            Some(Transition::Woke),
+            "6 ms of CPU within 40 ms"
+        );
+        assert_eq!(m.state, State::Waking);
     }
 }

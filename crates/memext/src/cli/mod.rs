@@ -67,6 +67,11 @@ enum Command {
         /// How long to measure rates over, e.g. 500ms, 2s.
         #[arg(long, default_value = "1s", value_parser = humantime::parse_duration)]
         interval: Duration,
+        /// Keep showing it, refreshed every this long (e.g. 2s), until Ctrl-C: a
+        /// live view. On a terminal the screen is redrawn in place; otherwise
+        /// each refresh is printed after a line with the time.
+        #[arg(long, value_name = "EVERY", value_parser = humantime::parse_duration)]
+        watch: Option<Duration>,
     },
     /// Run the engine: push idle contexts out to the slower tiers, bring them
     /// back when they wake (or just before), protect the critical ones.
@@ -178,6 +183,7 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
             local,
             cgroup,
             interval,
+            watch,
         } => status::run(
             g,
             status::Args {
@@ -186,6 +192,7 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
                 local,
                 cgroup,
                 interval,
+                watch,
             },
         ),
         Command::Daemon {
