@@ -164,12 +164,24 @@ pub struct MemoryStats {
     pub pgmajfault: u64,
     pub workingset_refault_anon: u64,
     pub workingset_refault_file: u64,
+    /// The cgroup's own swap limit (v2 `memory.swap.max`, as Kubernetes'
+    /// LimitedSwap writes it per container); None when unlimited or absent.
+    pub swap_max: Option<u64>,
 }
 
 impl MemoryStats {
     /// Bytes resident in DRAM.
     pub fn resident_bytes(&self) -> u64 {
         self.anon_bytes + self.file_bytes
+    }
+
+    /// Anonymous bytes that cannot leave DRAM because the cgroup's swap
+    /// limit has no room for them (page cache can always be dropped).
+    pub fn anon_beyond_swap_limit(&self) -> u64 {
+        self.swap_max.map_or(0, |max| {
+            self.anon_bytes
+                .saturating_sub(max.saturating_sub(self.swap_bytes))
+        })
     }
 }
 

@@ -135,6 +135,9 @@ fn memory_from_stat(
         pgmajfault: need("total_pgmajfault")?,
         workingset_refault_anon: opt("total_workingset_refault_anon"),
         workingset_refault_file: opt("total_workingset_refault_file"),
+        // No per-cgroup swap limit on v1 that Kubernetes writes (its swap
+        // support needs v2); memsw is memory + swap, set by no one here.
+        swap_max: None,
     })
 }
 

@@ -74,8 +74,18 @@ impl MemoryCgroup for V2Cgroup {
         } else {
             0
         };
+        // memory.swap.max: "max", or the limit Kubernetes' LimitedSwap wrote.
+        let swap_max = if self.dir.exists("memory.swap.max") {
+            match self.dir.read_with("memory.swap.max", parse_limit_v2)? {
+                Limit::Bytes(b) => Some(b),
+                Limit::Max => None,
+            }
+        } else {
+            None
+        };
         Ok(MemoryStats {
             usage_bytes: usage,
+            swap_max,
             anon_bytes: need("anon")?,
             file_bytes: need("file")?,
             swap_bytes: swap,

@@ -244,6 +244,8 @@ fn v2_reads() {
     assert_eq!(m.usage_bytes, (208 << 20) + (1 << 20));
     assert_eq!(m.pgmajfault, 77);
     assert_eq!(m.workingset_refault_anon, 5);
+    assert_eq!(m.swap_max, None, "memory.swap.max is max");
+    assert_eq!(m.anon_beyond_swap_limit(), 0);
     assert_eq!(cg.cpu_usage().expect("cpu"), Some(Duration::from_secs(3)));
     let psi = cg.memory_pressure().expect("psi").expect("has psi");
     assert_eq!(psi.some.total_us, 4242);
@@ -377,4 +379,39 @@ fn v1_directories_made_after_the_open_are_found() {
     assert_eq!(cg.cpu_usage().expect("no cpuacct yet"), None);
     std::fs::rename(&saved, &acct).expect("the runtime makes it");
     assert!(cg.cpu_usage().expect("cpuacct").is_some());
+}
+
+/// Kubernetes' LimitedSwap writes a container's `memory.swap.max`: what of
+/// its anonymous memory cannot go to swap is read from it.
+#[test]
+fn v2_swap_limit_keeps_anon_in_dram() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let copy = std::process::Command::new("cp")
+        .arg("-r")
+        .arg(fixture("v2"))
+        .arg(dir.path())
+        .status()
+        .expect("cp");
+    assert!(copy.success());
+    let root = dir.path().join("v2");
+    let knob = root
+        .join(V2_DOCKER.trim_start_matches('/'))
+        .join("memory.swap.max");
+    std::fs::write(&knob, format!("{}\n", 100u64 << 20)).expect("swap.max");
+    let h = Hierarchy::probe(&root).expect("v2 tree");
+    let m = h
+        .open(&p(V2_DOCKER))
+        .expect("open")
+        .memory()
+        .expect("memory");
+    assert_eq!(m.swap_max, Some(100 << 20));
+    // 200 MiB of anon, 32 MiB of it in swap already: room for 68 MiB more.
+    assert_eq!(m.anon_beyond_swap_limit(), 132 << 20);
+    std::fs::write(&knob, "0\n").expect("swap.max");
+    let m = h
+        .open(&p(V2_DOCKER))
+        .expect("open")
+        .memory()
+        .expect("memory");
+    assert_eq!(m.anon_beyond_swap_limit(), 200 << 20, "no swap: all of it");
 }

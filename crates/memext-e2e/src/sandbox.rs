@@ -208,3 +208,27 @@ pub fn run_bench_smoke(name: &str, args: &[&str]) -> ScratchDir {
     assert_eq!(swaps(), swaps_before, "bench/{name}: swap left behind");
     scratch
 }
+
+/// Runs `cmd`, panics with its output unless it succeeds; its stdout.
+pub fn run_ok(cmd: &mut Command) -> String {
+    let out = cmd.output().unwrap_or_else(|e| panic!("{cmd:?}: {e}"));
+    assert!(
+        out.status.success(),
+        "{cmd:?} failed: {}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// The v1 `memory.limit_in_bytes` of cgroup `path` (e.g. `/memext-docker/<id>`).
+pub fn v1_limit(path: &str) -> u64 {
+    let p = std::path::Path::new("/sys/fs/cgroup/memory")
+        .join(path.trim_start_matches('/'))
+        .join("memory.limit_in_bytes");
+    std::fs::read_to_string(&p)
+        .unwrap_or_else(|e| panic!("{}: {e}", p.display()))
+        .trim()
+        .parse()
+        .expect("a limit")
+}

@@ -81,6 +81,11 @@ pub struct MemorySample {
     pub swapped: u64,
     pub pgfault: u64,
     pub pgmajfault: u64,
+    /// Anonymous bytes that cannot leave DRAM: beyond what the context's own
+    /// swap limit (Kubernetes' LimitedSwap writes one per container) has
+    /// room for. The context is never planned below this.
+    #[serde(default)]
+    pub unswappable: u64,
 }
 
 /// One observation of a context, as the observer reads it.

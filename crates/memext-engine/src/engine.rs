@@ -281,7 +281,8 @@ impl Engine {
                 usage: t.memory.usage,
                 working_set: t.ws.bytes(),
                 swapped: t.memory.swapped,
-                floor: t.params.floor,
+                // Never below what its own swap limit keeps in DRAM.
+                floor: t.params.floor.max(t.memory.unswappable),
                 headroom_pct: t.params.headroom_pct,
                 under_pressure: t.under_pressure,
                 // A context memext did not push out has nothing of memext's to

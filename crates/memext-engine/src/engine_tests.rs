@@ -47,6 +47,7 @@ struct Ctx {
     swapped: u64,
     majflt: u64,
     psi: Option<f64>,
+    unswappable: u64,
 }
 
 impl Ctx {
@@ -58,6 +59,7 @@ impl Ctx {
             swapped: 0,
             majflt: 0,
             psi: None,
+            unswappable: 0,
         }
     }
 
@@ -72,6 +74,7 @@ impl Ctx {
                 // The kernel counts a major fault among all faults too.
                 pgfault: self.majflt,
                 pgmajfault: self.majflt,
+                unswappable: self.unswappable,
             },
             cpu: Some(self.cpu),
             psi_some_avg10: self.psi,
@@ -339,6 +342,24 @@ fn nothing_is_squeezed_or_pushed_again_while_its_pages_move() {
         .commands
         .iter()
         .any(|c| matches!(c, Command::Limit { bytes, .. } if *bytes == 16 * MIB)));
+}
+
+/// Kubernetes' LimitedSwap gives a container a swap limit of its own:
+/// memext never plans it below what that limit keeps in DRAM.
+#[test]
+fn a_context_is_never_pushed_below_what_its_swap_limit_keeps_in_dram() {
+    let mut e = Engine::new(params());
+    let mut c = Ctx::new("/kubepods/burstable/pod1/c", 256);
+    c.unswappable = 200 * MIB; // 256 MiB of anon, room for 56 MiB in swap
+    e.track(c.id.clone(), Class::Extend, class(16), s(0.0));
+    for i in 0..=4 {
+        tick(&mut e, &[&c], f64::from(i));
+    }
+    e.observe(&c.id, c.sample(5.0), false);
+    let d = e.decide(s(5.0), &HOST, &never_busy);
+    let p = push_outs(&d.commands);
+    assert_eq!(p.len(), 1, "{:?}", d.commands);
+    assert_eq!(p[0].keep_bytes, 200 * MIB, "kept: its floor, 16 MiB");
 }
 
 #[test]

@@ -9,6 +9,7 @@ use memext_cgroup::{CgroupPath, Hierarchy, HierarchyError};
 
 use crate::config::{Class, Config, ContextFacts};
 use crate::identity::{identify, is_container_id, Identity, Runtime};
+use crate::kube::{self, PodContainer};
 
 /// One memory context: a cgroup memext knows as a workload.
 #[derive(Debug, Clone, serde::Serialize)]
@@ -19,6 +20,11 @@ pub struct MemoryContext {
     pub class: Class,
     /// Index of the `[[select]]` entry that gave the class.
     pub selector: Option<usize>,
+    /// The class came from the pod's `memext.io/class` annotation.
+    pub annotated: bool,
+    /// A Kubernetes container's pod metadata and annotations (containerd).
+    #[serde(skip)]
+    pub pod: Option<PodContainer>,
 }
 
 #[derive(Debug, Clone, Copy, Default)]
@@ -33,7 +39,8 @@ pub fn discover(
     config: &Config,
     opts: DiscoverOptions,
 ) -> Result<Vec<MemoryContext>, HierarchyError> {
-    let mut names = NameResolver::new(&config.runtimes.docker_roots, &config.runtimes.podman_roots);
+    let mut names = NameResolver::new(&config.runtimes.docker_roots, &config.runtimes.podman_roots)
+        .with_containerd(&config.runtimes.containerd_roots);
     let mut out: Vec<MemoryContext> = Vec::new();
     // Cgroups whose sub-cgroups belong to them (a set: thousands of them).
     let mut owners: HashSet<String> = HashSet::new();
@@ -52,13 +59,25 @@ pub fn discover(
         let Some(identity) = identify(&path) else {
             continue;
         };
-        let name = names.name(&identity);
+        let pod = names.pod(&identity);
+        let name = pod
+            .as_ref()
+            .map(PodContainer::name)
+            .or_else(|| names.name(&identity));
         let facts = ContextFacts {
             path: &path,
             identity: &identity,
             name: name.as_deref(),
         };
-        let (class, selector) = config.classify(&facts);
+        // A pod's own annotation, where the policy lets annotations count,
+        // comes before the selectors.
+        let (class, selector, annotated) = match pod.as_ref().and_then(|p| p.class) {
+            Some(c) if config.runtimes.pod_annotations => (c, None, true),
+            _ => {
+                let (c, s) = config.classify(&facts);
+                (c, s, false)
+            }
+        };
         let wanted = identity.runtime.is_container()
             || selector.is_some()
             || (opts.all && is_leafish(hierarchy, &path));
@@ -74,6 +93,8 @@ pub fn discover(
                 name,
                 class,
                 selector,
+                annotated,
+                pod,
             });
         }
     }
@@ -101,6 +122,7 @@ fn is_leafish(h: &Hierarchy, path: &CgroupPath) -> bool {
 pub struct NameResolver<'a> {
     docker_roots: &'a [PathBuf],
     podman_roots: &'a [PathBuf],
+    containerd_roots: &'a [PathBuf],
     podman: Option<HashMap<String, String>>,
 }
 
@@ -140,8 +162,28 @@ impl<'a> NameResolver<'a> {
         Self {
             docker_roots,
             podman_roots,
+            containerd_roots: &[],
             podman: None,
         }
+    }
+
+    /// Also reads Kubernetes containers' metadata from containerd's state
+    /// directories (`[runtimes] containerd_roots`).
+    pub fn with_containerd(mut self, roots: &'a [PathBuf]) -> Self {
+        self.containerd_roots = roots;
+        self
+    }
+
+    /// A Kubernetes container's pod metadata and annotations, from its
+    /// containerd bundle (None for other runtimes, or none found).
+    pub fn pod(&self, identity: &Identity) -> Option<PodContainer> {
+        if !matches!(identity.runtime, Runtime::Kubernetes | Runtime::Containerd) {
+            return None;
+        }
+        kube::from_annotations(&kube::read_annotations(
+            self.containerd_roots,
+            &identity.id,
+        )?)
     }
 
     pub fn name(&mut self, identity: &Identity) -> Option<String> {
@@ -235,6 +277,66 @@ mod tests {
         // The podman container's own child cgroup is part of it.
         assert!(!got.iter().any(|(p, _)| p.ends_with("/container")));
         assert!(ctxs.iter().all(|c| c.class == Class::Ignore));
+    }
+
+    /// Kubernetes pods in both of the kubelet's cgroup layouts (cgroupfs:
+    /// `kubepods/burstable/pod<uid>/<id>`; systemd driver:
+    /// `…-pod<uid>.slice/cri-containerd-<id>.scope`) are classified by their
+    /// pods' annotations from containerd's bundles, over the selectors; the
+    /// policy can turn that off.
+    #[test]
+    fn pods_are_classified_by_their_annotations_from_containerd() {
+        let h = Hierarchy::probe(&fixture("v1")).expect("v1");
+        let state = tempfile::tempdir().expect("tmp");
+        let bundle = |id: &str, class: &str| {
+            let d = state
+                .path()
+                .join("io.containerd.runtime.v2.task/k8s.io")
+                .join(id);
+            std::fs::create_dir_all(&d).expect("bundle");
+            let spec = serde_json::json!({"annotations": {
+                "io.kubernetes.cri.container-type": "container",
+                "io.kubernetes.cri.container-name": "app",
+                "io.kubernetes.cri.sandbox-name": format!("pod-{class}"),
+                "io.kubernetes.cri.sandbox-namespace": "default",
+                "memext.io/class": class,
+                "memext.io/floor": "8MiB",
+            }});
+            std::fs::write(d.join("config.json"), spec.to_string()).expect("spec");
+        };
+        let (cgroupfs, systemd) = ("e5".repeat(32), "18".repeat(32));
+        bundle(&cgroupfs, "critical");
+        bundle(&systemd, "extend");
+        let text = format!(
+            "[[select]]\nruntime = \"kubernetes\"\nclass = \"extend\"\n\n\
+             [runtimes]\ncontainerd_roots = [\"{}\"]\n",
+            state.path().display()
+        );
+        let mut cfg = Config::parse(&text, Path::new("t.toml")).expect("config");
+        let find = |ctxs: &[MemoryContext], id: &str| {
+            ctxs.iter()
+                .find(|c| c.identity.id == id)
+                .cloned()
+                .expect("found")
+        };
+        let ctxs = discover(&h, &cfg, DiscoverOptions::default()).expect("discover");
+        let a = find(&ctxs, &cgroupfs);
+        assert_eq!((a.class, a.annotated), (Class::Critical, true));
+        assert_eq!(a.name.as_deref(), Some("k8s_app_pod-critical_default"));
+        let b = find(&ctxs, &systemd);
+        assert_eq!(
+            (b.class, b.identity.runtime),
+            (Class::Extend, Runtime::Containerd)
+        );
+        assert!(b.pod.as_ref().is_some_and(|p| p.overrides.floor.is_some()));
+        cfg.runtimes.pod_annotations = false;
+        let ctxs = discover(&h, &cfg, DiscoverOptions::default()).expect("discover");
+        let a = find(&ctxs, &cgroupfs);
+        assert_eq!(
+            (a.class, a.annotated),
+            (Class::Extend, false),
+            "the selector's"
+        );
     }
 
     #[test]

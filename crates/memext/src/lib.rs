@@ -7,6 +7,7 @@ pub mod config;
 pub mod contexts;
 pub mod daemon;
 pub mod identity;
+pub mod kube;
 pub mod pmem;
 pub mod socket;
 pub mod status;

@@ -183,6 +183,8 @@ mod tests {
             name: Some("redis".into()),
             class: Class::Critical,
             selector: Some(0),
+            annotated: false,
+            pod: None,
         }
     }
 

@@ -40,8 +40,14 @@ pub fn run(g: Global, a: Args) -> anyhow::Result<()> {
         let body = once(&g, &a)?;
         let now = humantime::format_rfc3339_seconds(SystemTime::now()).to_string();
         let mut out = std::io::stdout().lock();
-        out.write_all(watch_frame(&now, every, &body, tty).as_bytes())?;
-        out.flush()?;
+        let written = out
+            .write_all(watch_frame(&now, every, &body, tty).as_bytes())
+            .and_then(|()| out.flush());
+        match written {
+            // The reader went away (`| head`): the watch is over.
+            Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => return Ok(()),
+            other => other?,
+        }
         drop(out);
         std::thread::sleep(every);
     }

@@ -187,6 +187,23 @@ pub struct RuntimePaths {
     pub docker_roots: Vec<PathBuf>,
     #[serde(default = "default_podman_roots")]
     pub podman_roots: Vec<PathBuf>,
+    /// containerd's state directories, where its CRI plugin's OCI bundles
+    /// (with the pods' annotations) are.
+    #[serde(default = "default_containerd_roots")]
+    pub containerd_roots: Vec<PathBuf>,
+    /// Whether Kubernetes pods' `memext.io/*` annotations count (class and
+    /// parameters, over the selectors and class tables). Whoever may create
+    /// pods may then declare one critical: turn this off, or restrict the
+    /// annotation by admission policy, where that is not wanted.
+    #[serde(default = "default_true")]
+    pub pod_annotations: bool,
+}
+
+pub(crate) fn default_containerd_roots() -> Vec<PathBuf> {
+    vec![PathBuf::from("/run/containerd")]
+}
+fn default_true() -> bool {
+    true
 }
 
 pub(crate) fn default_docker_roots() -> Vec<PathBuf> {
@@ -201,6 +218,8 @@ impl Default for RuntimePaths {
         Self {
             docker_roots: default_docker_roots(),
             podman_roots: default_podman_roots(),
+            containerd_roots: default_containerd_roots(),
+            pod_annotations: true,
         }
     }
 }

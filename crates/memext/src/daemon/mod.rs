@@ -274,6 +274,7 @@ impl Daemon {
             let Some(params) = self.cfg.params(ctx.class) else {
                 continue;
             };
+            let params = pod_params(&self.cfg, &ctx, params);
             let cg = match self.observer.host().hierarchy.open(&ctx.path) {
                 Ok(cg) => cg,
                 Err(CgroupError::Vanished { .. }) => continue,
@@ -694,4 +695,21 @@ pub fn stop_on_signals() -> anyhow::Result<Arc<AtomicBool>> {
         signal_hook::flag::register(sig, stop.clone()).context("installing a signal handler")?;
     }
     Ok(stop)
+}
+
+/// A context's class parameters: the policy's, under a Kubernetes pod's own
+/// `memext.io/*` annotations where the policy lets them count; annotations
+/// left out are said once, when the context is first tracked.
+fn pod_params(
+    cfg: &crate::config::Config,
+    ctx: &crate::contexts::MemoryContext,
+    params: &crate::config::ClassParams,
+) -> crate::config::ClassParams {
+    let Some(pod) = ctx.pod.as_ref().filter(|_| cfg.runtimes.pod_annotations) else {
+        return params.clone();
+    };
+    for problem in &pod.problems {
+        tracing::warn!(context = %ctx.path, "{}: annotation left out: {problem}", ctx.path);
+    }
+    pod.overrides.resolve(params.clone())
 }

@@ -216,6 +216,7 @@ impl Observer for PollingObserver {
                 swapped: m.swap_bytes,
                 pgfault: m.pgfault,
                 pgmajfault: m.pgmajfault,
+                unswappable: m.anon_beyond_swap_limit(),
             },
             cpu,
             psi_some_avg10: psi.map(|p| p.some.avg10),
