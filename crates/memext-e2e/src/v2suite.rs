@@ -17,7 +17,7 @@ type Check = fn(&Path) -> anyhow::Result<()>;
 
 pub fn run() -> anyhow::Result<()> {
     let me = std::env::current_exe().context("own path")?;
-    let checks: [(&str, Check); 6] = [
+    let checks: [(&str, Check); 7] = [
         ("probe finds cgroup v2 with memory", probe),
         ("v2 limit knobs read back what was written", knobs),
         ("memory.reclaim moves a cgroup's memory to swap", reclaim),
@@ -29,6 +29,10 @@ pub fn run() -> anyhow::Result<()> {
         (
             "memext daemon: memory.high push-out, memory.min protection, a wake seen by a PSI trigger, restore on SIGTERM",
             daemon,
+        ),
+        (
+            "a Kubernetes pod's memory.swap.max (LimitedSwap) is read, and memext never pushes it below what that keeps in DRAM",
+            limited_swap,
         ),
     ];
     let (mut passed, mut failed) = (0, 0);
@@ -316,6 +320,106 @@ fn daemon(me: &Path) -> anyhow::Result<()> {
         s_cg.read_limit(LimitKnob::CpuWeight)? == Limit::Bytes(100),
         "cpu.weight not restored"
     );
+    Ok(())
+}
+
+/// A container in the kubelet's cgroupfs layout on v2 with a swap limit of
+/// its own, as Kubernetes' LimitedSwap writes it: 64 MiB of anon, room for 16
+/// MiB of it in swap. memext classifies it as a Kubernetes container, reads
+/// the limit, and, idle with a floor of 8 MiB, keeps it at 48 MiB or more.
+fn limited_swap(me: &Path) -> anyhow::Result<()> {
+    use crate::sandbox::{wait_for, ChildGuard};
+    let memext = Path::new("/bin/memext");
+    let h = host_hierarchy()?;
+    let pod = memext_cgroup::CgroupPath::parse("/kubepods/burstable/pod0e2e")?;
+    let path = pod.child(&"c0".repeat(32))?;
+    let cg = h.create(&path)?;
+    // Removed however the check ends, deepest first.
+    struct Tree(memext_cgroup::Hierarchy, Vec<memext_cgroup::CgroupPath>);
+    impl Drop for Tree {
+        fn drop(&mut self) {
+            for p in &self.1 {
+                for _ in 0..50 {
+                    if self.0.remove(p).is_ok() {
+                        break;
+                    }
+                    std::thread::sleep(std::time::Duration::from_millis(100));
+                }
+            }
+        }
+    }
+    let _tree = Tree(
+        h.clone(),
+        [
+            "/kubepods/burstable/pod0e2e",
+            "/kubepods/burstable",
+            "/kubepods",
+        ]
+        .iter()
+        .map(|p| memext_cgroup::CgroupPath::parse(p))
+        .collect::<Result<_, _>>()
+        .map(|mut v: Vec<_>| {
+            v.insert(0, path.clone());
+            v
+        })?,
+    );
+    let mut t = Toucher::spawn(me, 64 << 20)?;
+    h.attach(&path, t.pid())?;
+    t.alloc()?;
+    cg.write_limit(LimitKnob::SwapMax, Limit::Bytes(16 << 20))?;
+    let m = cg.memory()?;
+    ensure!(
+        m.swap_max == Some(16 << 20),
+        "swap.max read {:?}",
+        m.swap_max
+    );
+    ensure!(
+        m.anon_beyond_swap_limit() >= 44 << 20,
+        "beyond the swap limit: {} bytes",
+        m.anon_beyond_swap_limit()
+    );
+    let cfg = "/tmp/memext-kube.toml";
+    std::fs::write(
+        cfg,
+        "[host]\nstate_dir = \"/tmp/memext-kube-state\"\n\n[[select]]\nruntime = \"kubernetes\"\nclass = \"extend\"\n\n\
+         [class.extend]\nidle_after = \"2s\"\nfloor = \"8MiB\"\n\n\
+         [daemon]\ncapacity = \"1GiB\"\ntick = \"500ms\"\nsocket = \"/tmp/memext-kube.sock\"\n",
+    )?;
+    let mut d = ChildGuard(
+        Command::new(memext)
+            .args(["--config", cfg, "daemon"])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::fs::File::create("/tmp/daemon-kube.log")?)
+            .spawn()?,
+    );
+    let log = || std::fs::read_to_string("/tmp/daemon-kube.log").unwrap_or_default();
+    wait_for("it is tracked as a Kubernetes container, idle", 60, || {
+        memext_status_has(memext, cfg, "\"runtime\":\"kubernetes\"")
+            && memext_status_has(memext, cfg, "\"state\":\"idle\"")
+    })
+    .with_context(log)?;
+    // A few ticks idle: whatever memext did, it left the pod in DRAM.
+    std::thread::sleep(std::time::Duration::from_secs(5));
+    let high = cg.read_limit(LimitKnob::High)?;
+    ensure!(
+        matches!(high, Limit::Max) || matches!(high, Limit::Bytes(b) if b >= 44 << 20),
+        "memory.high {high} pushes it below what swap.max keeps in DRAM: {}",
+        log()
+    );
+    let (res, total) = t.mapped()?;
+    ensure!(
+        res * 10 >= total * 6,
+        "pushed out: {res} of {total} pages resident"
+    );
+    let st = d
+        .terminate(60)
+        .context("the daemon did not exit on SIGTERM")?;
+    ensure!(st.success(), "daemon exit {st:?}: {}", log());
+    ensure!(
+        cg.read_limit(LimitKnob::High)? == Limit::Max,
+        "memory.high not restored"
+    );
+    drop(t);
     Ok(())
 }
 

@@ -64,14 +64,19 @@ pub fn is_active(before: &Counters, after: &Counters, t: &ActivityThresholds) ->
     }
     let faults = (after.pgfault - before.pgfault) as f64;
     let ran = after.cpu > before.cpu;
-    cpu_above(after.cpu - before.cpu, span, t)
+    cpu_above(after.cpu - before.cpu, span, MIN_CPU_SPAN, t)
         || (ran && faults > (MIN_FAULTS as f64).max(t.faults_per_s * span.as_secs_f64()))
 }
 
 /// Whether `used` CPU time over `span` is above the share, the span taken
-/// as at least `MIN_CPU_SPAN`.
-pub fn cpu_above(used: Duration, span: Duration, t: &ActivityThresholds) -> bool {
-    used.as_secs_f64() > t.cpu_share * span.max(MIN_CPU_SPAN).as_secs_f64()
+/// as at least `min_span` (`MIN_CPU_SPAN` but where a wake is expected).
+pub fn cpu_above(
+    used: Duration,
+    span: Duration,
+    min_span: Duration,
+    t: &ActivityThresholds,
+) -> bool {
+    used.as_secs_f64() > t.cpu_share * span.max(min_span).as_secs_f64()
 }
 
 #[cfg(test)]

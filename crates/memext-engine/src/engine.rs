@@ -323,7 +323,8 @@ impl Engine {
         let Some(t) = self.contexts.get_mut(id) else {
             return false;
         };
-        if t.model.poll(at, cpu, &t.params.model()) != Some(Transition::Woke) {
+        let expected = t.held.is_some();
+        if t.model.poll(at, cpu, &t.params.model(), expected) != Some(Transition::Woke) {
             return false;
         }
         t.held = None; // the wake it was held for has come

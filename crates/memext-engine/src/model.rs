@@ -152,7 +152,18 @@ impl ContextModel {
     /// later poll's, over at least `MIN_CPU_SPAN` (see there: a sleeping
     /// runtime's housekeeping is no wake); the tick's own reference is left
     /// alone, so the next tick still judges its whole interval.
-    pub fn poll(&mut self, at: Instant, cpu: Duration, p: &ModelParams) -> Option<Transition> {
+    ///
+    /// `expected`: a wake is due (the context is held in DRAM, mapped back,
+    /// for a predicted one). Such a wake takes no fault and a few ms of CPU,
+    /// so it is judged over the poll's own window, as it comes; a false one
+    /// costs no read-back there, only an early entry in the history.
+    pub fn poll(
+        &mut self,
+        at: Instant,
+        cpu: Duration,
+        p: &ModelParams,
+        expected: bool,
+    ) -> Option<Transition> {
         if self.state != State::Idle {
             return None;
         }
@@ -161,11 +172,16 @@ impl ContextModel {
             return None;
         };
         let span = at.saturating_sub(at0);
-        if cpu < cpu0 || cpu_above(cpu - cpu0, span, &p.thresholds) {
+        let min_span = if expected {
+            Duration::ZERO
+        } else {
+            MIN_CPU_SPAN
+        };
+        if cpu < cpu0 || cpu_above(cpu - cpu0, span, min_span, &p.thresholds) {
             self.last_activity = at;
             return Some(self.wake(at, p));
         }
-        if span >= MIN_CPU_SPAN {
+        if span >= min_span {
             self.poll_ref = Some((at, cpu));
         }
         None
@@ -321,16 +337,21 @@ mod tests {
                 cpu += 1; // one housekeeping run every 0.5 s
             }
             let at = Duration::from_secs(1) + ms(20 * k);
-            assert_eq!(m.poll(at, ms(cpu), &p), None, "poll {k}");
+            assert_eq!(m.poll(at, ms(cpu), &p, false), None, "poll {k}");
         }
         // The tick at 3 s: 4 ms of CPU over 2 s, no wake either.
         assert!(run(&mut m, &p, &[(3.0, cpu)]).is_empty());
-        assert_eq!(m.poll(ms(3020), ms(cpu + 3), &p), None);
+        assert_eq!(m.poll(ms(3020), ms(cpu + 3), &p, false), None);
         assert_eq!(
-            m.poll(ms(3040), ms(cpu + 6), &p),
+            m.poll(ms(3040), ms(cpu + 6), &p, false),
             Some(Transition::Woke),
             "6 ms of CPU within 40 ms"
         );
         assert_eq!(m.state, State::Waking);
+        // Held for a predicted wake: 2 ms of CPU within a 20 ms poll is it.
+        let mut h = ContextModel::new(Duration::ZERO);
+        run(&mut h, &p, &[(0.0, 0), (1.0, 0)]);
+        assert_eq!(h.poll(ms(1020), ms(0), &p, true), None);
+        assert_eq!(h.poll(ms(1040), ms(2), &p, true), Some(Transition::Woke));
     }
 }
