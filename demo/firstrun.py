@@ -169,6 +169,16 @@ def tiers_up(work, cleanup):
     print(mb.memext(["--config", cfg, "tiers", "status"], capture_output=True, text=True).stdout, end="")
 
 
+def remove_engine_dir():
+    """The engine's state (its image store included), once nothing of it is
+    mounted any more; left in place, and said, if something still is."""
+    with open("/proc/self/mounts") as f:
+        busy = [line.split()[1] for line in f if line.split()[1].startswith(ENGINE_DIR + "/")]
+    if busy:
+        raise RuntimeError(f"{ENGINE_DIR} left in place: {busy[0]} is still mounted")
+    subprocess.run(["rm", "-rf", "--one-file-system", ENGINE_DIR], check=True)
+
+
 def step(t0, text):
     print(f"\n== [{time.monotonic() - t0:5.0f} s] {text}", flush=True)
 
@@ -191,6 +201,7 @@ def run(a, t0, cleanup, work):
     mb.make_cgroup(PARENT, cleanup)
     step(t0, f"a private Docker engine (containers under {PARENT}), {1 + a.idle} containers")
     engine = mb.DockerEngine(ENGINE_DIR, cgroup_parent=PARENT)
+    cleanup.push(f"dir {ENGINE_DIR}", remove_engine_dir)  # runs after the engine's stop
     engine.start(cleanup)
     names = [CRITICAL, *[f"idle-{k + 1}" for k in range(a.idle)]]
     fleet = host.Fleet(engine, work, names, [a.critical_mib, *[a.idle_mib] * a.idle])

@@ -37,6 +37,10 @@ fn first_run_pushes_the_idle_containers_out_and_leaves_nothing_behind() {
     );
     assert_eq!(swaps(), swaps_before, "demo: swap left behind");
     assert_cgroup_gone("memext-demo");
+    assert!(
+        !std::path::Path::new("/var/tmp/memext-dockerd-demo").exists(),
+        "the demo's engine directory was left behind"
+    );
     for part in [
         "DRAM per container",
         "without memext",
