@@ -27,6 +27,8 @@ const CRI_TYPE: &str = "io.kubernetes.cri.container-type";
 const CRI_CONTAINER: &str = "io.kubernetes.cri.container-name";
 const CRI_POD: &str = "io.kubernetes.cri.sandbox-name";
 const CRI_NAMESPACE: &str = "io.kubernetes.cri.sandbox-namespace";
+/// The shortest `memext.io/idle-after` a pod may set.
+pub const MIN_IDLE_AFTER: std::time::Duration = std::time::Duration::from_secs(5);
 /// The largest bundle config read (a spec is a few KiB).
 const MAX_SPEC_BYTES: u64 = 1 << 20;
 
@@ -102,6 +104,16 @@ pub fn from_annotations(a: &BTreeMap<String, String>) -> Option<PodContainer> {
                 e.message().trim()
             )),
         }
+    }
+    // A pod sets its own idle time, but not one that would have memext push
+    // it out and read it back between its every two breaths (the daemon's
+    // time and the tiers' bandwidth are everyone's).
+    if p.overrides.idle_after.is_some_and(|d| d.0 < MIN_IDLE_AFTER) {
+        p.overrides.idle_after = None;
+        p.problems.push(format!(
+            "{PREFIX}idle-after: below the shortest a pod may set, {}",
+            humantime::format_duration(MIN_IDLE_AFTER)
+        ));
     }
     if p.class == Some(Class::Critical) && p.overrides.push_out.take().is_some() {
         p.problems.push(format!(
@@ -225,6 +237,10 @@ mod tests {
         ))
         .expect("a CRI container");
         assert_eq!(p.class, None);
+        let quick = from_annotations(&cri("container", &[("memext.io/idle-after", "100ms")]))
+            .expect("a CRI container");
+        assert_eq!(quick.overrides.idle_after, None, "below 5 s: left out");
+        assert_eq!(quick.problems.len(), 1);
         assert_eq!(p.overrides.floor, None);
         assert!(p.overrides.idle_after.is_some(), "the good one stays");
         assert_eq!(p.problems.len(), 3, "{:?}", p.problems);
