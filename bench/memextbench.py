@@ -190,6 +190,24 @@ def memext_config(work, parent, engine_root, critical=(), idle_after=None, floor
     return cfg
 
 
+def tiers_up(work, cleanup, zram=None, swapfile=None):
+    """Swap tiers set up by `memext tiers up` (config WORK/tiers.toml, state
+    WORK/tstate), taken down by `cleanup`: a zram device of `zram` bytes (lz4,
+    priority 100) and/or a swap file WORK/swap0 of `swapfile` bytes (priority
+    50). Returns the config's path."""
+    cfg = os.path.join(work, "tiers.toml")
+    text = f'[host]\nstate_dir = "{work}/tstate"\n\n'
+    if zram:
+        text += f'[tiers.zram]\nsize = "{zram >> 20}MiB"\nalgorithm = "lz4"\npriority = 100\n\n'
+    if swapfile:
+        text += f'[[tiers.swapfile]]\npath = "{work}/swap0"\nsize = "{swapfile >> 20}MiB"\npriority = 50\n'
+    with open(cfg, "w") as f:
+        f.write(text)
+    memext(["--config", cfg, "tiers", "up"], check=True, capture_output=True)
+    cleanup.push("tiers down", lambda: memext(["--config", cfg, "tiers", "down"], check=True, capture_output=True))
+    return cfg
+
+
 def start_daemon(config, log_path, cleanup):
     """Starts `memext --config CONFIG daemon`, its log (JSON events, see
     `daemon_events`) appended to `log_path`; returns a function that stops it

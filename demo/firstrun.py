@@ -159,13 +159,7 @@ def wait_pushed_out(cfg, cont, name, floor, within):
 
 def tiers_up(work, cleanup):
     """memext's tiers for the demo: 1 GiB of zram first, a 1 GiB swap file behind it."""
-    cfg = os.path.join(work, "tiers.toml")
-    with open(cfg, "w") as f:
-        f.write(f'[host]\nstate_dir = "{work}/tstate"\n\n[tiers.zram]\nsize = "1GiB"\nalgorithm = "lz4"\n'
-                f'priority = 100\n\n[[tiers.swapfile]]\npath = "{work}/swap0"\nsize = "1GiB"\npriority = 50\n')
-    mb.memext(["--config", cfg, "tiers", "up"], check=True, capture_output=True)
-    cleanup.push("memext tiers down", lambda: mb.memext(["--config", cfg, "tiers", "down"], check=True,
-                                                        capture_output=True))
+    cfg = mb.tiers_up(work, cleanup, zram=1 << 30, swapfile=1 << 30)
     print(mb.memext(["--config", cfg, "tiers", "status"], capture_output=True, text=True).stdout, end="")
 
 

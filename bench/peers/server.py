@@ -55,15 +55,7 @@ class Server:
     def tiers_up(self, swap, cleanup, kind="swapfile"):
         """A swap area of `swap` bytes set up by `memext tiers`, removed by
         `cleanup`: memext's swapfile tier, or its zram tier (lz4)."""
-        cfg = os.path.join(self.work, "tiers.toml")
-        tier = (f'[[tiers.swapfile]]\npath = "{self.work}/swap0"\nsize = "{swap // MIB}MiB"\npriority = 50\n'
-                if kind == "swapfile" else
-                f'[tiers.zram]\nsize = "{swap // MIB}MiB"\nalgorithm = "lz4"\npriority = 100\n')
-        with open(cfg, "w") as f:
-            f.write(f'[host]\nstate_dir = "{self.work}/tstate"\n\n{tier}')
-        mb.memext(["--config", cfg, "tiers", "up"], check=True, capture_output=True)
-        cleanup.push("tiers down", lambda: mb.memext(["--config", cfg, "tiers", "down"], check=True,
-                                                     capture_output=True))
+        mb.tiers_up(self.work, cleanup, **{"swapfile" if kind == "swapfile" else "zram": swap})
 
 
 ZSWAP_KNOBS = ("enabled", "compressor", "max_pool_percent", "shrinker_enabled")

@@ -55,16 +55,23 @@ impl ScratchCgroup {
 
 impl Drop for ScratchCgroup {
     fn drop(&mut self) {
-        // rmdir fails while a dying process is still charged; retry briefly.
-        for _ in 0..50 {
-            let a = self.hierarchy.remove(&self.path);
-            let b = self.hierarchy.remove(&self.parent);
-            if a.is_ok() && b.is_ok() {
-                return;
+        remove_cgroups(&self.hierarchy, &[self.path.clone(), self.parent.clone()]);
+    }
+}
+
+/// Removes `paths` in order (deepest first), each retried for up to 5 s:
+/// rmdir fails while a dying process is still charged to the cgroup.
+pub fn remove_cgroups(h: &Hierarchy, paths: &[CgroupPath]) {
+    for p in paths {
+        let mut tries = 0;
+        while h.remove(p).is_err() {
+            tries += 1;
+            if tries == 50 {
+                eprintln!("memext-e2e: could not remove cgroup {p}");
+                break;
             }
             std::thread::sleep(std::time::Duration::from_millis(100));
         }
-        eprintln!("memext-e2e: could not remove cgroup {}", self.path);
     }
 }
 

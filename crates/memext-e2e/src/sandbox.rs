@@ -34,8 +34,9 @@ pub fn swaps() -> String {
 }
 
 /// A scratch directory `/var/tmp/memext-e2e-<pid>-<label>` with a config
-/// (`@DIR@` in the TOML is replaced by the directory). On drop: `memext tiers
-/// down`, then the directory is removed.
+/// (`@DIR@` in the TOML is replaced by the directory). On drop: `memext
+/// restore` (the knobs of a daemon that was killed), `memext tiers down`, then
+/// the directory is removed.
 pub struct TierSandbox {
     pub dir: PathBuf,
     pub config: PathBuf,
@@ -93,6 +94,9 @@ impl TierSandbox {
 
 impl Drop for TierSandbox {
     fn drop(&mut self) {
+        // A daemon the test killed (a failed test's guard) left its limits:
+        // put them back first, or swapoff could not bring the pages home.
+        self.run(&["restore"]);
         let out = self.run(&["tiers", "down"]);
         if !out.status.success() {
             eprintln!(

@@ -338,31 +338,18 @@ fn limited_swap(me: &Path) -> anyhow::Result<()> {
     struct Tree(memext_cgroup::Hierarchy, Vec<memext_cgroup::CgroupPath>);
     impl Drop for Tree {
         fn drop(&mut self) {
-            for p in &self.1 {
-                for _ in 0..50 {
-                    if self.0.remove(p).is_ok() {
-                        break;
-                    }
-                    std::thread::sleep(std::time::Duration::from_millis(100));
-                }
-            }
+            crate::remove_cgroups(&self.0, &self.1);
         }
     }
-    let _tree = Tree(
-        h.clone(),
-        [
-            "/kubepods/burstable/pod0e2e",
-            "/kubepods/burstable",
-            "/kubepods",
-        ]
-        .iter()
-        .map(|p| memext_cgroup::CgroupPath::parse(p))
-        .collect::<Result<_, _>>()
-        .map(|mut v: Vec<_>| {
-            v.insert(0, path.clone());
-            v
-        })?,
-    );
+    let mut made = vec![path.clone()];
+    for p in [
+        "/kubepods/burstable/pod0e2e",
+        "/kubepods/burstable",
+        "/kubepods",
+    ] {
+        made.push(memext_cgroup::CgroupPath::parse(p)?);
+    }
+    let _tree = Tree(h.clone(), made);
     let mut t = Toucher::spawn(me, 64 << 20)?;
     h.attach(&path, t.pid())?;
     t.alloc()?;

@@ -221,15 +221,21 @@ fn pods_are_classified_by_annotation_and_the_idle_extend_one_is_pushed_out() {
     let db_limit = limit_of(&db_cg);
 
     let mut daemon = sb.daemon("daemon.log");
-    common::wait_for(
+    let mut last = String::new();
+    let pushed = memext_e2e::sandbox::wait_for(
         "the idle extend pod pushed out to its 8 MiB floor",
         60,
         || {
-            let json = status();
-            row(&json, "k8s_app_idle_default").is_some_and(|r| {
+            last = status();
+            row(&last, "k8s_app_idle_default").is_some_and(|r| {
                 r["out"] == true && r["resident_bytes"].as_u64().is_some_and(|b| b <= 16 * MIB)
             })
         },
+    );
+    assert!(
+        pushed.is_ok(),
+        "{pushed:?}; status: {last}; log: {}",
+        std::fs::read_to_string(sb.dir.join("daemon.log")).unwrap_or_default()
     );
     let json = status();
     let db = status_row(&json, &db_cg).expect("db row");

@@ -92,12 +92,15 @@ pub fn from_annotations(a: &BTreeMap<String, String>) -> Option<PodContainer> {
             _ => p.problems.push(format!("{key}: not a memext annotation")),
         }
     }
-    // One key at a time: a bad value leaves out that parameter only.
+    // Each key checked alone: a bad value leaves out that parameter only.
+    let mut good = toml::Table::new();
     for (k, v) in params {
         let mut one = toml::Table::new();
-        one.insert(k.clone(), v);
+        one.insert(k.clone(), v.clone());
         match one.try_into::<ClassOverrides>() {
-            Ok(o) => merge(&mut p.overrides, o),
+            Ok(_) => {
+                good.insert(k, v);
+            }
             Err(e) => p.problems.push(format!(
                 "{PREFIX}{}: {}",
                 k.replace('_', "-"),
@@ -105,6 +108,8 @@ pub fn from_annotations(a: &BTreeMap<String, String>) -> Option<PodContainer> {
             )),
         }
     }
+    p.overrides = good.try_into().unwrap_or_default();
+
     // A pod sets its own idle time, but not one that would have memext push
     // it out and read it back between its every two breaths (the daemon's
     // time and the tiers' bandwidth are everyone's).
@@ -121,13 +126,6 @@ pub fn from_annotations(a: &BTreeMap<String, String>) -> Option<PodContainer> {
         ));
     }
     Some(p)
-}
-
-fn merge(into: &mut ClassOverrides, o: ClassOverrides) {
-    into.idle_after = o.idle_after.or(into.idle_after);
-    into.floor = o.floor.or(into.floor);
-    into.push_out = o.push_out.or(into.push_out);
-    into.admit_within = o.admit_within.or(into.admit_within);
 }
 
 /// The OCI annotations of containerd task `id` (64 hex), from its bundle
