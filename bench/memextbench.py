@@ -168,13 +168,14 @@ def daemon_figures(pid, config, state_dir):
 
 
 def memext_config(work, parent, engine_root, critical=(), idle_after=None, floor="16MiB", push_out=None,
-                  admit_within=None):
+                  admit_within=None, extend=()):
     """Writes WORK/memext.toml for a bench's daemon: the containers named in
     `critical` are critical, every other container under cgroup `parent`
     extend (idle after `idle_after` s, at most down to `floor`, pushed out
     `push_out`: when-idle, the default, or when-needed; waking ones admitted
-    within `admit_within`, e.g. "0s": no admission); the capacity is the
-    parent's limit. Returns its path."""
+    within `admit_within`, e.g. "0s": no admission; `extend`: more (key,
+    TOML value) pairs of the extend class); the capacity is the parent's
+    limit. Returns its path."""
     cfg = os.path.join(work, "memext.toml")
     with open(cfg, "w") as f:
         f.write(f'[host]\nstate_dir = "{work}/dstate"\n\n')
@@ -183,7 +184,8 @@ def memext_config(work, parent, engine_root, critical=(), idle_after=None, floor
         if idle_after is not None:
             f.write(f'[class.extend]\nidle_after = "{idle_after}s"\nfloor = "{floor}"\n'
                     + (f'push_out = "{push_out}"\n' if push_out else "")
-                    + (f'admit_within = "{admit_within}"\n' if admit_within else "") + "\n")
+                    + (f'admit_within = "{admit_within}"\n' if admit_within else "")
+                    + "".join(f"{k} = {v}\n" for k, v in extend) + "\n")
         f.write(f'[runtimes]\ndocker_roots = ["{engine_root}"]\n\n'
                 f'[daemon]\ncapacity_cgroup = "{parent}"\ntick = "1s"\npoll = "20ms"\n'
                 f'socket = "{work}/memext.sock"\n')

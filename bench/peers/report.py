@@ -11,9 +11,10 @@ import memextbench as mb
 COLUMNS = ["mode", "round", "throughput", "p50", "p99", "p999", "requests",
            "noise_ops", "noise_p50", "noise_p99", "noise_slowdown_p50",
            "dram_mean_mib", "dram_max_mib", "swapin_mib", "swapout_mib", "zswpin_mib", "zswpout_mib",
-           "cpu_controller_s", "cpu_kswapd_s", "cpu_kdamond_s", "cpu_critical_s", "cpu_noise_s", "damon_applied_mib",
+           "cpu_controller_s", "cpu_kswapd_s", "cpu_kdamond_s", "cpu_critical_s", "cpu_noise_s", "cpu_client_s",
+           "damon_applied_mib",
            "crit_majflt", "crit_refault_anon", "crit_refault_file", "crit_mem_some_ms", "crit_mem_full_ms",
-           "crit_cpu_some_ms", "crit_io_some_ms", "oom_kills", "window_s", "failed"]
+           "crit_cpu_some_ms", "crit_io_some_ms", "client_cpu_some_ms", "oom_kills", "window_s", "failed"]
 NUMERIC = COLUMNS[2:-1]
 COLORS = {"ideal": "tab:blue", "linux": "tab:red", "limits": "tab:orange", "zswap": "tab:purple",
           "senpai": "tab:brown", "memext": "tab:green"}
@@ -51,6 +52,11 @@ def one_line(r):
 MODE_ORDER = ["ideal", "linux", "limits", "zswap", "senpai", "memext"]
 
 
+def is_memext(mode):
+    """memext itself or one of its variants (memext+KEY=VALUE): not a peer."""
+    return mode == "memext" or mode.startswith("memext+")
+
+
 def medians(rows):
     """Per mode (in MODE_ORDER), the median of each numeric column over the rounds."""
     out = {}
@@ -82,7 +88,7 @@ def verdict(med):
     if m:
         v["noise_starved"] = m["noise_p50"] is None
         for mode, p in med.items():
-            if mode in ("memext", "ideal") or p["p99"] is None or m["p99"] is None:
+            if is_memext(mode) or mode == "ideal" or p["p99"] is None or m["p99"] is None:
                 continue
             if p["p99"] < m["p99"] and noise(p) < noise(m) and p["dram_mean_mib"] <= m["dram_mean_mib"]:
                 v["dominated_by"].append(mode)
@@ -195,7 +201,8 @@ def headline_lines(rows_by_cell, verdicts):
     for cell, rows in rows_by_cell.items():
         med, key = medians(rows), f"{cell[0]}-{cell[1]}"
         m, i, v = med.get("memext"), med.get("ideal"), verdicts[key]
-        peers = [(mode, p) for mode, p in med.items() if mode not in ("ideal", "memext") and p["p99"] is not None]
+        peers = [(mode, p) for mode, p in med.items()
+                 if mode != "ideal" and not is_memext(mode) and p["p99"] is not None]
         if not (m and i and i["throughput"] and i["p99"] and peers) or m["p99"] is None:
             lines.append(f"| {cell[0]} x {cell[1]} | (incomplete) | | | | |")
             continue

@@ -74,10 +74,11 @@ def run_mode(a, server, cell, mode, rnd, cleanup):
         if mode == "zswap":
             srv.zswap_on(cleanup)
         controller = None
-        if mode == "memext":
-            cfg = mb.memext_config(a.work, srv.PARENT, f"{ENGINE.dir}/root", [wl.CRITICAL], a.idle_after)
+        if report.is_memext(mode):
+            cfg = mb.memext_config(a.work, srv.PARENT, f"{ENGINE.dir}/root", [wl.CRITICAL], a.idle_after,
+                                   extend=variant(mode))
             controller = mb.start_daemon(cfg, os.path.join(a.out, "memext-daemon.log"), cleanup).pid
-        critical = CRITICALS[workload](a, a.work)
+        critical = CRITICALS[workload](a, a.work, srv.in_client(cleanup))
         critical.start(ENGINE, cleanup)
         noise = wl.Noise(a, a.work, noise_kind)
         noise.start(ENGINE, cleanup)
@@ -110,6 +111,19 @@ def run_mode(a, server, cell, mode, rnd, cleanup):
                 "oom_kills": server.oom_kills(), "failed": ""}
     finally:
         cleanup.run(mark)
+
+
+def variant(mode):
+    """The extend-class settings of a memext variant: `memext+KEY=VALUE+...`
+    (e.g. memext+wake_cpu_weight=20), as (key, TOML value) pairs."""
+    pairs = []
+    for item in mode.split("+")[1:]:
+        key, _, value = item.partition("=")
+        if not key.replace("_", "").isalpha() or not value:
+            raise ValueError(f"memext variant {mode!r}: write memext+KEY=VALUE")
+        bare = value.isdigit() or value in ("true", "false")
+        pairs.append((key, value if bare else f'"{value}"'))
+    return pairs
 
 
 def failure_cause():
@@ -159,7 +173,9 @@ def parse(argv):
     ap.add_argument("--senpai-args", default="--interval 2 --max-probe 0.05 --min-size 16777216",
                     help="senpai.py's parameters (default: sped up for minute-long cells; published: interval 6, "
                          "max-probe 0.01, min-size 100 MiB)")
-    ap.add_argument("--modes", default=",".join(MODES))
+    ap.add_argument("--modes", default=",".join(MODES),
+                    help="modes, from " + ", ".join(MODES) + "; also memext variants memext+KEY=VALUE[+...] "
+                         "with extend-class settings (e.g. memext+wake_cpu_weight=20), run beside memext")
     ap.add_argument("--critical", default=",".join(CRITICALS), help="critical workloads: redis,postgres")
     ap.add_argument("--noise", default=",".join(NOISES), help="noise kinds: fetch,burst,grow")
     mb.add_profile_arg(ap)
@@ -186,7 +202,7 @@ def parse(argv):
     a.senpai_args = a.senpai_args.split()
     for name, allowed in (("modes", MODES), ("critical", list(CRITICALS)), ("noise", NOISES)):
         picked = [x for x in getattr(a, name).split(",") if x]
-        if not picked or any(x not in allowed for x in picked):
+        if not picked or any(x not in allowed and not (name == "modes" and x.startswith("memext+")) for x in picked):
             ap.error(f"--{name}: choose from {', '.join(allowed)}")
         setattr(a, name, picked)
     if len(a.burst_period) != 2 or len(a.grow_phases) != 3 or a.noise_containers < 1:

@@ -10,6 +10,10 @@ import memextbench as mb
 from memextbench import log
 
 PARENT = "/memext-peers"
+# The critical workload's load client (pgbench, redis-load) runs on this host,
+# outside the server (its clients would be elsewhere in a deployment): in a
+# cgroup of its own so that its CPU and CPU stall are measured apart.
+CLIENT = "/memext-peers-client"
 MIB = 1 << 20
 ZSWAP = "/sys/module/zswap/parameters"
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -136,6 +140,13 @@ def damon_applied():
         return None
 
 
+def in_client(cleanup):
+    """The `preexec_fn` that starts a load client in the `CLIENT` cgroup
+    (made here, removed by `cleanup`)."""
+    mb.make_cgroup(CLIENT, cleanup)
+    return lambda: mb.attach(CLIENT, os.getpid())
+
+
 def cgroup_cpu_seconds(cgroup):
     """CPU seconds used by a cgroup's tasks (v1 cpuacct, v2 cpu.stat)."""
     try:
@@ -148,7 +159,7 @@ def cgroup_cpu_seconds(cgroup):
 
 
 def critical_counters(cgroup):
-    """The critical container's own counters (cgroup path under PARENT, None
+    """A cgroup's own counters (the critical container's, or the client's; None
     before it exists): major faults and refaults from memory.stat, and stall
     totals (us) of memory, CPU and I/O pressure (on v1 from the unified
     hierarchy's PSI files, which follow container membership)."""
@@ -174,15 +185,17 @@ def critical_counters(cgroup):
 CRITICAL_COLUMNS = {"pgmajfault": "crit_majflt", "workingset_refault_anon": "crit_refault_anon",
                     "workingset_refault_file": "crit_refault_file", "memory_some": "crit_mem_some_ms",
                     "memory_full": "crit_mem_full_ms", "cpu_some": "crit_cpu_some_ms", "io_some": "crit_io_some_ms"}
+CLIENT_COLUMNS = {"cpu_some": "client_cpu_some_ms"}
 
 
 class Window:
     """What the host did during a measurement window: the parent's DRAM sampled
     every `period` s (mean, max), swap-in/out bytes to the swap device and to zswap's pool (host-wide /proc/vmstat: the
     bench is alone on the machine), and CPU seconds of the controller and of
-    kswapd and kdamond, and of the critical and the noise containers (their page
-    faults and reclaim are charged to them); the critical container's faults,
-    refaults and stalls."""
+    kswapd and kdamond, of the critical and the noise containers (their page
+    faults and reclaim are charged to them) and of the critical workload's load
+    client (`CLIENT`); the critical container's faults, refaults and stalls, and
+    the client's CPU stall."""
 
     def __init__(self, server, controller_pid=None, critical_cgroup=None, period=0.5):
         self.server, self.period, self.series = server, period, []
@@ -192,9 +205,10 @@ class Window:
 
     def __enter__(self):
         self.t0, self.vm0, self.damon0 = time.time(), vmstat(), damon_applied()
-        self.crit0 = critical_counters(self.critical_cgroup)
+        self.crit0, self.client0 = critical_counters(self.critical_cgroup), critical_counters(CLIENT)
         self.cg_cpu0 = (cgroup_cpu_seconds(self.server.parent),
-                        cgroup_cpu_seconds(self.critical_cgroup) if self.critical_cgroup else 0.0)
+                        cgroup_cpu_seconds(self.critical_cgroup) if self.critical_cgroup else 0.0,
+                        cgroup_cpu_seconds(CLIENT))
         self.cpu0 = {k: cpu_seconds(p) for k, p in self.pids.items() if p}
         self.thread = threading.Thread(target=self._sample, daemon=True)
         self.thread.start()
@@ -215,7 +229,7 @@ class Window:
         cpu = {k: cpu_seconds(p) - self.cpu0[k] for k, p in self.pids.items() if p}
         damon1 = damon_applied()
         samples = [b for _, b in self.series]
-        crit1 = critical_counters(self.critical_cgroup)
+        crit1, client1 = critical_counters(self.critical_cgroup), critical_counters(CLIENT)
         crit_cpu = (cgroup_cpu_seconds(self.critical_cgroup) - self.cg_cpu0[1]) if self.critical_cgroup else 0.0
         noise_cpu = cgroup_cpu_seconds(self.server.parent) - self.cg_cpu0[0] - crit_cpu
         self.result = {
@@ -230,12 +244,14 @@ class Window:
             "cpu_kswapd_s": round(sum(v for k, v in cpu.items() if k.startswith("kswapd")), 2),
             "cpu_kdamond_s": round(sum(v for k, v in cpu.items() if k.startswith("kdamond")), 2),
             "cpu_critical_s": round(crit_cpu, 2), "cpu_noise_s": round(noise_cpu, 2),
+            "cpu_client_s": round(cgroup_cpu_seconds(CLIENT) - self.cg_cpu0[2], 2),
             "damon_applied_mib": (None if damon1 is None or self.damon0 is None
                                   else round((damon1 - self.damon0) / MIB, 1)),
         }
-        for k, col in CRITICAL_COLUMNS.items():
-            if k in crit1 and k in self.crit0:
-                d = crit1[k] - self.crit0[k]
-                self.result[col] = round(d / 1000, 1) if col.endswith("_ms") else d
+        for (before, after, columns) in ((self.crit0, crit1, CRITICAL_COLUMNS), (self.client0, client1, CLIENT_COLUMNS)):
+            for k, col in columns.items():
+                if k in after and k in before:
+                    d = after[k] - before[k]
+                    self.result[col] = round(d / 1000, 1) if col.endswith("_ms") else d
         if not samples:
             log("  warning: no DRAM samples in the window")

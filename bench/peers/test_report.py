@@ -51,6 +51,12 @@ class Verdict(unittest.TestCase):
         self.assertEqual(v["dominated_by"], ["limits"])  # zswap used more DRAM
         self.assertFalse(v["met"])
 
+    def test_a_memext_variant_is_not_a_peer(self):
+        med = report.medians([row("ideal", 1.0, 1000, 1.0, 3000), row("memext", 1.4, 900, 100.0, 1000),
+                              row("memext+wake_cpu_weight=20", 1.2, 950, 50.0, 1000)])
+        v = report.verdict(med)
+        self.assertEqual((v["dominated_by"], v["met"]), ([], True))
+
     def test_p99_over_target_is_missed(self):
         med = report.medians([row("ideal", 1.0, 1000, 1.0, 3000), row("memext", 1.6, 900, 100.0, 1000)])
         self.assertFalse(report.verdict(med)["met"])

@@ -17,8 +17,9 @@ PG_BIN = "/usr/lib/postgresql/15/bin"
 MIB = 1 << 20
 
 
-def tool(*args):
-    r = subprocess.run([os.path.join(mb.BIN, "memext-e2e"), *args], capture_output=True, text=True)
+def tool(*args, preexec=None):
+    r = subprocess.run([os.path.join(mb.BIN, "memext-e2e"), *args], capture_output=True, text=True,
+                       preexec_fn=preexec)
     if r.returncode != 0:
         raise RuntimeError(f"memext-e2e {args[0]}: {r.stderr.strip()}")
     return r.stdout
@@ -61,8 +62,9 @@ def percentiles(latencies_ms):
 class RedisCritical:
     """Redis over its whole keyspace (anonymous memory), `clients` GETting random keys."""
 
-    def __init__(self, a, work):
-        self.a, self.dir = a, os.path.join(work, "critical")
+    def __init__(self, a, work, client=None):
+        """`client`: the preexec_fn that puts the load client in its cgroup."""
+        self.a, self.dir, self.client = a, os.path.join(work, "critical"), client
         self.keys = a.dataset // a.value_size
 
     def start(self, engine, cleanup):
@@ -71,11 +73,11 @@ class RedisCritical:
         tool("redis-fill", self.sock, "key", str(self.keys), str(self.a.value_size))
 
     def warm(self, seconds):
-        tool("redis-load", self.sock, str(self.a.clients), str(seconds), str(self.keys), "key")
+        tool("redis-load", self.sock, str(self.a.clients), str(seconds), str(self.keys), "key", preexec=self.client)
 
     def measure(self, seconds, hist_path):
         r = json.loads(tool("redis-load", self.sock, str(self.a.clients), str(seconds), str(self.keys), "key",
-                            hist_path))
+                            hist_path, preexec=self.client))
         return {"throughput": r["throughput"], "p50": r["p50"], "p99": r["p99"], "p999": r["p999"],
                 "requests": r["requests"]}
 
@@ -87,13 +89,14 @@ class PostgresCritical:
     its index, shared buffers and the page cache) with `clients` connections;
     every transaction's latency from pgbench's own per-transaction log."""
 
-    def __init__(self, a, work):
-        self.a, self.dir = a, os.path.join(work, "critical")
+    def __init__(self, a, work, client=None):
+        """`client`: the preexec_fn that puts pgbench in its cgroup."""
+        self.a, self.dir, self.client = a, os.path.join(work, "critical"), client
         self.scale = max(1, a.dataset // (16 * MIB))
 
     def _pgbench(self, *args):
         r = subprocess.run(["pgbench", "-h", self.dir, "-U", "postgres", *args, "postgres"],
-                           capture_output=True, text=True)
+                           capture_output=True, text=True, preexec_fn=self.client)
         if r.returncode != 0:
             raise RuntimeError(f"pgbench {' '.join(args[:2])}: {r.stderr.strip()[-400:]}")
         return r

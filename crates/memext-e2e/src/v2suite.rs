@@ -27,7 +27,7 @@ pub fn run() -> anyhow::Result<()> {
         ),
         ("memext status lists a selected v2 cgroup", status),
         (
-            "memext daemon: memory.high push-out, memory.min protection, a wake seen by a PSI trigger, restore on SIGTERM",
+            "memext daemon: memory.high push-out, memory.min over anon and page cache, a wake seen by a PSI trigger, restore on SIGTERM",
             daemon,
         ),
         (
@@ -250,6 +250,9 @@ fn daemon(me: &Path) -> anyhow::Result<()> {
     let mut c = Toucher::spawn(me, 32 << 20)?;
     crit.attach(c.pid())?;
     c.alloc()?;
+    // Its working set is also 64 MiB of page cache (tmpfs: shared memory, as
+    // a database's shared buffers are), written from inside it.
+    page_cache_in(&crit, "/tmp/memext-crit-cache", 64)?;
     let (s_cg, c_cg) = (sleeper.open()?, crit.open()?);
     let mut d = ChildGuard(
         Command::new(memext)
@@ -260,9 +263,9 @@ fn daemon(me: &Path) -> anyhow::Result<()> {
     );
     let log = || std::fs::read_to_string("/tmp/daemon.log").unwrap_or_default();
     wait_for(
-        "the critical context's memory.min",
+        "the critical context's memory.min over its anon and page cache",
         60,
-        || matches!(c_cg.read_limit(LimitKnob::Min), Ok(Limit::Bytes(b)) if b >= 32 << 20),
+        || matches!(c_cg.read_limit(LimitKnob::Min), Ok(Limit::Bytes(b)) if b >= 96 << 20),
     )
     .with_context(log)?;
     wait_for("the push-out", 90, || {
@@ -320,6 +323,24 @@ fn daemon(me: &Path) -> anyhow::Result<()> {
         s_cg.read_limit(LimitKnob::CpuWeight)? == Limit::Bytes(100),
         "cpu.weight not restored"
     );
+    std::fs::remove_file("/tmp/memext-crit-cache")?;
+    Ok(())
+}
+
+/// Writes a file of `mib` MiB to `path` from a shell inside `cg`, so that its
+/// pages are charged there.
+fn page_cache_in(cg: &ScratchCgroup, path: &str, mib: u32) -> anyhow::Result<()> {
+    use std::io::Write;
+    let mut sh = Command::new("sh")
+        .args([
+            "-c",
+            &format!("read go && head -c {mib}M /dev/urandom > {path}"),
+        ])
+        .stdin(std::process::Stdio::piped())
+        .spawn()?;
+    cg.attach(sh.id())?;
+    sh.stdin.take().context("stdin")?.write_all(b"go\n")?;
+    ensure!(sh.wait()?.success(), "writing {path} failed");
     Ok(())
 }
 

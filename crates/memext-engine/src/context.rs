@@ -12,10 +12,14 @@ use crate::workingset::WorkingSet;
 use crate::{Class, ContextId, Instant};
 
 /// The CPU weight (v2 scale) an admitted waking extend context runs at until
-/// it settles, the kernel's default: admission bounds how many run so, and a
-/// wake at its class's low weight waited for the critical contexts' CPU (a
-/// 53 MiB re-touch took 20 s behind a busy PostgreSQL in bench/peers).
+/// it settles, by default the kernel's default: admission bounds how many run
+/// so, and a wake at its class's low weight waited for the critical contexts'
+/// CPU (a 53 MiB re-touch took 20 s behind a busy PostgreSQL in bench/peers).
 pub const WAKE_CPU_WEIGHT: u16 = 100;
+
+fn wake_cpu_weight_default() -> u16 {
+    WAKE_CPU_WEIGHT
+}
 
 /// The policy for one class of contexts (from the policy file).
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
@@ -35,6 +39,11 @@ pub struct ClassParams {
     /// CPU weight to run the context at (v2 scale, 1-10000), None: as it is.
     #[serde(default)]
     pub cpu_weight: Option<u16>,
+    /// CPU weight of an admitted waking context until it settles (never
+    /// below `cpu_weight`): how much of the critical contexts' CPU a wake may
+    /// take to be served sooner.
+    #[serde(default = "wake_cpu_weight_default")]
+    pub wake_cpu_weight: u16,
     /// Admission of waking contexts: one whose working set does not fit when
     /// it wakes waits frozen, in wake order, for at most this long (zero:
     /// every wake runs at once and shares what there is).
@@ -228,17 +237,27 @@ impl ContextState {
         self.model.admitted(now);
     }
 
-    /// The CPU weight it runs at (None: left as it is): its class's, or the
-    /// kernel's default while it is an admitted waking context.
+    /// The CPU weight it runs at (None: left as it is): its class's, or its
+    /// class's waking weight while it is an admitted waking context.
     pub fn cpu_weight(&self) -> Option<u16> {
         let class = self.params.cpu_weight?;
         let waking =
             self.model.state == crate::model::State::Waking && self.waiting_since.is_none();
         Some(if waking {
-            class.max(WAKE_CPU_WEIGHT)
+            class.max(self.params.wake_cpu_weight)
         } else {
             class
         })
+    }
+
+    /// Bytes of its recorded working set, at most all it has (charged plus
+    /// in swap): shared memory mapped by several of its processes (a
+    /// database's shared buffers, mapped by every backend) is recorded once
+    /// per process, and would otherwise count many times over.
+    pub fn working_set_bytes(&self) -> u64 {
+        self.ws
+            .bytes()
+            .min(self.memory.usage.saturating_add(self.memory.swapped))
     }
 
     /// What the model sees: the context's counters less memext's own faults.
@@ -272,6 +291,7 @@ mod tests {
             prefetch_bandwidth: 1 << 29,
             map_back: true,
             cpu_weight: Some(10),
+            wake_cpu_weight: 30,
             admit_within: Duration::from_secs(5),
             push_out: PushOutWhen::Needed,
         };

@@ -279,7 +279,7 @@ impl Engine {
                 class: t.class,
                 state: t.model.state,
                 usage: t.memory.usage,
-                working_set: t.ws.bytes(),
+                working_set: t.working_set_bytes(),
                 swapped: t.memory.swapped,
                 // Never below what its own swap limit keeps in DRAM.
                 floor: t.params.floor.max(t.memory.unswappable),
@@ -367,7 +367,7 @@ impl Engine {
         let Some(t) = self.contexts.get(id) else {
             return Vec::new();
         };
-        let bytes = t.memory.usage.max(t.ws.bytes()) + t.memory.swapped;
+        let bytes = t.memory.usage.max(t.working_set_bytes()) + t.memory.swapped;
         let actions = [
             Action::Limit {
                 key: id.clone(),

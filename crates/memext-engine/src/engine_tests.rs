@@ -25,6 +25,7 @@ fn class(floor_mib: u64) -> ClassParams {
         prefetch_bandwidth: 800 * MIB,
         map_back: true,
         cpu_weight: None,
+        wake_cpu_weight: WAKE_CPU_WEIGHT,
         admit_within: Duration::ZERO,
         push_out: PushOutWhen::Idle,
     }
@@ -510,9 +511,19 @@ fn each_context_runs_at_its_classs_cpu_weight_and_critical_ones_are_left_as_they
 
 #[test]
 fn a_waking_extend_context_runs_at_the_default_cpu_weight_until_it_settles() {
+    waking_weight(WAKE_CPU_WEIGHT);
+}
+
+#[test]
+fn a_waking_extend_context_runs_at_its_classs_waking_weight() {
+    waking_weight(20);
+}
+
+fn waking_weight(wake: u16) {
     let mut e = Engine::new(params());
     let low = ClassParams {
         cpu_weight: Some(1),
+        wake_cpu_weight: wake,
         ..class(16)
     };
     let mut c = Ctx::new("/noise", 64);
@@ -531,7 +542,7 @@ fn a_waking_extend_context_runs_at_the_default_cpu_weight_until_it_settles() {
     c.cpu += Duration::from_secs(1);
     let (tr, cmds) = tick(&mut e, &[&c], 7.0);
     assert_eq!(tr, vec![Some(Transition::Woke)]);
-    assert_eq!(weight(&cmds), Some(WAKE_CPU_WEIGHT), "{cmds:?}");
+    assert_eq!(weight(&cmds), Some(wake), "{cmds:?}");
     let mut sent = Vec::new();
     for i in 8..=10 {
         c.cpu += Duration::from_secs(1);
@@ -540,6 +551,56 @@ fn a_waking_extend_context_runs_at_the_default_cpu_weight_until_it_settles() {
     }
     assert_eq!(e.get(&c.id).map(|t| t.model.state), Some(State::Active));
     assert_eq!(sent, vec![1], "settled: back to its class's weight, once");
+}
+
+/// A critical context whose processes all map the same shared memory (a
+/// database's shared buffers in every backend) records it once per process;
+/// what it is protected for is still at most all it has, and a waking extend
+/// context is not kept waiting for room that was never needed.
+#[test]
+fn shared_memory_in_many_processes_counts_once_toward_a_working_set() {
+    let mut e = Engine::new(params());
+    let crit = Ctx::new("/db", 300);
+    let mut noise = Ctx::new("/noise", 64);
+    e.track(crit.id.clone(), Class::Critical, class(0), s(0.0));
+    let queued = ClassParams {
+        admit_within: Duration::from_secs(10),
+        ..class(16)
+    };
+    e.track(noise.id.clone(), Class::Extend, queued, s(0.0));
+    let protected = |cmds: &[Command]| {
+        cmds.iter()
+            .filter_map(|c| match c {
+                Command::Protect { bytes, .. } => Some(*bytes),
+                _ => None,
+            })
+            .collect::<Vec<_>>()
+    };
+    let mut sent = Vec::new();
+    for i in 0..=8 {
+        sent.extend(protected(&tick(&mut e, &[&crit, &noise], f64::from(i)).1));
+    }
+    // Nine backends, each mapping the same 256 MiB of shared buffers.
+    let backends: Vec<(u32, Vec<(u64, u64)>)> = (0..9)
+        .map(|pid| (200 + pid, vec![(0, 256 * MIB)]))
+        .collect();
+    e.record_working_set(&crit.id, s(8.0), &backends);
+    // The noise wakes: 64 MiB (plus room to grow) fits beside the 300 MiB
+    // database in 1 GiB.
+    noise.cpu += Duration::from_secs(1);
+    let (tr, cmds) = tick(&mut e, &[&crit, &noise], 9.0);
+    assert_eq!(tr[1], Some(Transition::Woke));
+    sent.extend(protected(&cmds));
+    assert!(
+        !sent.is_empty() && sent.iter().all(|&b| b == 330 * MIB),
+        "its 300 MiB and 10% headroom: {sent:?}"
+    );
+    assert!(
+        !cmds
+            .iter()
+            .any(|c| matches!(c, Command::Freeze { frozen: true, .. })),
+        "the waking context was kept waiting: {cmds:?}"
+    );
 }
 
 #[path = "engine_admission_tests.rs"]

@@ -21,6 +21,19 @@ pub mod procstat;
 pub mod sched;
 pub mod swap;
 
+/// Lets a write to a closed pipe end this process quietly, as it ends a C
+/// tool (`memext check-config | head`), instead of an EPIPE error that
+/// `println!` turns into a panic. For one-shot commands only: a server, whose
+/// clients may hang up mid-reply, must keep the default Rust sets (ignored).
+pub fn end_quietly_on_closed_pipe() {
+    // SAFETY: signal(2) with SIG_DFL installs no handler of ours (no code runs
+    // in signal context) and only resets the disposition Rust's runtime set
+    // to SIG_IGN at start; it touches no memory of this process.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
+}
+
 /// A process id as the kernel gives it (always > 0).
 pub type Pid = u32;
 

@@ -43,6 +43,10 @@ pub struct Mapping {
     pub backing: Backing,
 }
 
+/// Names the kernel gives shared-memory objects in maps: MAP_SHARED |
+/// MAP_ANONYMOUS, SysV segments, memfds; and POSIX shm (tmpfs at /dev/shm).
+const SHARED_MEMORY_NAMES: [&str; 4] = ["/dev/zero (deleted)", "/SYSV", "/memfd:", "/dev/shm/"];
+
 impl Mapping {
     /// Private anonymous memory (heap, stack, anonymous mmap): what swap holds
     /// when the process is pushed out, and what a working set is made of.
@@ -53,6 +57,26 @@ impl Mapping {
                 self.backing,
                 Backing::Anonymous | Backing::Heap | Backing::Stack
             )
+    }
+
+    /// Shared memory (MAP_SHARED|MAP_ANONYMOUS, which the kernel names
+    /// `/dev/zero (deleted)`, a SysV segment, a memfd, POSIX shm): charged
+    /// and swapped as anonymous memory is (a database's shared buffers, a
+    /// Python `mmap(-1, n)`), but pagemap does not say which of its pages are
+    /// in swap (a swapped-out page leaves no entry in the page table). Told by
+    /// the name only, never by opening it: a container's own file mapped
+    /// under such a name is the container's own memory either way.
+    pub fn is_shared_memory(&self) -> bool {
+        self.shared
+            && self.readable
+            && matches!(&self.backing, Backing::File(p)
+                if SHARED_MEMORY_NAMES.iter().any(|n| p.starts_with(n)))
+    }
+
+    /// Memory that swap holds when the process is pushed out: its private
+    /// anonymous memory and the shared memory it maps.
+    pub fn is_swappable(&self) -> bool {
+        self.is_private_anonymous() || self.is_shared_memory()
     }
 }
 
@@ -179,6 +203,32 @@ ffffffffff600000-ffffffffff601000 --xp 00000000 00:00 0                  [vsysca
         // heap, anonymous mmap, [anon:jemalloc], stack; not the guard page,
         // not the shared /dev/zero segment, not files or [vdso].
         assert_eq!(anon, vec![1, 2, 5, 6]);
+    }
+
+    #[test]
+    fn shared_memory_is_swappable_files_are_not() {
+        let text = "\
+7f0000000000-7f0008000000 rw-s 00000000 00:01 2048 /dev/zero (deleted)
+7f0008000000-7f0009000000 rw-s 00000000 00:01 4096 /SYSV0052e2c1 (deleted)
+7f0009000000-7f000a000000 rw-s 00000000 00:01 4097 /memfd:buffers (deleted)
+7f000a000000-7f000b000000 rw-s 00000000 00:1a 4098 /dev/shm/PostgreSQL.1234
+7f000b000000-7f000c000000 rw-s 00000000 08:02 4099 /var/lib/db/table
+7f000c000000-7f000d000000 rw-p 00000000 00:01 2049 /dev/zero (deleted)
+7f000d000000-7f000e000000 rw-p 00000000 00:00 0
+7f000e000000-7f000f000000 ---s 00000000 00:01 4100 /memfd:guard (deleted)
+";
+        let maps = parse_maps(text).expect("valid");
+        let shared: Vec<bool> = maps.iter().map(Mapping::is_shared_memory).collect();
+        assert_eq!(
+            shared,
+            [true, true, true, true, false, false, false, false],
+            "a file on disk, a private mapping of /dev/zero, private anon and an unreadable segment are not"
+        );
+        let swappable: Vec<bool> = maps.iter().map(Mapping::is_swappable).collect();
+        assert_eq!(
+            swappable,
+            [true, true, true, true, false, false, true, false]
+        );
     }
 
     #[test]

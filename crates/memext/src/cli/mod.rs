@@ -175,6 +175,14 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         config: cli.config,
         cgroup_root: cli.cgroup_root,
     };
+    let server = matches!(
+        cli.command,
+        Command::Daemon { .. } | Command::PmemBroker { .. }
+    );
+    if !server {
+        // A one-shot command piped into `head` ends quietly when it closes.
+        memext_sys::end_quietly_on_closed_pipe();
+    }
     match cli.command {
         Command::CheckConfig { file } => check_config::run(file, g.config),
         Command::Status {

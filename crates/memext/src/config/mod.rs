@@ -98,6 +98,7 @@ impl Config {
             prefetch_bandwidth: ByteSize(512 << 20),
             map_back: true,
             cpu_weight: None,
+            wake_cpu_weight: CpuWeight(memext_engine::context::WAKE_CPU_WEIGHT),
             admit_within: Duration::ZERO,
             push_out: PushOutWhen::Idle,
         }
@@ -112,6 +113,7 @@ impl Config {
             prefetch_bandwidth: ByteSize(512 << 20),
             map_back: true,
             cpu_weight: Some(CpuWeight(EXTEND_CPU_WEIGHT)),
+            wake_cpu_weight: CpuWeight(memext_engine::context::WAKE_CPU_WEIGHT),
             admit_within: EXTEND_ADMIT_WITHIN,
             push_out: PushOutWhen::Idle,
         }

@@ -53,6 +53,7 @@ pub(crate) struct ClassOverrides {
     pub(crate) prefetch_bandwidth: Option<ByteSize>,
     pub(crate) map_back: Option<bool>,
     pub(crate) cpu_weight: Option<CpuWeight>,
+    pub(crate) wake_cpu_weight: Option<CpuWeight>,
     pub(crate) admit_within: Option<HumanDuration>,
     pub(crate) push_out: Option<PushOutWhen>,
 }
@@ -80,6 +81,11 @@ pub struct ClassParams {
     /// for extend contexts: the page faults and reclaim of a waking or
     /// growing one are then done on the CPU the critical ones leave.
     pub cpu_weight: Option<CpuWeight>,
+    /// The CPU weight an admitted waking context runs at until it settles
+    /// (never below `cpu_weight`; default 100, the kernel's default): the
+    /// trade between serving a wake sooner and leaving the critical contexts
+    /// their CPU. Lower it where the critical workload alone fills the CPUs.
+    pub wake_cpu_weight: CpuWeight,
     /// Admission of waking contexts (extend only): when the working sets of
     /// the contexts that wake together do not fit, they are let in one after
     /// another in the order they woke, each in full, the others frozen (v1
@@ -106,6 +112,7 @@ impl ClassParams {
             prefetch_bandwidth: self.prefetch_bandwidth.0,
             map_back: self.map_back,
             cpu_weight: self.cpu_weight.map(|w| w.0),
+            wake_cpu_weight: self.wake_cpu_weight.0,
             admit_within: self.admit_within,
             push_out: self.push_out,
         }
@@ -122,6 +129,7 @@ impl ClassOverrides {
             prefetch_bandwidth: self.prefetch_bandwidth.unwrap_or(d.prefetch_bandwidth),
             map_back: self.map_back.unwrap_or(d.map_back),
             cpu_weight: self.cpu_weight.or(d.cpu_weight),
+            wake_cpu_weight: self.wake_cpu_weight.unwrap_or(d.wake_cpu_weight),
             admit_within: self.admit_within.map_or(d.admit_within, |h| h.0),
             push_out: self.push_out.unwrap_or(d.push_out),
         }

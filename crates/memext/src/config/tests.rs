@@ -190,6 +190,17 @@ fn cpu_weight_defaults_low_for_extend_and_is_checked() {
 }
 
 #[test]
+fn the_waking_weight_defaults_to_the_kernels_and_is_checked() {
+    let c = parse("").expect("empty policy");
+    assert_eq!(c.extend.engine().wake_cpu_weight, 100);
+    let c = parse("[class.extend]\nwake_cpu_weight = 20\n").expect("weight");
+    assert_eq!(c.extend.engine().wake_cpu_weight, 20);
+    let (line, msg) = err_line("[class.extend]\nwake_cpu_weight = 0\n");
+    assert_eq!(line, 2);
+    assert!(msg.contains("out of range"), "{msg}");
+}
+
+#[test]
 fn waking_extend_contexts_wait_for_room_by_default_and_critical_ones_never() {
     let c = parse("").expect("empty policy");
     assert_eq!(c.extend.admit_within, EXTEND_ADMIT_WITHIN);

@@ -646,7 +646,7 @@ impl Daemon {
                     target_bytes: t.target,
                     resident_bytes: t.memory.resident,
                     swapped_bytes: t.memory.swapped,
-                    working_set_bytes: t.ws.bytes(),
+                    working_set_bytes: t.working_set_bytes(),
                     last_wake_s_ago: t
                         .model
                         .history

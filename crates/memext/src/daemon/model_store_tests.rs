@@ -41,6 +41,7 @@ fn state(id: &str, pids: &[u32]) -> ContextState {
         prefetch_bandwidth: 1 << 29,
         map_back: true,
         cpu_weight: Some(10),
+        wake_cpu_weight: 100,
         admit_within: std::time::Duration::ZERO,
         push_out: memext_engine::context::PushOutWhen::Idle,
     };

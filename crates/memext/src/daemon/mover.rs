@@ -14,7 +14,7 @@ use memext_sys::madvise::Advice;
 use memext_sys::pagemap::PageState;
 use memext_sys::AddrRange;
 
-use super::pages::{advise_paced, by_chunk, per_pid, ranges_of};
+use super::pages::{advise_paced, by_chunk, per_pid, ranges_of, shared_absent};
 
 #[derive(Debug, Clone)]
 pub enum Job {
@@ -235,8 +235,17 @@ fn bring_back(
 ) -> Result<(u64, Vec<(u32, AddrRange)>), String> {
     let rank: HashMap<ChunkKey, usize> = order.iter().enumerate().map(|(i, k)| (*k, i)).collect();
     let mut work = Vec::new();
+    let mut shared = 0u64;
     for &pid in pids {
         let mut pieces = by_chunk(pid, &ranges_of(pid, PageState::Swapped)?);
+        // Shared memory: pagemap does not say what is in swap; the recorded
+        // working set's chunks of it that are not resident are asked for.
+        let absent: Vec<_> = by_chunk(pid, &shared_absent(pid)?)
+            .into_iter()
+            .filter(|(k, _)| rank.contains_key(k))
+            .collect();
+        shared += absent.iter().map(|(_, r)| r.len()).sum::<u64>();
+        pieces.extend(absent);
         pieces.sort_by_key(|(k, r)| (rank.get(k).copied().unwrap_or(usize::MAX), r.start));
         if from_the_end {
             pieces.reverse();
@@ -257,13 +266,24 @@ fn bring_back(
         paced.pages * memext_sys::page_size(),
         t0.elapsed().as_secs_f64(),
     );
+    // Of the shared memory asked for, only what was in swap is read.
+    let shared = shared.min(bytes);
     tracing::info!(
         event = "read-back",
         context = %key,
         bytes,
+        shared_bytes = shared,
         seconds,
-        "{key}: read back {} in {seconds:.3} s",
+        "{key}: read back {} in {seconds:.3} s{}",
         crate::units::human_bytes(bytes),
+        if shared > 0 {
+            format!(
+                " ({} of it shared memory asked for)",
+                crate::units::human_bytes(shared)
+            )
+        } else {
+            String::new()
+        },
     );
     Ok((paced.pages, paced.done))
 }

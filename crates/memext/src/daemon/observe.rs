@@ -230,7 +230,7 @@ impl Observer for PollingObserver {
                 let anon: Vec<_> = memext_sys::maps::read_maps_in(root, pid)
                     .ok()?
                     .into_iter()
-                    .filter(|m| m.is_private_anonymous())
+                    .filter(|m| m.is_swappable())
                     .collect();
                 let ranges = Pagemap::open_in(root, pid, ScanBackend::Ioctl)
                     .and_then(|mut pm| pm.scan_mappings(&anon))

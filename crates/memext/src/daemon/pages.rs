@@ -1,5 +1,6 @@
 //! Page ranges of a context's processes and advice on them, paced: which
-//! private anonymous ranges are resident or swapped, their split into
+//! ranges of its swappable memory (private anonymous and shared memory) are
+//! resident or swapped, which of its shared memory is not resident, their split into
 //! working-set chunks, `process_madvise` in batches at a bandwidth cap, and
 //! how many of the pages brought back were touched since (accuracy).
 
@@ -8,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use memext_engine::workingset::{ChunkKey, CHUNK_BYTES};
 use memext_sys::madvise::{advise, Advice, MadviseError};
-use memext_sys::maps::read_maps;
+use memext_sys::maps::{read_maps, Mapping};
 use memext_sys::pagemap::{PageRange, PageState, Pagemap};
 use memext_sys::pidfd::ProcessHandle;
 use memext_sys::AddrRange;
@@ -16,28 +17,66 @@ use memext_sys::AddrRange;
 /// Pages are moved in batches of at most this many bytes.
 const BATCH_BYTES: u64 = 16 << 20;
 
-/// Resident or swapped ranges of the private anonymous memory of `pid`.
+/// Resident or swapped ranges of the swappable memory of `pid` (pagemap
+/// reports no shared memory as swapped: see [`shared_absent`]).
 pub(super) fn ranges_of(pid: u32, state: PageState) -> Result<Vec<AddrRange>, String> {
-    let maps = match read_maps(pid) {
-        Ok(m) => m,
-        Err(memext_sys::maps::MapsError::Vanished { .. }) => return Ok(Vec::new()),
-        Err(e) => return Err(e.to_string()),
-    };
-    let anon: Vec<_> = maps
-        .into_iter()
-        .filter(|m| m.is_private_anonymous())
-        .collect();
-    let scanned: Vec<PageRange> =
-        match Pagemap::open(pid).and_then(|mut pm| pm.scan_mappings(&anon)) {
-            Ok(r) => r,
-            Err(memext_sys::pagemap::PagemapError::Vanished { .. }) => return Ok(Vec::new()),
-            Err(e) => return Err(e.to_string()),
-        };
-    Ok(scanned
+    Ok(scan(pid, Mapping::is_swappable)?
+        .1
         .into_iter()
         .filter(|r| r.state == state)
         .map(|r| r.range)
         .collect())
+}
+
+/// The ranges of the shared memory `pid` maps that are not resident: where
+/// its swapped-out pages are, which pagemap cannot tell (a swapped-out
+/// shared page leaves no entry in the page table; WILLNEED on such a range
+/// reads only the pages that are in swap).
+pub(super) fn shared_absent(pid: u32) -> Result<Vec<AddrRange>, String> {
+    let (maps, scanned) = scan(pid, Mapping::is_shared_memory)?;
+    let resident: Vec<AddrRange> = scanned
+        .into_iter()
+        .filter(|r| r.state == PageState::Resident)
+        .map(|r| r.range)
+        .collect();
+    Ok(maps
+        .iter()
+        .flat_map(|m| absent(m.range, &resident))
+        .collect())
+}
+
+/// The mappings of `pid` that `which` selects and their pages' states (none
+/// for a process that has exited).
+fn scan(pid: u32, which: fn(&Mapping) -> bool) -> Result<(Vec<Mapping>, Vec<PageRange>), String> {
+    let maps: Vec<Mapping> = match read_maps(pid) {
+        Ok(m) => m.into_iter().filter(which).collect(),
+        Err(memext_sys::maps::MapsError::Vanished { .. }) => return Ok(Default::default()),
+        Err(e) => return Err(e.to_string()),
+    };
+    match Pagemap::open(pid).and_then(|mut pm| pm.scan_mappings(&maps)) {
+        Ok(r) => Ok((maps, r)),
+        Err(memext_sys::pagemap::PagemapError::Vanished { .. }) => Ok(Default::default()),
+        Err(e) => Err(e.to_string()),
+    }
+}
+
+/// The parts of `within` that none of `resident` (sorted, disjoint) covers.
+fn absent(within: AddrRange, resident: &[AddrRange]) -> Vec<AddrRange> {
+    let mut out = Vec::new();
+    let mut at = within.start;
+    for r in resident
+        .iter()
+        .filter(|r| r.end > within.start && r.start < within.end)
+    {
+        if r.start > at {
+            out.push(AddrRange::new(at, r.start));
+        }
+        at = at.max(r.end);
+    }
+    if at < within.end {
+        out.push(AddrRange::new(at, within.end));
+    }
+    out
 }
 
 /// Splits ranges at chunk boundaries: (chunk, range within it).
@@ -174,6 +213,17 @@ pub(super) fn accuracy(ranges: &[(u32, AddrRange)]) -> Option<f64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn what_is_not_resident_of_a_mapping_is_absent() {
+        let r = |a: u64, b: u64| AddrRange::new(a << 12, b << 12);
+        let within = r(10, 40);
+        // Resident ranges of other mappings (before and after) do not count.
+        let resident = [r(0, 5), r(10, 12), r(20, 25), r(30, 40), r(50, 60)];
+        assert_eq!(absent(within, &resident), vec![r(12, 20), r(25, 30)]);
+        assert_eq!(absent(within, &[]), vec![within]);
+        assert_eq!(absent(within, &[r(5, 45)]), vec![]);
+    }
 
     #[test]
     fn ranges_split_at_chunk_boundaries() {
