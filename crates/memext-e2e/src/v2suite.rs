@@ -334,13 +334,19 @@ fn page_cache_in(cg: &ScratchCgroup, path: &str, mib: u32) -> anyhow::Result<()>
     let mut sh = Command::new("sh")
         .args([
             "-c",
-            &format!("read go && head -c {mib}M /dev/urandom > {path}"),
+            &format!("read go && dd if=/dev/urandom of={path} bs=1048576 count={mib} 2>&1"),
         ])
         .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
         .spawn()?;
     cg.attach(sh.id())?;
     sh.stdin.take().context("stdin")?.write_all(b"go\n")?;
-    ensure!(sh.wait()?.success(), "writing {path} failed");
+    let out = sh.wait_with_output()?;
+    ensure!(
+        out.status.success(),
+        "writing {path} failed: {}",
+        String::from_utf8_lossy(&out.stdout)
+    );
     Ok(())
 }
 
