@@ -28,13 +28,11 @@ fn check_config_into_a_closed_pipe_ends_quietly() {
     assert!(!stderr.contains("panicked"), "{stderr}");
     assert_eq!(
         out.status.signal(),
-        Some(libc_sigpipe()),
+        Some(SIGPIPE),
         "{:?}: {stderr}",
         out.status
     );
 }
 
 /// SIGPIPE's number on Linux.
-fn libc_sigpipe() -> i32 {
-    13
-}
+const SIGPIPE: i32 = 13;

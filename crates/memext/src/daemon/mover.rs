@@ -14,7 +14,7 @@ use memext_sys::madvise::Advice;
 use memext_sys::pagemap::PageState;
 use memext_sys::AddrRange;
 
-use super::pages::{advise_paced, by_chunk, per_pid, ranges_of, shared_absent};
+use super::pages::{advise_paced, by_chunk, per_pid, ranges_of, read_back_ranges};
 
 #[derive(Debug, Clone)]
 pub enum Job {
@@ -237,10 +237,11 @@ fn bring_back(
     let mut work = Vec::new();
     let mut shared = 0u64;
     for &pid in pids {
-        let mut pieces = by_chunk(pid, &ranges_of(pid, PageState::Swapped)?);
+        let (swapped, shared_absent) = read_back_ranges(pid)?;
+        let mut pieces = by_chunk(pid, &swapped);
         // Shared memory: pagemap does not say what is in swap; the recorded
         // working set's chunks of it that are not resident are asked for.
-        let absent: Vec<_> = by_chunk(pid, &shared_absent(pid)?)
+        let absent: Vec<_> = by_chunk(pid, &shared_absent)
             .into_iter()
             .filter(|(k, _)| rank.contains_key(k))
             .collect();

@@ -227,13 +227,13 @@ impl Observer for PollingObserver {
         let root = &self.host.proc_root;
         pids.iter()
             .filter_map(|&pid| {
-                let anon: Vec<_> = memext_sys::maps::read_maps_in(root, pid)
+                let swappable: Vec<_> = memext_sys::maps::read_maps_in(root, pid)
                     .ok()?
                     .into_iter()
                     .filter(|m| m.is_swappable())
                     .collect();
                 let ranges = Pagemap::open_in(root, pid, ScanBackend::Ioctl)
-                    .and_then(|mut pm| pm.scan_mappings(&anon))
+                    .and_then(|mut pm| pm.scan_mappings(&swappable))
                     .ok()?;
                 let resident = ranges
                     .iter()

@@ -18,7 +18,7 @@ use memext_sys::AddrRange;
 const BATCH_BYTES: u64 = 16 << 20;
 
 /// Resident or swapped ranges of the swappable memory of `pid` (pagemap
-/// reports no shared memory as swapped: see [`shared_absent`]).
+/// reports no shared memory as swapped: see [`read_back_ranges`]).
 pub(super) fn ranges_of(pid: u32, state: PageState) -> Result<Vec<AddrRange>, String> {
     Ok(scan(pid, Mapping::is_swappable)?
         .1
@@ -28,21 +28,27 @@ pub(super) fn ranges_of(pid: u32, state: PageState) -> Result<Vec<AddrRange>, St
         .collect())
 }
 
-/// The ranges of the shared memory `pid` maps that are not resident: where
-/// its swapped-out pages are, which pagemap cannot tell (a swapped-out
-/// shared page leaves no entry in the page table; WILLNEED on such a range
-/// reads only the pages that are in swap).
-pub(super) fn shared_absent(pid: u32) -> Result<Vec<AddrRange>, String> {
-    let (maps, scanned) = scan(pid, Mapping::is_shared_memory)?;
-    let resident: Vec<AddrRange> = scanned
-        .into_iter()
-        .filter(|r| r.state == PageState::Resident)
-        .map(|r| r.range)
-        .collect();
-    Ok(maps
+/// What a read-back of `pid` asks for, from one maps read and one pagemap
+/// scan: the swapped ranges of its swappable memory, and the ranges of the
+/// shared memory it maps that are not resident (pagemap cannot tell which
+/// shared pages are in swap: a swapped-out shared page leaves no entry in
+/// the page table; WILLNEED on such a range reads only what is in swap).
+pub(super) fn read_back_ranges(pid: u32) -> Result<(Vec<AddrRange>, Vec<AddrRange>), String> {
+    let (maps, scanned) = scan(pid, Mapping::is_swappable)?;
+    let of = |state: PageState| -> Vec<AddrRange> {
+        scanned
+            .iter()
+            .filter(|r| r.state == state)
+            .map(|r| r.range)
+            .collect()
+    };
+    let resident = of(PageState::Resident);
+    let shared_absent = maps
         .iter()
+        .filter(|m| m.is_shared_memory())
         .flat_map(|m| absent(m.range, &resident))
-        .collect())
+        .collect();
+    Ok((of(PageState::Swapped), shared_absent))
 }
 
 /// The mappings of `pid` that `which` selects and their pages' states (none
