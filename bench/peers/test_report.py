@@ -109,3 +109,23 @@ class FairShare(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class SlowWrites(unittest.TestCase):
+    def test_writes_are_tallied_per_run_by_what_the_context_last_did(self):
+        import json
+        import slow_writes
+        ev = lambda **kw: json.dumps(kw)  # noqa: E731
+        lines = [ev(message="memext daemon: cgroup v1, capacity 512MiB"),
+                 ev(event="settled", context="/a"),
+                 ev(event="slow-write", context="/a", value="16777216", ms=300.0),
+                 ev(event="pushing-out", context="/a"),
+                 ev(event="slow-write", context="/a", value="16777216", ms=20.0),
+                 ev(event="slow-write", context="/b", value="1", ms=12.0),
+                 "not json",
+                 ev(message="memext daemon: cgroup v1, capacity 512MiB"),
+                 ev(event="slow-write", context="/a", value="1", ms=11.0)]
+        runs = slow_writes.tally(lines)
+        self.assertEqual(len(runs), 2, "a daemon start begins a run")
+        self.assertEqual(dict(runs[0]["ms"]), {"settled": 300.0, "pushing-out": 20.0, "-": 12.0})
+        self.assertEqual(dict(runs[1]["count"]), {"-": 1}, "what a context did is not carried across runs")

@@ -405,8 +405,9 @@ impl Engine {
 
     /// Turns planner actions into commands: protections and raised limits
     /// first, then bring-backs, then push-outs, then lowered limits; nothing
-    /// squeezed while its pages move (the targeted page-out goes first, the
-    /// limit after), nothing pushed out twice or brought back that is in.
+    /// squeezed below its usage while its pages move (the targeted page-out
+    /// goes first, the limit after), nothing pushed out twice or brought
+    /// back that is in.
     fn commands(
         &self,
         actions: &[Action],
@@ -439,12 +440,17 @@ impl Engine {
                     bytes: *bytes,
                 }),
                 Action::Limit { bytes, .. } => {
-                    if *bytes < t.memory.usage && in_flight {
-                        continue;
-                    }
+                    // While its pages move, the limit follows the page-out
+                    // down: no lower than the usage (nothing reclaimed by
+                    // the write), so that the context cannot grow meanwhile.
+                    let bytes = if in_flight {
+                        (*bytes).max(t.memory.usage)
+                    } else {
+                        *bytes
+                    };
                     out.push(Command::Limit {
                         id: id.clone(),
-                        bytes: *bytes,
+                        bytes,
                     });
                 }
                 Action::BringBack { reason, .. } => {
@@ -536,7 +542,10 @@ impl Engine {
                 // Held until well past the predicted wake; a wake ends it sooner.
                 t.held = (b.reason != PrefetchReason::Woke).then(|| (now + 2 * lead, b.reason));
             }
-            Command::PushOut(_) => t.out = true,
+            // An active context paged out for room stays as it is: its
+            // working set is still recorded as it runs, and it is pushed out
+            // again whenever it is squeezed anew.
+            Command::PushOut(_) => t.out = t.model.state == State::Idle,
             Command::Protect { .. } | Command::Limit { .. } | Command::CpuWeight { .. } => {}
         }
     }

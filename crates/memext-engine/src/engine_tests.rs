@@ -114,6 +114,15 @@ fn push_outs(cmds: &[Command]) -> Vec<&PushOut> {
         .collect()
 }
 
+fn limits(cmds: &[Command]) -> Vec<u64> {
+    cmds.iter()
+        .filter_map(|c| match c {
+            Command::Limit { bytes, .. } => Some(*bytes),
+            _ => None,
+        })
+        .collect()
+}
+
 fn bring_backs(cmds: &[Command]) -> Vec<&BringBack> {
     cmds.iter()
         .filter_map(|c| match c {
@@ -320,16 +329,15 @@ fn nothing_is_squeezed_or_pushed_again_while_its_pages_move() {
         "{:?}",
         d.commands
     );
-    // Not yet reported done, the mover still busy: neither pushed again nor squeezed.
+    // Not yet reported done, the mover still busy: neither pushed again nor
+    // squeezed; its limit follows the page-out down, never below the usage.
     let busy = |_: &ContextId| true;
+    let mut c = c;
+    c.usage = 200 * MIB;
     e.observe(&c.id, c.sample(6.0), true);
     let d = e.decide(s(6.0), &HOST, &busy);
-    assert!(
-        push_outs(&d.commands).is_empty()
-            && d.commands
-                .iter()
-                .all(|c| !matches!(c, Command::Limit { .. }))
-    );
+    assert!(push_outs(&d.commands).is_empty());
+    assert_eq!(limits(&d.commands), vec![200 * MIB], "{:?}", d.commands);
     // Done and the mover idle: the limit follows.
     let done = e.decide(s(6.0), &HOST, &never_busy).commands;
     e.executed(
@@ -638,4 +646,52 @@ fn an_idle_context_pushed_out_when_needed_stays_while_there_is_room() {
         "as far as needed, not to its floor: {} MiB",
         p[0].keep_bytes / MIB
     );
+}
+
+/// An active context squeezed for room a critical one needs is paged out by
+/// the mover first (at its priority, hottest chunks kept); its limit is not
+/// written below its usage until the page-out is done, so that the daemon's
+/// loop does not reclaim it (a v1 limit write does, in the writer).
+#[test]
+fn an_active_context_squeezed_for_room_is_paged_out_before_its_limit_falls() {
+    let mut e = Engine::new(params());
+    let mut db = Ctx::new("/db", 600);
+    let mut batch = Ctx::new("/batch", 300);
+    e.track(db.id.clone(), Class::Critical, class(16), s(0.0));
+    e.track(batch.id.clone(), Class::Extend, class(16), s(0.0));
+    db.cpu = Duration::from_millis(500);
+    batch.cpu = Duration::from_millis(500);
+    tick(&mut e, &[&db, &batch], 0.0);
+    // The critical context grows: 1024 - 880 (800 + 10%) = 144 MiB left.
+    db.usage = 800 * MIB;
+    db.cpu += Duration::from_millis(900);
+    batch.cpu += Duration::from_millis(900);
+    e.observe(&db.id, db.sample(1.0), false);
+    e.observe(&batch.id, batch.sample(1.0), false);
+    let d = e.decide(s(1.0), &HOST, &never_busy);
+    let p = push_outs(&d.commands);
+    assert_eq!(p.len(), 1, "{:?}", d.commands);
+    assert_eq!(p[0].id, batch.id);
+    assert_eq!(p[0].keep_bytes, 144 * MIB);
+    assert!(
+        limits(&d.commands).iter().all(|&b| b >= 300 * MIB),
+        "not squeezed below its usage by the limit: {:?}",
+        d.commands
+    );
+    for cmd in &d.commands {
+        e.executed(cmd, Outcome::Done, s(1.0));
+    }
+    assert!(
+        !e.get(&batch.id).expect("tracked").out,
+        "still running: not a pushed-out context (its working set is still recorded)"
+    );
+    // The mover is done, the context at 150 MiB: the limit falls to its target.
+    batch.usage = 150 * MIB;
+    db.cpu += Duration::from_millis(900);
+    batch.cpu += Duration::from_millis(900);
+    e.observe(&db.id, db.sample(2.0), false);
+    e.observe(&batch.id, batch.sample(2.0), false);
+    let d = e.decide(s(2.0), &HOST, &never_busy);
+    assert_eq!(limits(&d.commands), vec![144 * MIB], "{:?}", d.commands);
+    assert!(push_outs(&d.commands).is_empty(), "within the slack");
 }

@@ -11,7 +11,8 @@
 //!
 //! Admission: a context that wakes under admission control is queued. Queued
 //! contexts are admitted in the order they woke, each only when its whole
-//! working set fits; the rest wait (frozen, at their floor) behind the first
+//! working set fits (its growth margin is given where there is room, not
+//! waited for); the rest wait (frozen, at their floor) behind the first
 //! that does not fit, so that contexts whose working sets together do not fit
 //! run one after another instead of all at once, each faulting the others'
 //! pages out (and taking the CPU that the critical ones need). One that has
@@ -25,7 +26,7 @@ use crate::{Class, ContextId, Instant};
 
 /// Room an active extend context gets above its current use, at least.
 pub const GROWTH_BYTES: u64 = 32 << 20;
-/// An idle context within this much of its target is not pushed again.
+/// A context within this much of its target is not pushed out.
 pub const PUSH_SLACK_BYTES: u64 = 8 << 20;
 /// Idle contexts that keep what they hold while there is room leave this
 /// share of the capacity free (at least `GROWTH_BYTES`): the next wake
@@ -77,7 +78,8 @@ pub struct PlanInput {
 
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub enum Action {
-    /// Push an idle extend context out until `keep` bytes remain.
+    /// Push an extend context (idle, or active above its target) out until
+    /// `keep` bytes remain.
     PushOut { key: ContextId, keep: u64 },
     /// Bring a context's working set back from the slower tiers.
     BringBack {
@@ -136,6 +138,12 @@ fn demand(c: &ContextInput) -> u64 {
             .max(base.saturating_add(GROWTH_BYTES))
             .max(c.floor),
     }
+}
+
+/// What a waking context must have to run its working set without faulting
+/// it in again: what admission waits for (its growth margin is not).
+fn fits(c: &ContextInput) -> u64 {
+    c.usage.max(c.working_set).max(c.floor)
 }
 
 /// Serving order of extend contexts beyond their floor: waking and
@@ -246,14 +254,20 @@ impl Room {
         let mut waits = vec![false; cs.len()];
         let mut blocked = false;
         for &(_, i) in queue.iter().filter(|(q, _)| !q.overdue) {
-            let want = demand(&cs[i]).saturating_sub(self.targets[i]);
-            blocked |= want > self.left;
+            // It waits only for room its working set needs; the growth
+            // margin on top is given where it fits, never waited for (with
+            // the capacity nearly full, waiting for it froze wakes that fit).
+            let need = fits(&cs[i]).saturating_sub(self.targets[i]);
+            blocked |= need > self.left;
             if blocked {
                 waits[i] = true;
                 continue;
             }
-            self.targets[i] += want;
-            self.left -= want;
+            let give = demand(&cs[i])
+                .saturating_sub(self.targets[i])
+                .min(self.left);
+            self.targets[i] += give;
+            self.left -= give;
         }
         waits
     }
@@ -330,7 +344,11 @@ fn actions(cs: &[ContextInput], targets: &[u64], waits: &[bool]) -> Vec<Action> 
                 reason,
             });
         }
-        if c.state == State::Idle && c.prefetch.is_none() && c.usage > target + PUSH_SLACK_BYTES {
+        // Above its target (idle, or active and squeezed for room others
+        // need): the targeted page-out goes first, at the mover's pace and
+        // priority, and the limit follows it down (a v1 limit written below
+        // the usage reclaims in the daemon's own loop, at its priority).
+        if c.state != State::Waking && c.prefetch.is_none() && c.usage > target + PUSH_SLACK_BYTES {
             actions.push(Action::PushOut {
                 key: key.clone(),
                 keep: target,

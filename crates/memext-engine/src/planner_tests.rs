@@ -287,6 +287,30 @@ fn a_context_that_waited_its_longest_is_admitted_with_what_is_left() {
 }
 
 #[test]
+fn a_wake_whose_working_set_fits_is_admitted_without_waiting_for_its_growth_room() {
+    let input = PlanInput {
+        capacity: 500 * MIB,
+        contexts: vec![
+            ctx("db", Class::Critical, State::Active, 200, 200),
+            queued(
+                ctx("noise", Class::Extend, State::Waking, 32, 250),
+                0,
+                false,
+            ),
+        ],
+    };
+    let p = plan(&input);
+    // 500 - 220 = 280 left: its 250 MiB working set fits, its 32 MiB of
+    // growth room (282) does not quite: admitted with all that is left.
+    assert!(waits(&p).is_empty(), "{:?}", p.actions);
+    assert_eq!(target(&p, &input, "noise"), 280 * MIB);
+    // Its working set itself not fitting, it waits.
+    let mut bigger = input.clone();
+    bigger.contexts[1].working_set = 290 * MIB;
+    assert_eq!(waits(&plan(&bigger)), vec!["noise"]);
+}
+
+#[test]
 fn a_critical_contexts_page_cache_is_kept_before_any_wake_is_admitted() {
     // A database: 60 MiB of its own pages recorded, 700 MiB charged (its
     // page cache and shared buffers).

@@ -18,6 +18,9 @@ use super::ledger::{Ledger, LedgerError, Restored, Written};
 use super::mover::{Job, Mover};
 use crate::units::human_bytes;
 
+/// A knob write that takes this long is logged (`slow-write`).
+const SLOW_WRITE: std::time::Duration = std::time::Duration::from_millis(10);
+
 pub struct Actuator {
     ledger: Ledger,
     /// None in a dry run.
@@ -143,7 +146,13 @@ impl Actuator {
         knob: LimitKnob,
         value: Limit,
     ) -> Outcome {
-        match self.ledger.write(cg, knob, value) {
+        let started = std::time::Instant::now();
+        let written = self.ledger.write(cg, knob, value);
+        let took = started.elapsed();
+        if took >= SLOW_WRITE {
+            events::slow_write(id, &knob.to_string(), &value.to_string(), took);
+        }
+        match written {
             Ok(Written::Foreign { found, ours }) => {
                 if self.said_foreign.insert(id.clone()) {
                     events::foreign_knob(

@@ -8,7 +8,8 @@
 //! `tick` or `poll`), `bringing-back` (`reason`, `from_the_end`, `map_back`),
 //! `pushing-out` (`keep_bytes`), `frozen` and `thawed` (a waking context
 //! waits for room, and is admitted), `throttle` (`on`, `pressed`), `overcommitted`,
-//! `foreign-knob` (`knob`, `found`, `ours`), `knob-failed`, `adopted`
+//! `foreign-knob` (`knob`, `found`, `ours`), `knob-failed`, `slow-write`
+//! (`knob`, `value`, `ms`: a knob write that blocked the loop 10 ms or more), `adopted`
 //! (`knobs`) and `disowned` at start, `model-loaded`, `model-discarded`,
 //! `resumed` (`out`, `wakes`, `working_set_bytes`), `model-save-failed`; from
 //! the mover:
@@ -143,5 +144,19 @@ pub fn knob_failed(id: &ContextId, knob: &str, value: &str, e: &dyn std::fmt::Di
         knob,
         value,
         "{id}: {knob} = {value}: {e:#}"
+    );
+}
+
+/// A knob write that held the daemon's loop (a v1 limit below the usage is
+/// reclaimed in the writing thread).
+pub fn slow_write(id: &ContextId, knob: &str, value: &str, took: std::time::Duration) {
+    let ms = took.as_secs_f64() * 1e3;
+    tracing::info!(
+        event = "slow-write",
+        context = %id,
+        knob,
+        value,
+        ms,
+        "{id}: writing {knob} = {value} took {ms:.0} ms"
     );
 }
