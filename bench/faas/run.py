@@ -36,12 +36,15 @@ controller's CPU, swap traffic. The physical limit of a cold call is its
 function's heap divided by the tier's bulk read-back bandwidth
 (MADV_WILLNEED into the swap cache, `memext-e2e kbench`, measured at the start
 of the run on each tier). Writes results.csv, series.json, summary.md,
-dram.png, params.json (with the trace's parameters), calls-TIER-MODE-rN.csv.
+dram.png, params.json (with the trace's parameters), calls-TIER-MODE-rN.csv;
+for memext modes the daemon's log MODE-daemon-TIER-rN.log and
+functions-TIER-MODE-rN.json (each function's cgroup, the trace's start).
 Everything it starts is removed again, also on Ctrl-C. A benchmark: it
 measures and prints, it asserts nothing.
 """
 import argparse
 import dataclasses
+import json
 import os
 import re
 import subprocess
@@ -117,6 +120,10 @@ def run_mode(a, server, fleet_names, heaps, trace, tier, mode, rnd, bandwidth, c
         with srv.Window(server, controller) as w:
             t0 = time.time() + 0.5
             records = host.replay(trace.calls, sockets, t0, timeout=a.call_timeout)
+        if controller is not None:  # to read the controller's log against the calls
+            with open(os.path.join(a.out, f"functions-{tier}-{mode}-r{rnd}.json"), "w") as f:
+                json.dump({"trace_start_epoch": t0, "cgroups": {n: f"{PARENT}/{cid}" for n, cid in
+                                                                zip(fleet_names, fleet.ids())}}, f, indent=1)
         functions = [dataclasses.asdict(f) for f in trace.functions]
         series = [(round(s + w.t0 - t0, 2), b) for s, b in w.series]  # seconds into the trace
         row = {"tier": tier if mode != "ideal" else "-", "mode": mode, "round": rnd, "cap_mib": a.cap // MIB,

@@ -443,7 +443,11 @@ impl Engine {
                     // While its pages move, the limit follows the page-out
                     // down: no lower than the usage (nothing reclaimed by
                     // the write), so that the context cannot grow meanwhile.
-                    let bytes = if in_flight {
+                    // Not while a critical context is under pressure: it
+                    // needs the room now, not at the mover's pace (held,
+                    // the noise of bench/peers' redis x burst grew into a
+                    // critical Redis: 125k major faults in a window).
+                    let bytes = if in_flight && !throttle {
                         (*bytes).max(t.memory.usage)
                     } else {
                         *bytes

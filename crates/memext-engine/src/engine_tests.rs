@@ -651,7 +651,8 @@ fn an_idle_context_pushed_out_when_needed_stays_while_there_is_room() {
 /// An active context squeezed for room a critical one needs is paged out by
 /// the mover first (at its priority, hottest chunks kept); its limit is not
 /// written below its usage until the page-out is done, so that the daemon's
-/// loop does not reclaim it (a v1 limit write does, in the writer).
+/// loop does not reclaim it (a v1 limit write does, in the writer), unless
+/// a critical context is under pressure meanwhile.
 #[test]
 fn an_active_context_squeezed_for_room_is_paged_out_before_its_limit_falls() {
     let mut e = Engine::new(params());
@@ -685,6 +686,17 @@ fn an_active_context_squeezed_for_room_is_paged_out_before_its_limit_falls() {
         !e.get(&batch.id).expect("tracked").out,
         "still running: not a pushed-out context (its working set is still recorded)"
     );
+    // The mover still at it, and now the critical context is under pressure:
+    // it needs the room at once, so the limit falls to the target now.
+    db.cpu += Duration::from_millis(900);
+    batch.cpu += Duration::from_millis(900);
+    db.psi = Some(50.0);
+    e.observe(&db.id, db.sample(1.5), false);
+    e.observe(&batch.id, batch.sample(1.5), true);
+    let busy = |id: &ContextId| id.as_str() == "/batch";
+    let d = e.decide(s(1.5), &HOST, &busy);
+    assert_eq!(limits(&d.commands), vec![144 * MIB], "{:?}", d.commands);
+    db.psi = None;
     // The mover is done, the context at 150 MiB: the limit falls to its target.
     batch.usage = 150 * MIB;
     db.cpu += Duration::from_millis(900);
