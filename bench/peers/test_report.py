@@ -1,5 +1,6 @@
 """Unit tests of bench/peers' pure parts: the noise's service, the targets'
 verdict, the static limits' fair share. Run: python3 -m unittest discover -s bench/peers"""
+import json
 import os
 import sys
 import unittest
@@ -7,6 +8,7 @@ import unittest
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import report  # noqa: E402
+import slow_writes  # noqa: E402
 
 MIB = 1 << 20
 
@@ -107,14 +109,8 @@ class FairShare(unittest.TestCase):
         self.assertEqual(run.limit_share(1024 * MIB, 1100 * MIB, 4), 16 * MIB)  # never below 16 MiB
 
 
-if __name__ == "__main__":
-    unittest.main()
-
-
 class SlowWrites(unittest.TestCase):
     def test_writes_are_tallied_per_run_by_what_the_context_last_did(self):
-        import json
-        import slow_writes
         ev = lambda **kw: json.dumps(kw)  # noqa: E731
         lines = [ev(message="memext daemon: cgroup v1, capacity 512MiB"),
                  ev(event="settled", context="/a"),
@@ -129,3 +125,7 @@ class SlowWrites(unittest.TestCase):
         self.assertEqual(len(runs), 2, "a daemon start begins a run")
         self.assertEqual(dict(runs[0]["ms"]), {"settled": 300.0, "pushing-out": 20.0, "-": 12.0})
         self.assertEqual(dict(runs[1]["count"]), {"-": 1}, "what a context did is not carried across runs")
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -648,6 +648,15 @@ fn an_idle_context_pushed_out_when_needed_stays_while_there_is_room() {
     );
 }
 
+/// Both contexts ran 0.9 s more and are observed at `at` (`moving`: the
+/// mover has a job for `batch`).
+fn both_run(e: &mut Engine, db: &mut Ctx, batch: &mut Ctx, at: f64, moving: bool) {
+    db.cpu += Duration::from_millis(900);
+    batch.cpu += Duration::from_millis(900);
+    e.observe(&db.id, db.sample(at), false);
+    e.observe(&batch.id, batch.sample(at), moving);
+}
+
 /// An active context squeezed for room a critical one needs is paged out by
 /// the mover first (at its priority, hottest chunks kept); its limit is not
 /// written below its usage until the page-out is done, so that the daemon's
@@ -665,10 +674,7 @@ fn an_active_context_squeezed_for_room_is_paged_out_before_its_limit_falls() {
     tick(&mut e, &[&db, &batch], 0.0);
     // The critical context grows: 1024 - 880 (800 + 10%) = 144 MiB left.
     db.usage = 800 * MIB;
-    db.cpu += Duration::from_millis(900);
-    batch.cpu += Duration::from_millis(900);
-    e.observe(&db.id, db.sample(1.0), false);
-    e.observe(&batch.id, batch.sample(1.0), false);
+    both_run(&mut e, &mut db, &mut batch, 1.0, false);
     let d = e.decide(s(1.0), &HOST, &never_busy);
     let p = push_outs(&d.commands);
     assert_eq!(p.len(), 1, "{:?}", d.commands);
@@ -688,21 +694,15 @@ fn an_active_context_squeezed_for_room_is_paged_out_before_its_limit_falls() {
     );
     // The mover still at it, and now the critical context is under pressure:
     // it needs the room at once, so the limit falls to the target now.
-    db.cpu += Duration::from_millis(900);
-    batch.cpu += Duration::from_millis(900);
     db.psi = Some(50.0);
-    e.observe(&db.id, db.sample(1.5), false);
-    e.observe(&batch.id, batch.sample(1.5), true);
+    both_run(&mut e, &mut db, &mut batch, 1.5, true);
     let busy = |id: &ContextId| id.as_str() == "/batch";
     let d = e.decide(s(1.5), &HOST, &busy);
     assert_eq!(limits(&d.commands), vec![144 * MIB], "{:?}", d.commands);
     db.psi = None;
     // The mover is done, the context at 150 MiB: the limit falls to its target.
     batch.usage = 150 * MIB;
-    db.cpu += Duration::from_millis(900);
-    batch.cpu += Duration::from_millis(900);
-    e.observe(&db.id, db.sample(2.0), false);
-    e.observe(&batch.id, batch.sample(2.0), false);
+    both_run(&mut e, &mut db, &mut batch, 2.0, false);
     let d = e.decide(s(2.0), &HOST, &never_busy);
     assert_eq!(limits(&d.commands), vec![144 * MIB], "{:?}", d.commands);
     assert!(push_outs(&d.commands).is_empty(), "within the slack");
