@@ -43,6 +43,13 @@ def call(socket_path, what="/invoke", timeout=30.0):
         conn.close()
 
 
+def parse_answer(body):
+    """A function's answer to /invoke: (the handler's ms, its major
+    faults). ValueError if it is not one."""
+    ms, majflt = body.split()
+    return float(ms), int(majflt)
+
+
 def wait_ready(socket_path, within=30.0):
     """Waits until the function answers /health (its heap is allocated)."""
     deadline = time.monotonic() + within

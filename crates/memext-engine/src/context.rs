@@ -127,6 +127,11 @@ pub struct ContextState {
     pub under_pressure: bool,
     /// memext pushed it out and has not brought it back since.
     pub out: bool,
+    /// Active, memext paged some of it out for room others needed and has
+    /// not brought it back since: its next onset or predicted call brings
+    /// it back.
+    #[serde(default)]
+    pub squeezed: bool,
     /// Brought back for a predicted wake: held in (sized for its working set,
     /// not pushed out again) until the instant given, or its wake.
     pub held: Option<(Instant, PrefetchReason)>,
@@ -212,6 +217,7 @@ impl ContextState {
             pids: Vec::new(),
             under_pressure: false,
             out: false,
+            squeezed: false,
             held: None,
             faults_by_memext: (0, 0),
             was_moving: false,

@@ -162,9 +162,12 @@ impl Engine {
         if transition.is_some_and(|tr| tr != Transition::BecameIdle) {
             t.held = None; // the wake it was held for has come
         }
+        // Pushed out, or paged out for room while active, what is resident
+        // is what memext left, not what the context uses: the working set
+        // recorded before stands until it is brought back.
         Observed {
             transition,
-            wants_working_set: wants && !t.out,
+            wants_working_set: wants && !t.out && !t.squeezed,
         }
     }
 
@@ -285,11 +288,11 @@ impl Engine {
                 floor: t.params.floor.max(t.memory.unswappable),
                 headroom_pct: t.params.headroom_pct,
                 under_pressure: t.under_pressure,
-                // A context memext did not push out has nothing of memext's to
-                // bring back; one brought back for a predicted wake stays held.
-                prefetch: p
-                    .filter(|_| t.out)
-                    .or(t.held.filter(|(until, _)| now < *until).map(|(_, r)| r)),
+                // Whatever put its pages in swap (memext, or the kernel at
+                // its limit), they are brought back for its wake (the plan
+                // does so only if it has some); one brought back for a
+                // predicted wake stays held.
+                prefetch: p.or(t.held.filter(|(until, _)| now < *until).map(|(_, r)| r)),
                 queued: t.waiting_since.map(|since| Queued {
                     since,
                     overdue: now.saturating_sub(since) >= t.params.admit_within,
@@ -421,13 +424,17 @@ impl Engine {
             .iter()
             .filter_map(|a| Some((a, self.contexts.get(a.key())?)))
             .collect();
+        // A predicted bring-back goes after the push-outs that make its room
+        // (the mover keeps that order): read back into a full cgroup first,
+        // its pages were reclaimed again before the wake came.
         sorted.sort_by_key(|(a, t)| match a {
             Action::Protect { .. } => 0,
             Action::Limit { bytes, .. } if *bytes >= t.memory.usage => 1,
-            Action::BringBack { .. } => 2,
+            Action::BringBack { reason, .. } if *reason == PrefetchReason::Woke => 2,
             Action::PushOut { .. } => 3,
-            Action::Limit { .. } => 4,
-            Action::Wait { .. } => 5, // the engine's admission freezes it
+            Action::BringBack { .. } => 4,
+            Action::Limit { .. } => 5,
+            Action::Wait { .. } => 6, // the engine's admission freezes it
         });
         let mut moving: BTreeSet<&ContextId> = BTreeSet::new();
         let mut out = Vec::new();
@@ -458,7 +465,7 @@ impl Engine {
                     });
                 }
                 Action::BringBack { reason, .. } => {
-                    if !t.out {
+                    if t.held.is_some() && !t.out && !t.squeezed {
                         continue; // already back (held for its predicted wake)
                     }
                     out.push(Command::BringBack(
@@ -543,13 +550,21 @@ impl Engine {
             Command::Freeze { frozen, .. } => t.frozen = *frozen,
             Command::BringBack(b) => {
                 t.out = false;
+                t.squeezed = false;
                 // Held until well past the predicted wake; a wake ends it sooner.
                 t.held = (b.reason != PrefetchReason::Woke).then(|| (now + 2 * lead, b.reason));
             }
             // An active context paged out for room stays as it is: its
             // working set is still recorded as it runs, and it is pushed out
-            // again whenever it is squeezed anew.
-            Command::PushOut(_) => t.out = t.model.state == State::Idle,
+            // again whenever it is squeezed anew; its next onset or
+            // predicted call brings it back.
+            Command::PushOut(_) => {
+                if t.model.state == State::Idle {
+                    t.out = true;
+                } else {
+                    t.squeezed = true;
+                }
+            }
             Command::Protect { .. } | Command::Limit { .. } | Command::CpuWeight { .. } => {}
         }
     }

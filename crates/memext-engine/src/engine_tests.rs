@@ -707,3 +707,144 @@ fn an_active_context_squeezed_for_room_is_paged_out_before_its_limit_falls() {
     assert_eq!(limits(&d.commands), vec![144 * MIB], "{:?}", d.commands);
     assert!(push_outs(&d.commands).is_empty(), "within the slack");
 }
+
+/// An active context paged out for room and then quiet (a function called
+/// on a timer more often than it is judged idle) is brought back when it
+/// starts again, like a wake, and its start is recorded in its history.
+#[test]
+fn an_active_context_squeezed_for_room_is_brought_back_at_its_next_onset() {
+    let mut e = Engine::new(params());
+    let mut db = Ctx::new("/db", 600);
+    let mut func = Ctx::new("/func", 300);
+    e.track(db.id.clone(), Class::Critical, class(16), s(0.0));
+    e.track(func.id.clone(), Class::Extend, class(16), s(0.0));
+    tick(&mut e, &[&db, &func], 0.0);
+    db.usage = 800 * MIB;
+    both_run(&mut e, &mut db, &mut func, 1.0, false);
+    let d = e.decide(s(1.0), &HOST, &never_busy);
+    assert_eq!(push_outs(&d.commands).len(), 1, "{:?}", d.commands);
+    for cmd in &d.commands {
+        e.executed(cmd, Outcome::Done, s(1.0));
+    }
+    // Paged out to its target; quiet for 3 s (idle only after 5 s).
+    (func.usage, func.swapped, db.usage) = (144 * MIB, 156 * MIB, 600 * MIB);
+    for at in [2.0, 3.0, 4.0] {
+        db.cpu += Duration::from_millis(900);
+        let (tr, cmds) = tick(&mut e, &[&db, &func], at);
+        assert_eq!(tr[1], None);
+        assert!(
+            bring_backs(&cmds).is_empty(),
+            "quiet: nothing to bring back yet"
+        );
+    }
+    func.cpu += Duration::from_millis(300);
+    db.cpu += Duration::from_millis(900);
+    let (tr, cmds) = tick(&mut e, &[&db, &func], 5.0);
+    assert_eq!(tr[1], Some(Transition::Onset));
+    let b = bring_backs(&cmds);
+    assert_eq!(b.len(), 1, "{cmds:?}");
+    assert_eq!((&b[0].id, b[0].reason), (&func.id, PrefetchReason::Woke));
+    let t = e.get(&func.id).expect("tracked");
+    assert_eq!(t.model.state, State::Active);
+    assert_eq!(t.model.history.last(), Some(s(5.0)));
+    assert!(!t.squeezed, "brought back");
+}
+
+/// A predicted bring-back that needs room an idle context holds is sent
+/// after that context's push-out (the mover keeps the order): read back
+/// first into the full capacity, its pages were reclaimed again before the
+/// wake came.
+#[test]
+fn a_predicted_bring_back_is_sent_after_the_push_out_that_makes_its_room() {
+    let mut e = Engine::new(params());
+    let keep = ClassParams {
+        push_out: PushOutWhen::Needed,
+        ..class(16)
+    };
+    let mut cron = Ctx::new("/cron", 128);
+    let mut keeper = Ctx::new("/keeper", 900);
+    e.track(cron.id.clone(), Class::Extend, class(16), s(0.0));
+    e.track(keeper.id.clone(), Class::Extend, keep, s(0.0));
+    let mut t = 0.0;
+    while t <= 70.0 {
+        // Busy for one second every 15 s, from 10 s.
+        if t >= 10.0 && (t - 10.0) % 15.0 < 1.0 {
+            cron.cpu += Duration::from_millis(250);
+        }
+        // The keeper runs until 60 s, then sleeps, keeping what it holds.
+        if t < 60.0 {
+            keeper.cpu += Duration::from_millis(250);
+        }
+        let (_, cmds) = tick(&mut e, &[&cron, &keeper], t);
+        let pos = |want: fn(&Command) -> bool| cmds.iter().position(want);
+        let back =
+            pos(|c| matches!(c, Command::BringBack(b) if b.reason == PrefetchReason::Periodic));
+        if let Some(back) = back {
+            let push = pos(|c| matches!(c, Command::PushOut(p) if p.id.as_str() == "/keeper"));
+            let push = push.unwrap_or_else(|| {
+                panic!("the keeper makes room in the same tick at {t}: {cmds:?}")
+            });
+            assert!(push < back, "push-out first: {cmds:?}");
+            return;
+        }
+        let out = e.get(&cron.id).is_some_and(|t| t.out);
+        (cron.usage, cron.swapped) = if out {
+            (16 * MIB, 112 * MIB)
+        } else {
+            (128 * MIB, 0)
+        };
+        t += 0.5;
+    }
+    panic!("no periodic bring-back");
+}
+
+/// Paged out for room while it runs, a context's resident set is what
+/// memext left it: its working set recorded before stands (a bring-back
+/// sized from the remainder was reclaimed at once at its own limit).
+#[test]
+fn a_squeezed_context_keeps_the_working_set_recorded_before() {
+    let mut e = Engine::new(params());
+    let mut db = Ctx::new("/db", 600);
+    let mut batch = Ctx::new("/batch", 300);
+    e.track(db.id.clone(), Class::Critical, class(16), s(0.0));
+    e.track(batch.id.clone(), Class::Extend, class(16), s(0.0));
+    tick(&mut e, &[&db, &batch], 0.0);
+    db.usage = 800 * MIB;
+    for at in 1..=25 {
+        db.cpu += Duration::from_millis(900);
+        batch.cpu += Duration::from_millis(900);
+        tick(&mut e, &[&db, &batch], f64::from(at));
+        if e.get(&batch.id).is_some_and(|t| t.squeezed) {
+            (batch.usage, batch.swapped) = (144 * MIB, 156 * MIB);
+        }
+    }
+    let t = e.get(&batch.id).expect("tracked");
+    assert!(t.squeezed && t.model.state == State::Active);
+    assert_eq!(
+        t.working_set_bytes(),
+        300 * MIB,
+        "not the 144 MiB left resident"
+    );
+}
+
+/// Pages the kernel put in swap (at the context's own limit, not by
+/// memext's push-out) are brought back at its onset all the same.
+#[test]
+fn what_its_limit_paged_out_is_brought_back_at_an_onset() {
+    let mut e = Engine::new(params());
+    let mut f = Ctx::new("/func", 20);
+    e.track(f.id.clone(), Class::Extend, class(16), s(0.0));
+    f.cpu = Duration::from_millis(300);
+    tick(&mut e, &[&f], 0.0);
+    tick(&mut e, &[&f], 1.0);
+    f.swapped = 53 * MIB;
+    for at in [2.0, 3.0, 4.0] {
+        let (_, cmds) = tick(&mut e, &[&f], at);
+        assert!(bring_backs(&cmds).is_empty(), "quiet at {at}: {cmds:?}");
+    }
+    f.cpu += Duration::from_millis(300);
+    let (tr, cmds) = tick(&mut e, &[&f], 5.0);
+    assert_eq!(tr[0], Some(Transition::Onset));
+    assert_eq!(bring_backs(&cmds).len(), 1, "{cmds:?}");
+    assert!(limits(&cmds).iter().all(|&b| b >= 73 * MIB), "{cmds:?}");
+}

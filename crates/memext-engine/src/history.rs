@@ -74,6 +74,16 @@ impl ActivationHistory {
         Some(self.last()? + self.period()?)
     }
 
+    /// Whether a wake at `at` is the one a periodic history predicts: within
+    /// the period's tolerance of when it was due.
+    pub fn is_on_schedule(&self, at: Instant) -> bool {
+        let (Some(next), Some(period)) = (self.next_wake(), self.period()) else {
+            return false;
+        };
+        let off = at.abs_diff(next);
+        off.as_secs_f64() <= PERIOD_TOLERANCE * period.as_secs_f64()
+    }
+
     /// How long until the next wake is to be expected at `now`: until it is
     /// due for a periodic context (zero once overdue); else the mean gap
     /// between its wakes (a memoryless guess: the more often it wakes, the

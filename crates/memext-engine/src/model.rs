@@ -9,13 +9,25 @@
 //! keeps touching memory it has mapped, with little CPU, looks idle. When such
 //! a context wakes sooner after becoming idle than it took to be judged idle,
 //! that idle was false: its idle threshold doubles (up to 16×), and halves
-//! again after each idle period that lasted at least the threshold.
+//! again after each idle period that lasted at least the threshold. A wake
+//! on its schedule (a periodic context's, when the history predicted it) is
+//! no false idle, however short the sleep.
+//!
+//! An active context that starts again after a quiet stretch of at least
+//! `ONSET_QUIET` (a function called on a timer more often than it takes to
+//! be judged idle) has an *onset*: it is recorded in the history like a
+//! wake, so that its calls are predicted whether or not it slept between
+//! them, and the engine can bring back what it paged out of it meanwhile.
 
 use std::time::Duration;
 
 use crate::activity::{cpu_above, is_active, ActivityThresholds, Counters, MIN_CPU_SPAN};
 use crate::history::ActivationHistory;
 use crate::Instant;
+
+/// How long an active context must have been quiet for its next activity
+/// to be an onset: two ticks without activity.
+pub const ONSET_QUIET: Duration = Duration::from_secs(2);
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -59,15 +71,18 @@ pub enum Transition {
     BecameIdle,
     Woke,
     Settled,
+    /// Active, it started again after a quiet stretch (no state change).
+    Onset,
 }
 
 impl Transition {
-    /// The name events carry (`became-idle`, `woke`, `settled`).
+    /// The name events carry (`became-idle`, `woke`, `settled`, `onset`).
     pub fn name(self) -> &'static str {
         match self {
             Transition::BecameIdle => "became-idle",
             Transition::Woke => "woke",
             Transition::Settled => "settled",
+            Transition::Onset => "onset",
         }
     }
 }
@@ -87,6 +102,9 @@ pub struct ContextModel {
     pub history: ActivationHistory,
     /// Multiplier of `idle_after` learned from false idles (1, 2, 4, … 16).
     pub idle_scale: u32,
+    /// The last onset while active.
+    #[serde(skip)]
+    pub onset: Option<Instant>,
 }
 
 /// The largest multiplier of `idle_after` a context can learn.
@@ -102,7 +120,18 @@ impl ContextModel {
             poll_ref: None,
             history: ActivationHistory::default(),
             idle_scale: 1,
+            onset: None,
         }
+    }
+
+    /// Whether it has been quiet (no activity seen) for `ONSET_QUIET` at `now`.
+    pub fn is_quiet(&self, now: Instant) -> bool {
+        now.saturating_sub(self.last_activity) >= ONSET_QUIET
+    }
+
+    /// Whether it had an onset within `within` before `now`.
+    pub fn had_onset(&self, now: Instant, within: Duration) -> bool {
+        self.onset.is_some_and(|o| now.saturating_sub(o) <= within)
     }
 
     /// The idle threshold in force for this context.
@@ -126,10 +155,16 @@ impl ContextModel {
             .is_some_and(|l| is_active(l, &c, &p.thresholds));
         self.last = Some(c);
         self.poll_ref = Some((c.at, c.cpu));
+        let now = c.at;
+        let onset = active && self.state == State::Active && self.is_quiet(now);
         if active {
             self.last_activity = c.at;
         }
-        let now = c.at;
+        if onset {
+            self.history.record(now);
+            self.onset = Some(now);
+            return Some(Transition::Onset);
+        }
         let (next, event) = match self.state {
             State::Active
                 if !active && now.saturating_sub(self.last_activity) >= self.idle_after(p) =>
@@ -188,11 +223,13 @@ impl ContextModel {
     }
 
     /// Idle → waking: the wake is recorded, and an idle that ended sooner
-    /// than it took to judge doubles the idle threshold.
+    /// than it took to judge doubles the idle threshold, unless the history
+    /// predicted the wake (a periodic context called on its schedule).
     fn wake(&mut self, now: Instant, p: &ModelParams) -> Transition {
+        let on_schedule = self.history.is_on_schedule(now);
         self.history.record(now);
         let slept = now.saturating_sub(self.since);
-        if slept < self.idle_after(p) {
+        if slept < self.idle_after(p) && !on_schedule {
             self.idle_scale = (self.idle_scale * 2).min(MAX_IDLE_SCALE);
         } else {
             self.idle_scale = (self.idle_scale / 2).max(1);
@@ -284,6 +321,75 @@ mod tests {
             .collect();
         assert_eq!(idle_at, vec![3.0, 13.0, 21.0, 43.0]);
         assert_eq!(m.idle_scale, 1);
+    }
+
+    /// A function called every 8 s, judged idle only after 10 s: it never
+    /// sleeps, but each call after a quiet stretch is an onset, recorded,
+    /// and its period is learned from them.
+    #[test]
+    fn calls_of_a_context_that_never_sleeps_are_onsets_in_its_history() {
+        let p = ModelParams {
+            idle_after: Duration::from_secs(10),
+            ..Default::default()
+        };
+        let mut m = ContextModel::new(Duration::ZERO);
+        let mut cpu = 0;
+        let mut trace = Vec::new();
+        for i in 0..=44 {
+            if i % 8 == 4 {
+                cpu += 200; // a call
+            }
+            trace.push((f64::from(i), cpu));
+        }
+        let events = run(&mut m, &p, &trace);
+        let at = |t: &[f64]| {
+            t.iter()
+                .map(|&s| (s, Transition::Onset))
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(events, at(&[4.0, 12.0, 20.0, 28.0, 36.0, 44.0]));
+        assert_eq!(m.state, State::Active);
+        assert_eq!(m.history.period(), Some(Duration::from_secs(8)));
+        assert!(m.had_onset(Duration::from_secs(45), Duration::from_secs(2)));
+        // Busy without a pause: no onset.
+        let mut busy = ContextModel::new(Duration::ZERO);
+        let steady: Vec<(f64, u64)> = (0..=20u32)
+            .map(|i| (f64::from(i), 500 * u64::from(i)))
+            .collect();
+        assert!(run(&mut busy, &p, &steady).is_empty());
+    }
+
+    /// A periodic context whose call comes soon after it was judged idle,
+    /// on the schedule its history predicts, was truly idle: the threshold
+    /// stays; off its schedule, the same short sleep doubles it.
+    #[test]
+    fn a_wake_on_its_schedule_is_no_false_idle() {
+        let p = ModelParams {
+            idle_after: Duration::from_secs(10),
+            settle: Duration::from_secs(1),
+            ..Default::default()
+        };
+        // Called every 20 s; judged idle at 71, 10 s after the call at 61.
+        for (wake, scale) in [(80, 1), (73, 2)] {
+            let mut m = ContextModel::new(Duration::from_secs(60));
+            for w in [0.0, 20.0, 40.0, 60.0] {
+                m.history.record(Duration::from_secs_f64(w));
+            }
+            let mut cpu = 0;
+            let mut trace = Vec::new();
+            for i in 60..=82 {
+                if i == 61 || i == wake {
+                    cpu += 200;
+                }
+                trace.push((f64::from(i), cpu));
+            }
+            let events = run(&mut m, &p, &trace);
+            assert!(
+                events.contains(&(f64::from(wake), Transition::Woke)),
+                "{events:?}"
+            );
+            assert_eq!(m.idle_scale, scale, "wake at {wake}");
+        }
     }
 
     #[test]

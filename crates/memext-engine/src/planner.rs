@@ -4,8 +4,10 @@
 //!
 //! Order of service: critical contexts get their working set plus headroom
 //! first, always; every extend context gets at least its floor; what remains
-//! goes to waking and prefetched contexts, then to active ones, and what is
-//! still left is split among the active ones. Idle extend contexts are held at
+//! goes to waking contexts, then to prefetched ones (each whole or not at
+//! all: a working set read back into less room than it needs is reclaimed
+//! again at its own limit before it is used), then to active ones, and what
+//! is still left is split among the active ones. Idle extend contexts are held at
 //! their floor. Critical contexts are never pushed out or
 //! limited; when one shows pressure, page-out and prefetch are throttled.
 //!
@@ -132,6 +134,12 @@ fn demand(c: &ContextInput) -> u64 {
             let grown = with_headroom(c.usage, c.headroom_pct);
             grown.max(c.usage.saturating_add(GROWTH_BYTES))
         }
+        // Active again after a quiet stretch (an onset), or due: it touches
+        // what it has, all of it, also what its limit paged out meanwhile.
+        (Class::Extend, State::Active, Some(_)) => {
+            let all = base.max(c.usage.saturating_add(c.swapped));
+            with_headroom(all, c.headroom_pct).max(all.saturating_add(GROWTH_BYTES))
+        }
         // Waking or prefetched: its working set, plus the room an active context
         // gets, since its other pages and the swap cache fill count too.
         (Class::Extend, _, _) => with_headroom(base, c.headroom_pct)
@@ -172,7 +180,8 @@ pub fn plan(input: &PlanInput) -> Plan {
     //    waking contexts after the admitted ones, in wake order.
     room.share_rank(cs, 0);
     let waits = room.admit_queued(cs);
-    for r in 1..=3 {
+    let prefetched = room.prefetch_whole(cs);
+    for r in 2..=3 {
         room.share_rank(cs, r);
     }
     // 3b. Idle contexts that are pushed out only when needed keep what they
@@ -195,7 +204,7 @@ pub fn plan(input: &PlanInput) -> Plan {
         .iter()
         .any(|c| c.class == Class::Critical && c.under_pressure);
     Plan {
-        actions: actions(cs, &room.targets, &waits),
+        actions: actions(cs, &room.targets, &waits, &prefetched),
         targets: room.targets,
         throttle,
         overcommitted: room.overcommitted,
@@ -272,6 +281,36 @@ impl Room {
         waits
     }
 
+    /// Serves the prefetched contexts (rank 1), soonest expected wake first,
+    /// each with room for its whole working set (and its growth margin
+    /// where there is room) or with nothing beyond its floor. Returns which
+    /// were served (by input index): only those are brought back.
+    fn prefetch_whole(&mut self, cs: &[ContextInput]) -> Vec<bool> {
+        let mut order: Vec<usize> = (0..cs.len())
+            .filter(|&i| {
+                cs[i].class == Class::Extend && rank(&cs[i]) == 1 && cs[i].queued.is_none()
+            })
+            .collect();
+        order.sort_by_key(|&i| (cs[i].expected_wake_in.unwrap_or(Duration::MAX), i));
+        let mut served = vec![false; cs.len()];
+        for i in order {
+            // A read-back brings in all it has in swap, working set or not.
+            let whole = fits(&cs[i]).max(cs[i].usage.saturating_add(cs[i].swapped));
+            let need = whole.saturating_sub(self.targets[i]);
+            if need > self.left {
+                continue;
+            }
+            let give = demand(&cs[i])
+                .max(whole)
+                .saturating_sub(self.targets[i])
+                .min(self.left);
+            self.targets[i] += give;
+            self.left -= give;
+            served[i] = true;
+        }
+        served
+    }
+
     /// Lets idle `keep_while_room` contexts keep what they hold (and a
     /// little slack) out of what is left beyond `reserve`, in the order of
     /// their expected next wake (unknown last).
@@ -325,9 +364,14 @@ impl Room {
 }
 
 /// The actions that move each context toward its target.
-fn actions(cs: &[ContextInput], targets: &[u64], waits: &[bool]) -> Vec<Action> {
+fn actions(
+    cs: &[ContextInput],
+    targets: &[u64],
+    waits: &[bool],
+    prefetched: &[bool],
+) -> Vec<Action> {
     let mut actions = Vec::new();
-    for ((c, &target), &waits) in cs.iter().zip(targets).zip(waits) {
+    for (i, ((c, &target), &waits)) in cs.iter().zip(targets).zip(waits).enumerate() {
         let key = c.key.clone();
         if c.class == Class::Critical {
             actions.push(Action::Protect { key, bytes: target });
@@ -338,7 +382,9 @@ fn actions(cs: &[ContextInput], targets: &[u64], waits: &[bool]) -> Vec<Action> 
             actions.push(Action::Limit { key, bytes: target });
             continue;
         }
-        if let Some(reason) = c.prefetch.filter(|_| c.swapped > 0) {
+        // A predicted wake is served only with room for its whole working set.
+        let room = rank(c) != 1 || prefetched[i];
+        if let Some(reason) = c.prefetch.filter(|_| c.swapped > 0 && room) {
             actions.push(Action::BringBack {
                 key: key.clone(),
                 reason,
@@ -348,7 +394,8 @@ fn actions(cs: &[ContextInput], targets: &[u64], waits: &[bool]) -> Vec<Action> 
         // need): the targeted page-out goes first, at the mover's pace and
         // priority, and the limit follows it down (a v1 limit written below
         // the usage reclaims in the daemon's own loop, at its priority).
-        if c.state != State::Waking && c.prefetch.is_none() && c.usage > target + PUSH_SLACK_BYTES {
+        let prefetched = c.prefetch.is_some() && room;
+        if c.state != State::Waking && !prefetched && c.usage > target + PUSH_SLACK_BYTES {
             actions.push(Action::PushOut {
                 key: key.clone(),
                 keep: target,

@@ -1,6 +1,7 @@
-//! Which contexts to bring back now, and why: a context that is waking; an
-//! idle context whose periodic wake is due within the lead time; an idle
-//! context that usually wakes right after a context that has just woken.
+//! Which contexts to bring back now, and why: a context that is waking (or
+//! active again after a quiet stretch: an onset); an idle or quiet context
+//! whose periodic wake is due within the lead time; an idle or quiet context
+//! that usually wakes right after a context that has just woken.
 
 use std::time::Duration;
 
@@ -71,8 +72,12 @@ pub fn decide(
         .enumerate()
         .map(|(i, m)| match m.state {
             State::Waking => Some(PrefetchReason::Woke),
-            State::Active => None,
-            State::Idle => {
+            // An onset is a wake that came before the context was judged idle.
+            State::Active if m.had_onset(now, p.follow_window) => Some(PrefetchReason::Woke),
+            // Quiet, an active context is predicted like an idle one (what
+            // memext paged out of it for room comes back before its call).
+            State::Active if !m.is_quiet(now) => None,
+            State::Active | State::Idle => {
                 if let (Some(next), Some(period)) = (m.history.next_wake(), m.history.period()) {
                     // Due within the lead time, or overdue by less than half a period.
                     if now + p.lead >= next && now <= next + period / 2 {
@@ -160,6 +165,40 @@ mod tests {
                 None
             ]
         );
+    }
+
+    /// A function called every 8 s, never judged idle (30 s): its calls are
+    /// onsets; right after one it is brought back like a waking context,
+    /// and, quiet, before its next call like a periodic idle one.
+    #[test]
+    fn a_quiet_active_context_is_predicted_from_its_onsets() {
+        let p = ModelParams {
+            idle_after: Duration::from_secs(30),
+            ..Default::default()
+        };
+        let mut m = ContextModel::new(Duration::ZERO);
+        let mut cpu = Duration::ZERO;
+        for k in 0..=340u32 {
+            let t = f64::from(k) / 10.0;
+            if [4.0, 12.0, 20.0, 28.0]
+                .iter()
+                .any(|&c| t > c && t <= c + 0.3)
+            {
+                cpu += Duration::from_millis(50);
+            }
+            let c = Counters {
+                at: Duration::from_secs_f64(t),
+                cpu,
+                ..Default::default()
+            };
+            m.observe(c, &p);
+        }
+        assert_eq!(m.state, State::Active);
+        assert_eq!(m.history.period(), Some(Duration::from_secs(8)));
+        let at = |s: f64| decide(Duration::from_secs_f64(s), &[&m], &PredictParams::default());
+        assert_eq!(at(29.0), vec![Some(PrefetchReason::Woke)], "its onset");
+        assert_eq!(at(31.5), vec![None], "quiet, its call 4.5 s away");
+        assert_eq!(at(33.5), vec![Some(PrefetchReason::Periodic)]);
     }
 
     #[test]

@@ -211,14 +211,23 @@ fn run(rx: &Receiver<Job>, stats: &Shared) {
     }
 }
 
+/// Queues a job. A bring-back cancels the push-outs of its context; one for
+/// a wake (urgent) goes before every push-out and predicted bring-back, a
+/// predicted one after the push-outs already queued: those make the room it
+/// was planned into (read back first, it lands in a full cgroup whose limit
+/// reclaims the least recently used pages: its own, just read).
 fn enqueue(queue: &mut Vec<Job>, job: Job) {
-    if let Job::BringBack { key, .. } = &job {
+    if let Job::BringBack { key, urgent, .. } = &job {
         queue.retain(|j| !(matches!(j, Job::PushOut { .. }) && j.key() == key));
-        let first_push = queue
-            .iter()
-            .position(|j| matches!(j, Job::PushOut { .. }))
-            .unwrap_or(queue.len());
-        queue.insert(first_push, job);
+        let at = if *urgent {
+            queue
+                .iter()
+                .position(|j| !matches!(j, Job::BringBack { urgent: true, .. }))
+                .unwrap_or(queue.len())
+        } else {
+            queue.len()
+        };
+        queue.insert(at, job);
     } else {
         queue.push(job);
     }
@@ -375,7 +384,8 @@ fn push_out(
 mod tests {
     use super::*;
 
-    fn bb(key: &str) -> Job {
+    /// A bring-back for a wake (urgent) or a predicted one.
+    fn bring(key: &str, urgent: bool) -> Job {
         Job::BringBack {
             key: key.into(),
             pids: vec![],
@@ -383,8 +393,14 @@ mod tests {
             bandwidth: 0,
             map_back: false,
             from_the_end: false,
-            urgent: false,
+            urgent,
         }
+    }
+    fn bb(key: &str) -> Job {
+        bring(key, true)
+    }
+    fn predicted(key: &str) -> Job {
+        bring(key, false)
     }
     fn po(key: &str) -> Job {
         Job::PushOut {
@@ -407,5 +423,23 @@ mod tests {
             .map(|j| (matches!(j, Job::BringBack { .. }), j.key().as_str()))
             .collect();
         assert_eq!(order, vec![(true, "b"), (true, "c"), (false, "a")]);
+    }
+
+    #[test]
+    fn a_predicted_bring_back_waits_for_the_push_outs_that_make_its_room() {
+        let mut q = Vec::new();
+        enqueue(&mut q, po("a"));
+        enqueue(&mut q, po("b"));
+        enqueue(&mut q, predicted("b"));
+        enqueue(&mut q, predicted("c"));
+        enqueue(&mut q, bb("d"));
+        let order: Vec<(bool, &str)> = q
+            .iter()
+            .map(|j| (matches!(j, Job::BringBack { .. }), j.key().as_str()))
+            .collect();
+        assert_eq!(
+            order,
+            vec![(true, "d"), (false, "a"), (true, "b"), (true, "c")]
+        );
     }
 }
