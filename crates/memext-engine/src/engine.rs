@@ -288,11 +288,16 @@ impl Engine {
                 floor: t.params.floor.max(t.memory.unswappable),
                 headroom_pct: t.params.headroom_pct,
                 under_pressure: t.under_pressure,
-                // Whatever put its pages in swap (memext, or the kernel at
-                // its limit), they are brought back for its wake (the plan
-                // does so only if it has some); one brought back for a
-                // predicted wake stays held.
-                prefetch: p.or(t.held.filter(|(until, _)| now < *until).map(|(_, r)| r)),
+                // What memext pushed out comes back once (then it is in); an
+                // active context's pages in swap, whoever put them there
+                // (memext, or the kernel at its limit), at its onset or its
+                // predicted call (the plan does so only if it has some); one
+                // brought back for a predicted wake stays held. (Every tick
+                // while a context settled, its pages were read again: 1001
+                // read-backs in a bench/faas trace instead of 250.)
+                prefetch: p
+                    .filter(|_| t.out || t.squeezed || t.model.state == State::Active)
+                    .or(t.held.filter(|(until, _)| now < *until).map(|(_, r)| r)),
                 queued: t.waiting_since.map(|since| Queued {
                     since,
                     overdue: now.saturating_sub(since) >= t.params.admit_within,

@@ -181,6 +181,13 @@ fn a_context_that_sleeps_is_pushed_out_once_and_brought_back_when_it_wakes() {
     }
     let t = e.get(&c.id).expect("tracked");
     assert!(!t.out && t.held.is_none(), "a woken context is not held");
+    // While it settles, what is still in swap is not read again each tick
+    // (the woken process faults in what it touches).
+    c.cpu += Duration::from_millis(500);
+    c.swapped = 40 * MIB;
+    let (_, cmds) = tick(&mut e, &[&c], 10.0);
+    assert_eq!(e.get(&c.id).map(|t| t.model.state), Some(State::Waking));
+    assert!(bring_backs(&cmds).is_empty(), "read back once: {cmds:?}");
 }
 
 /// `n` contexts of 300 MiB named `/{prefix}0`..., idle and pushed out by 7 s,
