@@ -2,7 +2,7 @@
 """What the memext daemon did to each function between its calls: reads a
 bench/faas results directory's calls-TIER-MODE-rN.csv, functions-TIER-MODE-rN.json
 (each function's cgroup, the trace's start) and MODE-daemon-TIER-rN.log (the
-daemon's JSON log) and prints, per function of a class, its calls and the
+daemon's JSON log, or the same gzipped) and prints, per function of a class, its calls and the
 daemon's events for its context on the trace's clock. The summary tallies
 calls by what the daemon did since the function's previous call (a periodic
 bring-back, a push-out, nothing) and their latency.
@@ -13,6 +13,7 @@ import argparse
 import collections
 import csv
 import datetime
+import gzip
 import json
 import os
 import statistics
@@ -84,7 +85,8 @@ def load(d, tier, mode, rnd):
         meta = json.load(f)
     with open(os.path.join(d, f"calls-{tier}-{mode}-r{rnd}.csv")) as f:
         calls = [dict(r, t=float(r["t"]), latency_ms=float(r["latency_ms"])) for r in csv.DictReader(f)]
-    with open(os.path.join(d, f"{mode}-daemon-{tier}-r{rnd}.log")) as f:
+    log = os.path.join(d, f"{mode}-daemon-{tier}-r{rnd}.log")
+    with (open(log) if os.path.exists(log) or not os.path.exists(log + ".gz") else gzip.open(log + ".gz", "rt")) as f:
         events = daemon_events(f, set(meta["cgroups"].values()), meta["trace_start_epoch"])
     return meta, calls, events
 
