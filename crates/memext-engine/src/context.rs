@@ -229,6 +229,12 @@ impl ContextState {
         }
     }
 
+    /// Pushed out only when the room is needed (`when-needed`): a host
+    /// whose DRAM is meant to be full.
+    pub fn fills_room(&self) -> bool {
+        self.params.push_out == PushOutWhen::Needed
+    }
+
     /// A wake seen: under admission control it queues for room.
     pub fn queue_wake(&mut self, now: Instant) {
         if self.class == Class::Extend && !self.params.admit_within.is_zero() {

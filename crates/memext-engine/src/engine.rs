@@ -288,15 +288,20 @@ impl Engine {
                 floor: t.params.floor.max(t.memory.unswappable),
                 headroom_pct: t.params.headroom_pct,
                 under_pressure: t.under_pressure,
-                // What memext pushed out comes back once (then it is in); an
-                // active context's pages in swap, whoever put them there
-                // (memext, or the kernel at its limit), at its onset or its
-                // predicted call (the plan does so only if it has some); one
-                // brought back for a predicted wake stays held. (Every tick
-                // while a context settled, its pages were read again: 1001
-                // read-backs in a bench/faas trace instead of 250.)
+                // What memext pushed out comes back once (then it is in). On a
+                // host meant to be full (`when-needed`), so do an active
+                // context's pages in swap, whoever put them there (memext, or
+                // the kernel at its limit), at its onset or its predicted call
+                // (the plan does so only if it has some). Not under
+                // `when-idle`: there the onsets of bench/peers' noise were
+                // read back at nice 0 (33 read-backs in the quick matrix
+                // instead of 10), CPU its critical workloads needed (postgres
+                // x burst 0.42x against 0.61x). One brought back for a
+                // predicted wake stays held. (Every tick while a context
+                // settled, its pages were read again: 1001 read-backs in a
+                // bench/faas trace instead of 250.)
                 prefetch: p
-                    .filter(|_| t.out || t.squeezed || t.model.state == State::Active)
+                    .filter(|_| t.out || (t.model.state == State::Active && t.fills_room()))
                     .or(t.held.filter(|(until, _)| now < *until).map(|(_, r)| r)),
                 queued: t.waiting_since.map(|since| Queued {
                     since,

@@ -723,8 +723,12 @@ fn an_active_context_squeezed_for_room_is_brought_back_at_its_next_onset() {
     let mut e = Engine::new(params());
     let mut db = Ctx::new("/db", 600);
     let mut func = Ctx::new("/func", 300);
+    let full = ClassParams {
+        push_out: PushOutWhen::Needed,
+        ..class(16)
+    };
     e.track(db.id.clone(), Class::Critical, class(16), s(0.0));
-    e.track(func.id.clone(), Class::Extend, class(16), s(0.0));
+    e.track(func.id.clone(), Class::Extend, full, s(0.0));
     tick(&mut e, &[&db, &func], 0.0);
     db.usage = 800 * MIB;
     both_run(&mut e, &mut db, &mut func, 1.0, false);
@@ -834,24 +838,35 @@ fn a_squeezed_context_keeps_the_working_set_recorded_before() {
     );
 }
 
-/// Pages the kernel put in swap (at the context's own limit, not by
-/// memext's push-out) are brought back at its onset all the same.
+/// On a host meant to be full (`when-needed`), pages the kernel put in
+/// swap (at the context's own limit, not by memext's push-out) are brought
+/// back at its onset all the same; under `when-idle` they are not (the
+/// onsets of bench/peers' noise, read back at nice 0, took CPU its critical
+/// workloads needed).
 #[test]
-fn what_its_limit_paged_out_is_brought_back_at_an_onset() {
-    let mut e = Engine::new(params());
-    let mut f = Ctx::new("/func", 20);
-    e.track(f.id.clone(), Class::Extend, class(16), s(0.0));
-    f.cpu = Duration::from_millis(300);
-    tick(&mut e, &[&f], 0.0);
-    tick(&mut e, &[&f], 1.0);
-    f.swapped = 53 * MIB;
-    for at in [2.0, 3.0, 4.0] {
-        let (_, cmds) = tick(&mut e, &[&f], at);
-        assert!(bring_backs(&cmds).is_empty(), "quiet at {at}: {cmds:?}");
+fn what_its_limit_paged_out_is_brought_back_at_an_onset_on_a_full_host() {
+    for (push_out, back) in [(PushOutWhen::Needed, 1), (PushOutWhen::Idle, 0)] {
+        let mut e = Engine::new(params());
+        let mut f = Ctx::new("/func", 20);
+        let p = ClassParams {
+            push_out,
+            ..class(16)
+        };
+        e.track(f.id.clone(), Class::Extend, p, s(0.0));
+        f.cpu = Duration::from_millis(300);
+        tick(&mut e, &[&f], 0.0);
+        tick(&mut e, &[&f], 1.0);
+        f.swapped = 53 * MIB;
+        for at in [2.0, 3.0, 4.0] {
+            let (_, cmds) = tick(&mut e, &[&f], at);
+            assert!(bring_backs(&cmds).is_empty(), "quiet at {at}: {cmds:?}");
+        }
+        f.cpu += Duration::from_millis(300);
+        let (tr, cmds) = tick(&mut e, &[&f], 5.0);
+        assert_eq!(tr[0], Some(Transition::Onset), "recorded either way");
+        assert_eq!(bring_backs(&cmds).len(), back, "{push_out:?}: {cmds:?}");
+        if back == 1 {
+            assert!(limits(&cmds).iter().all(|&b| b >= 73 * MIB), "{cmds:?}");
+        }
     }
-    f.cpu += Duration::from_millis(300);
-    let (tr, cmds) = tick(&mut e, &[&f], 5.0);
-    assert_eq!(tr[0], Some(Transition::Onset));
-    assert_eq!(bring_backs(&cmds).len(), 1, "{cmds:?}");
-    assert!(limits(&cmds).iter().all(|&b| b >= 73 * MIB), "{cmds:?}");
 }
