@@ -809,16 +809,21 @@ fn a_predicted_bring_back_is_sent_after_the_push_out_that_makes_its_room() {
     panic!("no periodic bring-back");
 }
 
-/// Paged out for room while it runs, a context's resident set is what
-/// memext left it: its working set recorded before stands (a bring-back
+/// On a host meant to be full, paged out for room while it runs, a
+/// context's resident set is what memext left it: its working set recorded
+/// before stands (a bring-back
 /// sized from the remainder was reclaimed at once at its own limit).
 #[test]
 fn a_squeezed_context_keeps_the_working_set_recorded_before() {
     let mut e = Engine::new(params());
     let mut db = Ctx::new("/db", 600);
     let mut batch = Ctx::new("/batch", 300);
+    let full = ClassParams {
+        push_out: PushOutWhen::Needed,
+        ..class(16)
+    };
     e.track(db.id.clone(), Class::Critical, class(16), s(0.0));
-    e.track(batch.id.clone(), Class::Extend, class(16), s(0.0));
+    e.track(batch.id.clone(), Class::Extend, full, s(0.0));
     tick(&mut e, &[&db, &batch], 0.0);
     db.usage = 800 * MIB;
     for at in 1..=25 {
