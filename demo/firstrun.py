@@ -141,7 +141,7 @@ def wake(cont, sockets, name, rec):
     at = rec.now()
     _, body, secs = invoke.call(sockets[name], "/invoke", timeout=120)
     maj1 = cont.read(name)[2]
-    return {"at": at, "latency_s": secs, "handler_ms": float(body), "major_faults": maj1 - maj0,
+    return {"at": at, "latency_s": secs, "handler_ms": invoke.parse_answer(body)[0], "major_faults": maj1 - maj0,
             "swapped_before": swapped, "resident_before": res}
 
 
