@@ -86,7 +86,11 @@ def load(d, tier, mode, rnd):
     with open(os.path.join(d, f"calls-{tier}-{mode}-r{rnd}.csv")) as f:
         calls = [dict(r, t=float(r["t"]), latency_ms=float(r["latency_ms"])) for r in csv.DictReader(f)]
     log = os.path.join(d, f"{mode}-daemon-{tier}-r{rnd}.log")
-    with (open(log) if os.path.exists(log) or not os.path.exists(log + ".gz") else gzip.open(log + ".gz", "rt")) as f:
+    if not os.path.exists(log) and os.path.exists(log + ".gz"):
+        f = gzip.open(log + ".gz", "rt")
+    else:
+        f = open(log)
+    with f:
         events = daemon_events(f, set(meta["cgroups"].values()), meta["trace_start_epoch"])
     return meta, calls, events
 

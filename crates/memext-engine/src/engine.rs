@@ -13,7 +13,7 @@ use std::time::Duration;
 
 pub use crate::command::{BringBack, Command, Decision, Observed, Outcome, PushOut};
 pub use crate::context::WAKE_CPU_WEIGHT;
-use crate::context::{Applied, ClassParams, ContextState, PushOutWhen, Sample};
+use crate::context::{Applied, ClassParams, ContextState, Sample};
 use crate::model::{State, Transition};
 use crate::planner::{plan, Action, ContextInput, PlanInput, Queued};
 use crate::predict::{self, PredictParams, PrefetchReason};
@@ -312,10 +312,11 @@ impl Engine {
                     since,
                     overdue: now.saturating_sub(since) >= t.params.admit_within,
                 }),
-                keep_while_room: t.params.push_out == PushOutWhen::Needed,
+                keep_while_room: t.fills_room(),
                 // Only the planner's keep order reads it: not worked out for
                 // the (default) contexts pushed out when idle.
-                expected_wake_in: (t.params.push_out == PushOutWhen::Needed)
+                expected_wake_in: t
+                    .fills_room()
                     .then(|| t.model.history.expected_wake_in(now))
                     .flatten(),
             })

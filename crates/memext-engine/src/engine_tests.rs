@@ -5,7 +5,7 @@
 use std::time::Duration;
 
 use super::*;
-use crate::context::{MemorySample, REASSERT};
+use crate::context::{MemorySample, PushOutWhen, REASSERT};
 
 const MIB: u64 = 1 << 20;
 

@@ -266,19 +266,26 @@ impl Room {
             // It waits only for room its working set needs; the growth
             // margin on top is given where it fits, never waited for (with
             // the capacity nearly full, waiting for it froze wakes that fit).
-            let need = fits(&cs[i]).saturating_sub(self.targets[i]);
-            blocked |= need > self.left;
-            if blocked {
-                waits[i] = true;
-                continue;
-            }
-            let give = demand(&cs[i])
-                .saturating_sub(self.targets[i])
-                .min(self.left);
-            self.targets[i] += give;
-            self.left -= give;
+            blocked = blocked || !self.give_whole(&cs[i], i, fits(&cs[i]));
+            waits[i] = blocked;
         }
         waits
+    }
+
+    /// Gives context `i` room for `whole` bytes, and up to its demand
+    /// beyond where there is room; nothing if `whole` does not fit.
+    /// Whether it did.
+    fn give_whole(&mut self, c: &ContextInput, i: usize, whole: u64) -> bool {
+        if whole.saturating_sub(self.targets[i]) > self.left {
+            return false;
+        }
+        let give = demand(c)
+            .max(whole)
+            .saturating_sub(self.targets[i])
+            .min(self.left);
+        self.targets[i] += give;
+        self.left -= give;
+        true
     }
 
     /// Serves the prefetched contexts (rank 1), soonest expected wake first,
@@ -286,27 +293,11 @@ impl Room {
     /// where there is room) or with nothing beyond its floor. Returns which
     /// were served (by input index): only those are brought back.
     fn prefetch_whole(&mut self, cs: &[ContextInput]) -> Vec<bool> {
-        let mut order: Vec<usize> = (0..cs.len())
-            .filter(|&i| {
-                cs[i].class == Class::Extend && rank(&cs[i]) == 1 && cs[i].queued.is_none()
-            })
-            .collect();
-        order.sort_by_key(|&i| (cs[i].expected_wake_in.unwrap_or(Duration::MAX), i));
         let mut served = vec![false; cs.len()];
-        for i in order {
+        for i in soonest_first(cs, |c| rank(c) == 1) {
             // A read-back brings in all it has in swap, working set or not.
             let whole = fits(&cs[i]).max(cs[i].usage.saturating_add(cs[i].swapped));
-            let need = whole.saturating_sub(self.targets[i]);
-            if need > self.left {
-                continue;
-            }
-            let give = demand(&cs[i])
-                .max(whole)
-                .saturating_sub(self.targets[i])
-                .min(self.left);
-            self.targets[i] += give;
-            self.left -= give;
-            served[i] = true;
+            served[i] = self.give_whole(&cs[i], i, whole);
         }
         served
     }
@@ -315,15 +306,8 @@ impl Room {
     /// little slack) out of what is left beyond `reserve`, in the order of
     /// their expected next wake (unknown last).
     fn keep_idle(&mut self, cs: &[ContextInput], reserve: u64) {
-        let mut order: Vec<usize> = (0..cs.len())
-            .filter(|&i| {
-                let c = &cs[i];
-                c.class == Class::Extend && c.keep_while_room && rank(c) == 3 && c.queued.is_none()
-            })
-            .collect();
-        order.sort_by_key(|&i| (cs[i].expected_wake_in.unwrap_or(Duration::MAX), i));
         let mut spare = self.left.saturating_sub(reserve);
-        for i in order {
+        for i in soonest_first(cs, |c| c.keep_while_room && rank(c) == 3) {
             let want = cs[i]
                 .usage
                 .saturating_add(PUSH_SLACK_BYTES)
@@ -361,6 +345,16 @@ impl Room {
             self.left -= give;
         }
     }
+}
+
+/// The extend contexts (not queued) that `which` selects, by input index,
+/// the soonest expected wake first (unknown last).
+fn soonest_first(cs: &[ContextInput], which: impl Fn(&ContextInput) -> bool) -> Vec<usize> {
+    let mut order: Vec<usize> = (0..cs.len())
+        .filter(|&i| cs[i].class == Class::Extend && cs[i].queued.is_none() && which(&cs[i]))
+        .collect();
+    order.sort_by_key(|&i| (cs[i].expected_wake_in.unwrap_or(Duration::MAX), i));
+    order
 }
 
 /// The actions that move each context toward its target.

@@ -76,9 +76,8 @@ pub fn decide(
         .map(|(i, m)| match m.state {
             State::Waking => Some(PrefetchReason::Woke),
             // An onset is a wake that came before the context was judged
-            // idle: served at the tick that saw it (its pages are then read
-            // back once; repeated for the follow window, bench/faas read
-            // back 37 GiB in a 180 s trace, three times as much).
+            // idle: served at the tick that saw it, so that its pages are
+            // read back once, not at each tick of a longer window.
             State::Active if m.had_onset(now, ONSET_SERVED) => Some(PrefetchReason::Woke),
             // Quiet, an active context is predicted like an idle one (what
             // memext paged out of it for room comes back before its call).
