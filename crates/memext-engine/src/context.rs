@@ -156,6 +156,10 @@ pub struct ContextState {
     /// saved (a restarted daemon writes, and checks, each once).
     #[serde(skip)]
     pub applied: Applied,
+    /// The memory limit memext last wrote to it (carried out): what bounds
+    /// it now. Not saved: a restarted daemon writes each again.
+    #[serde(skip)]
+    pub limit: Option<u64>,
 }
 
 /// What memext last wrote to a context's knobs, and when. A command that
@@ -226,6 +230,7 @@ impl ContextState {
             waiting_since: None,
             frozen: false,
             applied: Applied::default(),
+            limit: None,
         }
     }
 

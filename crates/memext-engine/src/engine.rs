@@ -14,6 +14,7 @@ use std::time::Duration;
 pub use crate::command::{BringBack, Command, Decision, Observed, Outcome, PushOut};
 pub use crate::context::WAKE_CPU_WEIGHT;
 use crate::context::{Applied, ClassParams, ContextState, Sample};
+use crate::limit_room::LimitRoom;
 use crate::model::{State, Transition};
 use crate::planner::{plan, Action, ContextInput, PlanInput, Queued};
 use crate::predict::{self, PredictParams, PrefetchReason};
@@ -45,6 +46,10 @@ pub struct HostFacts {
     pub capacity: u64,
     /// The next swap area to be filled is zram (synchronous decompress).
     pub next_swap_is_zram: bool,
+    /// Critical contexts have no protection of their own (cgroup v1: no
+    /// `memory.min`); the extend contexts' limits are what keeps their room
+    /// (see [`crate::limit_room`]).
+    pub limits_protect: bool,
 }
 
 /// The engine's state over all contexts, and its decisions.
@@ -363,12 +368,13 @@ impl Engine {
         host: &HostFacts,
         busy: &dyn Fn(&ContextId) -> bool,
     ) -> Vec<Command> {
-        if self
+        let queued = self
             .contexts
             .get(id)
-            .is_some_and(|t| t.waiting_since.is_some())
-        {
-            let plan = plan(&self.plan_input(at, host.capacity));
+            .is_some_and(|t| t.waiting_since.is_some());
+        let plan =
+            (queued || host.limits_protect).then(|| plan(&self.plan_input(at, host.capacity)));
+        if let Some(plan) = plan.as_ref().filter(|_| queued) {
             let waits = plan
                 .actions
                 .iter()
@@ -387,7 +393,16 @@ impl Engine {
             return Vec::new();
         };
         let bytes = t.memory.usage.max(t.working_set_bytes()) + t.memory.swapped;
-        let actions = [
+        // Where the others' limits keep the critical contexts' room, those
+        // the plan lowers for this wake are lowered with it (first).
+        let mut actions: Vec<Action> = plan
+            .filter(|_| host.limits_protect)
+            .map(|p| p.actions)
+            .unwrap_or_default()
+            .into_iter()
+            .filter(|a| matches!(a, Action::Limit { key, bytes } if key != id && self.lowers(key, *bytes)))
+            .collect();
+        actions.extend([
             Action::Limit {
                 key: id.clone(),
                 bytes: bytes.max(t.target),
@@ -396,13 +411,21 @@ impl Engine {
                 key: id.clone(),
                 reason: PrefetchReason::Woke,
             },
-        ];
+        ]);
         let mut out = self.commands(&actions, false, at, host, busy);
         out.extend(t.cpu_weight().map(|weight| Command::CpuWeight {
             id: id.clone(),
             weight,
         }));
         self.drop_repeats(out, at)
+    }
+
+    /// Whether `bytes` is below the limit memext last wrote for `id`.
+    fn lowers(&self, id: &ContextId, bytes: u64) -> bool {
+        self.contexts
+            .get(id)
+            .and_then(|t| t.limit)
+            .is_some_and(|now| bytes < now)
     }
 
     /// Leaves out knob commands that would write what was written less than
@@ -443,16 +466,29 @@ impl Engine {
         // A predicted bring-back goes after the push-outs that make its room
         // (the mover keeps that order): read back into a full cgroup first,
         // its pages were reclaimed again before the wake came.
+        // Where the extend limits are the critical contexts' protection,
+        // every lowered limit is written before any raise, and a raise gets
+        // only the room they leave (see `limit_room`).
+        let mut room = host
+            .limits_protect
+            .then(|| LimitRoom::new(host.capacity, self.contexts.values()))
+            .flatten();
+        let lowers = |a: &Action| match (a, &room) {
+            (Action::Limit { key, bytes }, Some(r)) => r.lowers(key, *bytes),
+            _ => false,
+        };
         sorted.sort_by_key(|(a, t)| match a {
             Action::Protect { .. } => 0,
-            Action::Limit { bytes, .. } if *bytes >= t.memory.usage => 1,
-            Action::BringBack { reason, .. } if *reason == PrefetchReason::Woke => 2,
-            Action::PushOut { .. } => 3,
-            Action::BringBack { .. } => 4,
-            Action::Limit { .. } => 5,
-            Action::Wait { .. } => 6, // the engine's admission freezes it
+            Action::Limit { .. } if lowers(a) => 1,
+            Action::Limit { bytes, .. } if *bytes >= t.memory.usage => 2,
+            Action::BringBack { reason, .. } if *reason == PrefetchReason::Woke => 3,
+            Action::PushOut { .. } => 4,
+            Action::BringBack { .. } => 5,
+            Action::Limit { .. } => 6,
+            Action::Wait { .. } => 7, // the engine's admission freezes it
         });
         let mut moving: BTreeSet<&ContextId> = BTreeSet::new();
+        let mut short: BTreeSet<&ContextId> = BTreeSet::new();
         let mut out = Vec::new();
         for (a, t) in sorted {
             let id = &t.id;
@@ -475,13 +511,25 @@ impl Engine {
                     } else {
                         *bytes
                     };
+                    let fitted = room.as_mut().map_or(Some(bytes), |r| r.fit(id, bytes));
+                    let need = bytes.min(t.memory.usage.max(t.working_set_bytes()));
+                    if fitted.or(t.limit).unwrap_or(0) < need {
+                        // Its raise waits for room: so does its read-back
+                        // (into less room than its working set, it would
+                        // reclaim its own pages as they came in). A later
+                        // tick serves it.
+                        short.insert(id);
+                    }
+                    let Some(bytes) = fitted else {
+                        continue;
+                    };
                     out.push(Command::Limit {
                         id: id.clone(),
                         bytes,
                     });
                 }
                 Action::BringBack { reason, .. } => {
-                    if t.held.is_some() && !t.out && !t.squeezed {
+                    if t.held.is_some() && !t.out && !t.squeezed || short.contains(id) {
                         continue; // already back (held for its predicted wake)
                     }
                     out.push(Command::BringBack(
@@ -581,7 +629,8 @@ impl Engine {
                     t.squeezed = true;
                 }
             }
-            Command::Protect { .. } | Command::Limit { .. } | Command::CpuWeight { .. } => {}
+            Command::Limit { bytes, .. } => t.limit = Some(*bytes),
+            Command::Protect { .. } | Command::CpuWeight { .. } => {}
         }
     }
 }

@@ -123,3 +123,87 @@ fn a_context_that_cannot_be_frozen_runs_as_without_admission() {
     let d = e.decide(s(8.5), &HOST, &never_busy);
     assert!(freezes(&d.commands).is_empty(), "{:?}", d.commands);
 }
+
+/// Replays `cmds` in order over the limits memext last wrote, and asserts
+/// that the extend contexts' limits never sum past `room` at any point.
+fn assert_limits_within(e: &Engine, cmds: &[Command], extend: &[&Ctx], room: u64) {
+    let mut limits: Vec<(ContextId, u64)> = extend
+        .iter()
+        .map(|c| {
+            (
+                c.id.clone(),
+                e.get(&c.id).and_then(|t| t.limit).unwrap_or(c.usage),
+            )
+        })
+        .collect();
+    for cmd in cmds {
+        if let Command::Limit { id, bytes } = cmd {
+            if let Some(l) = limits.iter_mut().find(|(k, _)| k == id) {
+                l.1 = *bytes;
+            }
+        }
+        let sum: u64 = limits.iter().map(|(_, b)| b).sum();
+        assert!(
+            sum <= room,
+            "extend limits at {} MiB past the {} MiB left at {cmd:?}: {cmds:?}",
+            sum / MIB,
+            room / MIB
+        );
+    }
+}
+
+/// On cgroup v1 the extend contexts' limits are a critical context's only
+/// protection: at no point of a tick's writes, nor of a wake served between
+/// ticks, do they sum past the room it leaves. A wake is given room only as
+/// the others' limits come down; its read-back waits for its room.
+#[test]
+fn extend_limits_never_sum_past_the_room_a_critical_context_leaves() {
+    let v1 = HostFacts {
+        limits_protect: true,
+        ..HOST
+    };
+    let mut e = Engine::new(params());
+    let mut db = Ctx::new("/db", 400);
+    // (Named so that the plan lists the wake first: it still comes second.)
+    let mut batch = Ctx::new("/worker", 300);
+    let mut sleeper = Ctx::new("/sleeper", 300);
+    e.track(db.id.clone(), Class::Critical, class(16), s(0.0));
+    e.track(batch.id.clone(), Class::Extend, class(16), s(0.0));
+    e.track(sleeper.id.clone(), Class::Extend, class(16), s(0.0));
+    let room =
+        |e: &Engine, db: &Ctx| HOST.capacity - e.get(&db.id).map_or(0, |t| t.target.max(db.usage));
+    let step = |e: &mut Engine, cs: [&mut Ctx; 3], at: f64| {
+        cs[0].cpu += Duration::from_millis(500);
+        cs[1].cpu += Duration::from_millis(500);
+        for c in &cs {
+            let o = e.observe(&c.id, c.sample(at), false);
+            if o.wants_working_set {
+                e.record_working_set(&c.id, s(at), &[(100, vec![(0, c.usage)])]);
+            }
+        }
+        let d = e.decide(s(at), &v1, &never_busy);
+        if at > 0.0 {
+            // (Before its first writes, the limits are not memext's.)
+            assert_limits_within(e, &d.commands, &[&*cs[1], &*cs[2]], room(e, &*cs[0]));
+        }
+        for c in &d.commands {
+            e.executed(c, Outcome::Done, s(at));
+        }
+    };
+    for i in 0..=7 {
+        step(&mut e, [&mut db, &mut batch, &mut sleeper], f64::from(i));
+    }
+    assert!(e.get(&sleeper.id).is_some_and(|t| t.out), "pushed out");
+    sleeper.usage = 16 * MIB;
+    sleeper.swapped = 284 * MIB;
+    step(&mut e, [&mut db, &mut batch, &mut sleeper], 8.0);
+    // It wakes between ticks: the batch job's limit (all the room the
+    // database leaves but the sleeper's floor) comes down first.
+    assert!(e.poll(&sleeper.id, s(8.2), sleeper.cpu + Duration::from_millis(20)));
+    let cmds = e.serve_wake(&sleeper.id, s(8.2), &v1, &never_busy);
+    assert_limits_within(&e, &cmds, &[&batch, &sleeper], room(&e, &db));
+    let raised = cmds.iter().any(
+        |c| matches!(c, Command::Limit { id, bytes } if *id == sleeper.id && *bytes >= 300 * MIB),
+    );
+    assert!(raised && bring_backs(&cmds).len() == 1, "{cmds:?}");
+}

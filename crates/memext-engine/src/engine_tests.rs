@@ -34,6 +34,7 @@ fn class(floor_mib: u64) -> ClassParams {
 const HOST: HostFacts = HostFacts {
     capacity: 1024 * MIB,
     next_swap_is_zram: false,
+    limits_protect: false,
 };
 
 fn s(secs: f64) -> Instant {

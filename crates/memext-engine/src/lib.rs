@@ -14,6 +14,8 @@
 //!   push out or bring back, in what order and how fast, what to hold, when to
 //!   throttle, whom to admit when waking contexts do not fit together; the
 //!   daemon executes the commands and reports back.
+//! - [`limit_room`]: on a host without kernel protection for critical
+//!   contexts, the extend limits never sum past the room they leave.
 //! - [`command`]: the commands a decision comes out as, and their outcomes.
 #![forbid(unsafe_code)]
 
@@ -22,6 +24,7 @@ pub mod command;
 pub mod context;
 pub mod engine;
 pub mod history;
+pub mod limit_room;
 pub mod model;
 pub mod planner;
 pub mod predict;

@@ -255,6 +255,9 @@ impl Observer for PollingObserver {
         Ok(HostFacts {
             capacity: capacity(&self.host, cfg)?,
             next_swap_is_zram: crate::tiers::next_area_is_zram(&swaps),
+            // v1 has no memory.min: a critical context's room is what the
+            // extend contexts' limits leave it.
+            limits_protect: self.host.hierarchy.version == Version::V1,
         })
     }
 
