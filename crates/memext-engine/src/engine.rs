@@ -489,6 +489,14 @@ impl Engine {
         });
         let mut moving: BTreeSet<&ContextId> = BTreeSet::new();
         let mut short: BTreeSet<&ContextId> = BTreeSet::new();
+        // The contexts this batch pushes out: their limits follow the
+        // page-out (and are lowered first only as far as their usage), also
+        // where a lowered limit goes before the push-out (`limit_room`).
+        let pushing: BTreeSet<&ContextId> = sorted
+            .iter()
+            .filter(|(a, t)| matches!(a, Action::PushOut { .. }) && !t.out && !busy(&t.id))
+            .map(|(_, t)| &t.id)
+            .collect();
         let mut out = Vec::new();
         for (a, t) in sorted {
             let id = &t.id;
@@ -506,7 +514,7 @@ impl Engine {
                     // needs the room now, not at the mover's pace (held,
                     // the noise of bench/peers' redis x burst grew into a
                     // critical Redis: 125k major faults in a window).
-                    let bytes = if in_flight && !throttle {
+                    let bytes = if (in_flight || pushing.contains(id)) && !throttle {
                         (*bytes).max(t.memory.usage)
                     } else {
                         *bytes

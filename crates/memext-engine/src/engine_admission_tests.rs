@@ -124,6 +124,16 @@ fn a_context_that_cannot_be_frozen_runs_as_without_admission() {
     assert!(freezes(&d.commands).is_empty(), "{:?}", d.commands);
 }
 
+/// The limits `cmds` write for `id`.
+fn limits_of(cmds: &[Command], id: &ContextId) -> Vec<u64> {
+    cmds.iter()
+        .filter_map(|c| match c {
+            Command::Limit { id: i, bytes } if i == id => Some(*bytes),
+            _ => None,
+        })
+        .collect()
+}
+
 /// Replays `cmds` in order over the limits memext last wrote, and asserts
 /// that the extend contexts' limits never sum past `room` at any point.
 fn assert_limits_within(e: &Engine, cmds: &[Command], extend: &[&Ctx], room: u64) {
@@ -182,6 +192,17 @@ fn extend_limits_never_sum_past_the_room_a_critical_context_leaves() {
             }
         }
         let d = e.decide(s(at), &v1, &never_busy);
+        // A context pushed out is paged out first: its limit is not written
+        // below its usage in the same batch (the kernel would reclaim it in
+        // the daemon's loop, or fail where its swappiness is 0).
+        for p in push_outs(&d.commands) {
+            let usage = cs.iter().find(|c| c.id == p.id).map_or(0, |c| c.usage);
+            assert!(
+                limits_of(&d.commands, &p.id).iter().all(|&b| b >= usage),
+                "{:?}",
+                d.commands
+            );
+        }
         if at > 0.0 {
             // (Before its first writes, the limits are not memext's.)
             assert_limits_within(e, &d.commands, &[&*cs[1], &*cs[2]], room(e, &*cs[0]));

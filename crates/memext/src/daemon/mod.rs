@@ -509,6 +509,21 @@ impl Daemon {
             } else {
                 self.act.execute(cmd, &t.cg)
             };
+            let moves_memory = match cmd {
+                Command::Limit { bytes, .. } => {
+                    self.engine.get(id).and_then(|t| t.limit) != Some(*bytes)
+                }
+                Command::PushOut(_) | Command::BringBack(_) => true,
+                _ => false,
+            };
+            if moves_memory && outcome == Outcome::Done {
+                // What memext just changed is read at the next tick, even
+                // where a kernel event guards the context (else its status
+                // showed what it held before, for up to `idle_read`).
+                if let Some(t) = self.tracked.get_mut(id) {
+                    t.sampled = None;
+                }
+            }
             self.engine.executed(cmd, outcome, self.now());
             if outcome == Outcome::Foreign {
                 self.tracked.remove(id);
