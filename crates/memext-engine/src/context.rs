@@ -234,6 +234,12 @@ impl ContextState {
         }
     }
 
+    /// The memory limit in force: what memext last wrote, its usage before
+    /// memext wrote one.
+    pub fn limit_in_force(&self) -> u64 {
+        self.limit.unwrap_or(self.memory.usage)
+    }
+
     /// Pushed out only when the room is needed (`when-needed`): a host
     /// whose DRAM is meant to be full.
     pub fn fills_room(&self) -> bool {

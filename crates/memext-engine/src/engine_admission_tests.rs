@@ -142,7 +142,7 @@ fn assert_limits_within(e: &Engine, cmds: &[Command], extend: &[&Ctx], room: u64
         .map(|c| {
             (
                 c.id.clone(),
-                e.get(&c.id).and_then(|t| t.limit).unwrap_or(c.usage),
+                e.get(&c.id).map_or(c.usage, |t| t.limit_in_force()),
             )
         })
         .collect();

@@ -47,18 +47,13 @@ impl LimitRoom {
         }
         let limits: BTreeMap<ContextId, u64> = contexts
             .filter(|t| t.class == Class::Extend)
-            .map(|t| (t.id.clone(), t.limit.unwrap_or(t.memory.usage)))
+            .map(|t| (t.id.clone(), t.limit_in_force()))
             .collect();
         let used: u128 = limits.values().map(|&b| u128::from(b)).sum();
         Some(Self {
             left: i128::from(capacity) - i128::from(critical) - used as i128,
             limits,
         })
-    }
-
-    /// Whether writing `bytes` would lower `id`'s limit (frees room).
-    pub fn lowers(&self, id: &ContextId, bytes: u64) -> bool {
-        self.limits.get(id).is_some_and(|&now| bytes < now)
     }
 
     /// The limit to write for `id` in place of `bytes`: a raise only as far
@@ -127,7 +122,6 @@ mod tests {
         let a: ContextId = "/a".into();
         assert_eq!(room.fit(&b, 300 * MIB), Some(182 * MIB));
         assert_eq!(room.fit(&b, 300 * MIB), None, "no room left");
-        assert!(room.lowers(&a, 16 * MIB));
         assert_eq!(room.fit(&a, 16 * MIB), Some(16 * MIB));
         assert_eq!(room.fit(&b, 300 * MIB), Some(300 * MIB));
     }

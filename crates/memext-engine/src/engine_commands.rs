@@ -1,0 +1,181 @@
+//! From a plan's actions to the commands the actuator carries out: in
+//! which order, how fast, which are left out (already in flight, already
+//! back, written less than `REASSERT` ago), and, where the extend limits
+//! are the critical contexts' protection, how far a raise may go.
+
+use std::collections::BTreeSet;
+
+use super::{Engine, HostFacts, HEAT_LIFETIME, THROTTLE_DIVISOR};
+use crate::command::{BringBack, Command, PushOut};
+use crate::context::ContextState;
+use crate::limit_room::LimitRoom;
+use crate::model::State;
+use crate::planner::Action;
+use crate::predict::PrefetchReason;
+use crate::{ContextId, Instant};
+
+impl Engine {
+    /// Leaves out knob commands that would write what was written less than
+    /// `REASSERT` ago; a context that is not idle has its memory knobs sent
+    /// at every tick all the same (it is read at every tick anyway, and the
+    /// ledger's re-read notices at once a limit someone else took over).
+    pub(super) fn drop_repeats(&self, commands: Vec<Command>, now: Instant) -> Vec<Command> {
+        commands
+            .into_iter()
+            .filter(|c| {
+                self.contexts.get(c.id()).is_none_or(|t| {
+                    let watched_often = t.model.state != State::Idle
+                        && matches!(c, Command::Limit { .. } | Command::Protect { .. });
+                    watched_often || !t.applied.repeats(c, now)
+                })
+            })
+            .collect()
+    }
+
+    /// Turns planner actions into commands: protections and raised limits
+    /// first, then bring-backs, then push-outs, then lowered limits; nothing
+    /// squeezed below its usage while its pages move (the targeted page-out
+    /// goes first, the limit after), nothing pushed out twice or brought
+    /// back that is in.
+    pub(super) fn commands(
+        &self,
+        actions: &[Action],
+        throttle: bool,
+        now: Instant,
+        host: &HostFacts,
+        busy: &dyn Fn(&ContextId) -> bool,
+    ) -> Vec<Command> {
+        let slow = if throttle { THROTTLE_DIVISOR } else { 1 };
+        let mut sorted: Vec<(&Action, &ContextState)> = actions
+            .iter()
+            .filter_map(|a| Some((a, self.contexts.get(a.key())?)))
+            .collect();
+        // Where the extend limits are the critical contexts' protection,
+        // every lowered limit is written before any raise, and a raise gets
+        // only the room they leave (see `limit_room`).
+        let mut room = host
+            .limits_protect
+            .then(|| LimitRoom::new(host.capacity, self.contexts.values()))
+            .flatten();
+        // A predicted bring-back goes after the push-outs that make its room
+        // (the mover keeps that order): read back into a full cgroup first,
+        // its pages were reclaimed again before the wake came.
+        sorted.sort_by_key(|(a, t)| match a {
+            Action::Protect { .. } => 0,
+            Action::Limit { bytes, .. } if room.is_some() && *bytes < t.limit_in_force() => 1,
+            Action::Limit { bytes, .. } if *bytes >= t.memory.usage => 2,
+            Action::BringBack { reason, .. } if *reason == PrefetchReason::Woke => 3,
+            Action::PushOut { .. } => 4,
+            Action::BringBack { .. } => 5,
+            Action::Limit { .. } => 6,
+            Action::Wait { .. } => 7, // the engine's admission freezes it
+        });
+        let mut moving: BTreeSet<&ContextId> = BTreeSet::new();
+        let mut short: BTreeSet<&ContextId> = BTreeSet::new();
+        // The contexts this batch pushes out: their limits follow the
+        // page-out (and are lowered first only as far as their usage), also
+        // where a lowered limit goes before the push-out (`limit_room`).
+        let pushing: BTreeSet<&ContextId> = sorted
+            .iter()
+            .filter(|(a, t)| matches!(a, Action::PushOut { .. }) && !t.out && !busy(&t.id))
+            .map(|(_, t)| &t.id)
+            .collect();
+        let mut out = Vec::new();
+        for (a, t) in sorted {
+            let id = &t.id;
+            let in_flight = busy(id) || moving.contains(id);
+            match a {
+                Action::Protect { bytes, .. } => out.push(Command::Protect {
+                    id: id.clone(),
+                    bytes: *bytes,
+                }),
+                Action::Limit { bytes, .. } => {
+                    // While its pages move, the limit follows the page-out
+                    // down: no lower than the usage (nothing reclaimed by
+                    // the write), so that the context cannot grow meanwhile.
+                    // Not while a critical context is under pressure: it
+                    // needs the room now, not at the mover's pace (held,
+                    // the noise of bench/peers' redis x burst grew into a
+                    // critical Redis: 125k major faults in a window).
+                    let bytes = if (in_flight || pushing.contains(id)) && !throttle {
+                        (*bytes).max(t.memory.usage)
+                    } else {
+                        *bytes
+                    };
+                    let fitted = room.as_mut().map_or(Some(bytes), |r| r.fit(id, bytes));
+                    let need = bytes.min(t.memory.usage.max(t.working_set_bytes()));
+                    if fitted.or(t.limit).unwrap_or(0) < need {
+                        // Its raise waits for room: so does its read-back
+                        // (into less room than its working set, it would
+                        // reclaim its own pages as they came in). A later
+                        // tick serves it.
+                        short.insert(id);
+                    }
+                    let Some(bytes) = fitted else {
+                        continue;
+                    };
+                    out.push(Command::Limit {
+                        id: id.clone(),
+                        bytes,
+                    });
+                }
+                Action::BringBack { reason, .. } => {
+                    if t.held.is_some() && !t.out && !t.squeezed {
+                        continue; // already back (held for its predicted wake)
+                    }
+                    if short.contains(id) {
+                        continue; // its limit waits for room (above)
+                    }
+                    out.push(Command::BringBack(
+                        self.bring_back(t, *reason, slow, now, host),
+                    ));
+                    moving.insert(id);
+                }
+                Action::Wait { .. } => {}
+                Action::PushOut { keep, .. } => {
+                    if in_flight || t.out {
+                        continue;
+                    }
+                    out.push(Command::PushOut(PushOut {
+                        id: id.clone(),
+                        keep_bytes: *keep,
+                        pids: t.pids.clone(),
+                        keep: t.ws.hottest(now, HEAT_LIFETIME, *keep),
+                        bandwidth: t.params.pageout_bandwidth / slow,
+                    }));
+                    moving.insert(id);
+                }
+            }
+        }
+        out
+    }
+
+    fn bring_back(
+        &self,
+        t: &ContextState,
+        reason: PrefetchReason,
+        slow: u64,
+        now: Instant,
+        host: &HostFacts,
+    ) -> BringBack {
+        BringBack {
+            id: t.id.clone(),
+            reason,
+            pids: t.pids.clone(),
+            order: t.ws.ranked(now, HEAT_LIFETIME),
+            bandwidth: t.params.prefetch_bandwidth / slow,
+            // Mapping is for a wake still `prefetch_lead` away: a context
+            // already touching its pages (woke) or about to (its leader woke,
+            // it follows within a second) would race the collapse and lose
+            // (measured: a follower's touch went from 0.17 s to 0.9 s), so
+            // those get the read-back alone.
+            map_back: t.params.map_back && reason == PrefetchReason::Periodic,
+            // A woken context faults its hottest pages in by itself; from zram
+            // that is as fast as memext's read (measured: in the same order,
+            // both decompressed the same pages and the wake took 0.50 s; from
+            // the end, 0.31 s). From a swap file, the process gains most from
+            // following memext's reads ahead of it.
+            from_the_end: reason == PrefetchReason::Woke && host.next_swap_is_zram,
+        }
+    }
+}
