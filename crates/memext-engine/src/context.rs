@@ -6,7 +6,7 @@
 use std::time::Duration;
 
 use crate::activity::Counters;
-use crate::model::{ContextModel, ModelParams};
+use crate::model::{ContextModel, ModelParams, State, Transition};
 use crate::predict::PrefetchReason;
 use crate::workingset::WorkingSet;
 use crate::{Class, ContextId, Instant};
@@ -16,6 +16,10 @@ use crate::{Class, ContextId, Instant};
 /// so, and a wake at its class's low weight waited for the critical contexts'
 /// CPU (a 53 MiB re-touch took 20 s behind a busy PostgreSQL in bench/peers).
 pub const WAKE_CPU_WEIGHT: u16 = 100;
+
+/// An extend context with at least this much in swap is out, whoever put it
+/// there (memext's mover, or the kernel at the limit memext wrote).
+pub const OUT_SWAPPED_BYTES: u64 = 8 << 20;
 
 fn wake_cpu_weight_default() -> u16 {
     WAKE_CPU_WEIGHT
@@ -52,6 +56,13 @@ pub struct ClassParams {
     /// When an idle context is pushed out.
     #[serde(default)]
     pub push_out: PushOutWhen,
+    /// Its wakes are served as fast as the machine allows, at the critical
+    /// contexts' expense: pages the kernel put in swap at memext's limit are
+    /// out too (watched, read back at a wake or an onset), an idle context
+    /// that is out runs at the waking CPU weight, and an onset is a wake
+    /// until it settles. See `note_paged_out`, `waking`, `cpu_weight`.
+    #[serde(default)]
+    pub fast_wakes: bool,
 }
 
 /// When an idle extend context is pushed out.
@@ -260,12 +271,54 @@ impl ContextState {
         self.model.admitted(now);
     }
 
+    /// With `fast_wakes`, a context with its pages in swap is out all the
+    /// same whoever put them there: mostly the kernel, at the limit memext wrote (the issue's
+    /// postgres x burst scenario: of 31-34 noise wakes a run, 3-6 had
+    /// anything pushed out by memext). Idle, it is then watched between
+    /// ticks (such a wake was seen only at a tick, by CPU time it hardly got
+    /// at its class's weight: up to 4.6 s after its touch began); at a wake
+    /// or an onset (`transition`, this tick's) its pages are read back in
+    /// bulk, into a limit sized for all of them (it faulted them back page
+    /// by page against a limit sized from the little it kept). `moving`:
+    /// the mover has a job for it.
+    pub fn note_paged_out(&mut self, transition: Option<Transition>, moving: bool) {
+        let paged_out = self.params.fast_wakes
+            && self.class == Class::Extend
+            && self.held.is_none() // in, but for what its read-back missed
+            && !moving
+            && self.memory.swapped >= OUT_SWAPPED_BYTES;
+        let settled_idle = transition.is_none() && self.model.state == State::Idle;
+        if paged_out && (settled_idle || transition == Some(Transition::Onset)) {
+            self.out = true;
+        }
+    }
+
+    /// Woke, or (with `fast_wakes`) had an onset (a wake that came before
+    /// it was judged idle), less than `settle` ago: served as a waking
+    /// context, for room (first, and not pushed out meanwhile) and for CPU.
+    /// (An onset served for one tick only was pushed out again while its
+    /// 53 MiB touch went on, which then took 21 s: bench/peers' postgres x
+    /// burst scenario.)
+    pub fn waking(&self, now: Instant) -> bool {
+        match self.model.state {
+            State::Waking => true,
+            State::Active => {
+                self.params.fast_wakes && self.model.had_onset(now, self.params.model().settle)
+            }
+            State::Idle => false,
+        }
+    }
+
     /// The CPU weight it runs at (None: left as it is): its class's, or its
-    /// class's waking weight while it is an admitted waking context.
-    pub fn cpu_weight(&self) -> Option<u16> {
+    /// class's waking weight while it is an admitted waking context, and
+    /// with `fast_wakes` while it is idle and out: its next activity is a wake, which at its
+    /// class's low weight crept on for up to 2.6 s behind a busy PostgreSQL
+    /// before the kernel's event for it fired (bench/peers' postgres x burst
+    /// scenario); idle, it takes no CPU at any weight.
+    pub fn cpu_weight(&self, now: Instant) -> Option<u16> {
         let class = self.params.cpu_weight?;
-        let waking =
-            self.model.state == crate::model::State::Waking && self.waiting_since.is_none();
+        let waking = (self.waking(now) && self.waiting_since.is_none())
+            || (self.params.fast_wakes && self.model.state == State::Idle && self.out);
         Some(if waking {
             class.max(self.params.wake_cpu_weight)
         } else {
@@ -317,6 +370,7 @@ mod tests {
             wake_cpu_weight: 30,
             admit_within: Duration::from_secs(5),
             push_out: PushOutWhen::Needed,
+            fast_wakes: true,
         };
         let mut t = ContextState::new(
             ContextId::from("/a/b"),

@@ -174,9 +174,11 @@ impl Engine {
         // rounds alternating with the previous build: no difference beyond
         // the VM's drift either way).
         let squeezed = t.squeezed && t.fills_room();
+        let wants_working_set = wants && !t.out && !squeezed;
+        t.note_paged_out(transition, moving);
         Observed {
             transition,
-            wants_working_set: wants && !t.out && !squeezed,
+            wants_working_set,
         }
     }
 
@@ -239,7 +241,7 @@ impl Engine {
         commands.extend(self.contexts.values().filter_map(|t| {
             Some(Command::CpuWeight {
                 id: t.id.clone(),
-                weight: t.cpu_weight()?,
+                weight: t.cpu_weight(now)?,
             })
         }));
         let commands = self.drop_repeats(commands, now);
@@ -289,7 +291,12 @@ impl Engine {
             .map(|(t, p)| ContextInput {
                 key: t.id.clone(),
                 class: t.class,
-                state: t.model.state,
+                // An onset is a wake to the plan until it settles.
+                state: if t.waking(now) {
+                    State::Waking
+                } else {
+                    t.model.state
+                },
                 usage: t.memory.usage,
                 working_set: t.working_set_bytes(),
                 swapped: t.memory.swapped,
@@ -297,18 +304,19 @@ impl Engine {
                 floor: t.params.floor.max(t.memory.unswappable),
                 headroom_pct: t.params.headroom_pct,
                 under_pressure: t.under_pressure,
-                // What memext pushed out comes back once (then it is in). On a
-                // host meant to be full (`when-needed`), so do an active
-                // context's pages in swap, whoever put them there (memext, or
-                // the kernel at its limit), at its onset or its predicted call
-                // (the plan does so only if it has some). Not under
-                // `when-idle`: there the onsets of bench/peers' noise were
-                // read back at nice 0 (33 read-backs in the quick matrix
-                // instead of 10), CPU its critical workloads needed (postgres
-                // x burst 0.42x against 0.61x). One brought back for a
-                // predicted wake stays held. (Every tick while a context
-                // settled, its pages were read again: 1001 read-backs in a
-                // bench/faas trace instead of 250.)
+                // What is out comes back once (then it is in): what memext
+                // pushed out, and with `fast_wakes` what the kernel put in
+                // swap at memext's limit (`note_paged_out`). On a host meant
+                // to be full (`when-needed`), so do an active context's
+                // pages in swap, whoever put them there, at its onset or its
+                // predicted call (the plan does so only if it has some).
+                // Not under `when-idle` alone: there the onsets of
+                // bench/peers' noise were read back at nice 0, CPU its
+                // critical workloads needed (postgres x burst 0.42x against
+                // 0.61x; measured again with `fast_wakes`, README). One
+                // brought back for a predicted wake stays held. (Every tick
+                // while a context settled, its pages were read again: 1001
+                // read-backs in a bench/faas trace instead of 250.)
                 prefetch: p
                     .filter(|_| t.out || (t.model.state == State::Active && t.fills_room()))
                     .or(t.held.filter(|(until, _)| now < *until).map(|(_, r)| r)),
@@ -415,7 +423,7 @@ impl Engine {
             },
         ]);
         let mut out = self.commands(&actions, false, at, host, busy);
-        out.extend(t.cpu_weight().map(|weight| Command::CpuWeight {
+        out.extend(t.cpu_weight(at).map(|weight| Command::CpuWeight {
             id: id.clone(),
             weight,
         }));

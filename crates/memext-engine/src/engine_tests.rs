@@ -28,6 +28,7 @@ fn class(floor_mib: u64) -> ClassParams {
         wake_cpu_weight: WAKE_CPU_WEIGHT,
         admit_within: Duration::ZERO,
         push_out: PushOutWhen::Idle,
+        fast_wakes: false,
     }
 }
 
@@ -622,6 +623,9 @@ fn shared_memory_in_many_processes_counts_once_toward_a_working_set() {
 #[path = "engine_admission_tests.rs"]
 mod admission;
 
+#[path = "engine_out_tests.rs"]
+mod out;
+
 /// `push_out = "when-needed"`: an idle context is not pushed out while the
 /// capacity has room for it; when a waking one needs that room, it is
 /// pushed out only as far as needed.
@@ -844,18 +848,23 @@ fn a_squeezed_context_keeps_the_working_set_recorded_before() {
     );
 }
 
-/// On a host meant to be full (`when-needed`), pages the kernel put in
-/// swap (at the context's own limit, not by memext's push-out) are brought
-/// back at its onset all the same; under `when-idle` they are not (the
-/// onsets of bench/peers' noise, read back at nice 0, took CPU its critical
-/// workloads needed).
+/// On a host meant to be full (`when-needed`), or with `fast_wakes`, pages
+/// the kernel put in swap (at the context's own limit, not by memext's
+/// push-out) are brought back at its onset, once; under `when-idle` alone
+/// they are not (the onsets of bench/peers' noise, read back at nice 0, took
+/// CPU its critical workloads needed).
 #[test]
 fn what_its_limit_paged_out_is_brought_back_at_an_onset_on_a_full_host() {
-    for (push_out, back) in [(PushOutWhen::Needed, 1), (PushOutWhen::Idle, 0)] {
+    for (push_out, fast_wakes, back) in [
+        (PushOutWhen::Needed, false, 1),
+        (PushOutWhen::Idle, false, 0),
+        (PushOutWhen::Idle, true, 1),
+    ] {
         let mut e = Engine::new(params());
         let mut f = Ctx::new("/func", 20);
         let p = ClassParams {
             push_out,
+            fast_wakes,
             ..class(16)
         };
         e.track(f.id.clone(), Class::Extend, p, s(0.0));
@@ -870,9 +879,15 @@ fn what_its_limit_paged_out_is_brought_back_at_an_onset_on_a_full_host() {
         f.cpu += Duration::from_millis(300);
         let (tr, cmds) = tick(&mut e, &[&f], 5.0);
         assert_eq!(tr[0], Some(Transition::Onset), "recorded either way");
-        assert_eq!(bring_backs(&cmds).len(), back, "{push_out:?}: {cmds:?}");
+        let case = format!("{push_out:?}, fast_wakes {fast_wakes}");
+        assert_eq!(bring_backs(&cmds).len(), back, "{case}: {cmds:?}");
         if back == 1 {
             assert!(limits(&cmds).iter().all(|&b| b >= 73 * MIB), "{cmds:?}");
+            // What is still in swap after its read-back is not read again.
+            f.cpu += Duration::from_millis(300);
+            f.swapped = 12 * MIB;
+            let (_, cmds) = tick(&mut e, &[&f], 6.0);
+            assert!(bring_backs(&cmds).is_empty(), "{case}: {cmds:?}");
         }
     }
 }

@@ -99,6 +99,7 @@ mod tests {
             wake_cpu_weight: 100,
             admit_within: Duration::ZERO,
             push_out: crate::context::PushOutWhen::Idle,
+            fast_wakes: false,
         };
         let mut t = ContextState::new(id.into(), class, params, Duration::ZERO);
         t.memory.usage = usage;

@@ -4,7 +4,8 @@
 //!
 //! Order of service: critical contexts get their working set plus headroom
 //! first, always; every extend context gets at least its floor; what remains
-//! goes to waking contexts, then to prefetched ones (each whole or not at
+//! goes to waking contexts (the engine passes an onset as one until it
+//! settles), then to prefetched ones (each whole or not at
 //! all: a working set read back into less room than it needs is reclaimed
 //! again at its own limit before it is used), then to active ones, and what
 //! is still left is split among the active ones. Idle extend contexts are held at
@@ -134,9 +135,10 @@ fn demand(c: &ContextInput) -> u64 {
             let grown = with_headroom(c.usage, c.headroom_pct);
             grown.max(c.usage.saturating_add(GROWTH_BYTES))
         }
-        // Active again after a quiet stretch (an onset), or due: it touches
-        // what it has, all of it, also what its limit paged out meanwhile.
-        (Class::Extend, State::Active, Some(_)) => {
+        // Woke, active again after a quiet stretch (an onset), or due: it
+        // touches what it has, all of it, also what its limit paged out
+        // meanwhile (and its read-back brings all of that in).
+        (Class::Extend, State::Waking | State::Active, Some(_)) => {
             let all = base.max(c.usage.saturating_add(c.swapped));
             with_headroom(all, c.headroom_pct).max(all.saturating_add(GROWTH_BYTES))
         }

@@ -120,6 +120,13 @@ pub fn from_annotations(a: &BTreeMap<String, String>) -> Option<PodContainer> {
             humantime::format_duration(MIN_IDLE_AFTER)
         ));
     }
+    // Faster wakes are paid for with the critical pods' CPU: the host's
+    // policy grants them, not a pod to itself.
+    if p.overrides.fast_wakes.take().is_some() {
+        p.problems.push(format!(
+            "{PREFIX}fast-wakes: set by the host's policy, not by a pod"
+        ));
+    }
     if p.class == Some(Class::Critical) && p.overrides.push_out.take().is_some() {
         p.problems.push(format!(
             "{PREFIX}push-out: critical pods are never pushed out"
@@ -254,6 +261,11 @@ mod tests {
         .expect("a CRI container");
         assert_eq!(c.overrides.push_out, None);
         assert_eq!(c.problems.len(), 1);
+        // Nor does a pod give itself faster wakes (the critical pods' CPU).
+        let f = from_annotations(&cri("container", &[("memext.io/fast-wakes", "true")]))
+            .expect("a CRI container");
+        assert_eq!(f.overrides.fast_wakes, None);
+        assert_eq!(f.problems.len(), 1, "{:?}", f.problems);
         // Not a CRI container (plain containerd, docker): nothing.
         assert!(from_annotations(&BTreeMap::new()).is_none());
     }

@@ -101,6 +101,7 @@ impl Config {
             wake_cpu_weight: CpuWeight(memext_engine::context::WAKE_CPU_WEIGHT),
             admit_within: Duration::ZERO,
             push_out: PushOutWhen::Idle,
+            fast_wakes: false,
         }
     }
 
@@ -116,6 +117,7 @@ impl Config {
             wake_cpu_weight: CpuWeight(memext_engine::context::WAKE_CPU_WEIGHT),
             admit_within: EXTEND_ADMIT_WITHIN,
             push_out: PushOutWhen::Idle,
+            fast_wakes: false,
         }
     }
 
@@ -185,6 +187,11 @@ impl Config {
         if file.class.critical.push_out.is_some() {
             let at = text.find("[class.critical]").unwrap_or(0);
             let why = "class.critical: push_out applies to extend contexts: a critical context is never pushed out";
+            return Err(invalid(at..at, why.into()));
+        }
+        if file.class.critical.fast_wakes.is_some() {
+            let at = text.find("[class.critical]").unwrap_or(0);
+            let why = "class.critical: fast_wakes applies to extend contexts: a critical context is never pushed out";
             return Err(invalid(at..at, why.into()));
         }
         if let Some(why) = validate_daemon(&file.daemon) {

@@ -228,6 +228,19 @@ fn idle_contexts_are_pushed_out_when_idle_unless_the_class_says_when_needed() {
 }
 
 #[test]
+fn fast_wakes_are_off_unless_the_extend_class_asks() {
+    let c = parse("").expect("empty policy");
+    assert!(!c.extend.fast_wakes && !c.extend.engine().fast_wakes);
+    let c = parse("[class.extend]\nfast_wakes = true\n").expect("on");
+    assert!(c.extend.engine().fast_wakes);
+    let (_, msg) = err_line("[class.extend]\nfast_wakes = \"yes\"\n");
+    assert!(msg.contains("bool"), "{msg}");
+    let (line, msg) = err_line("[class.critical]\nfast_wakes = true\n");
+    assert_eq!(line, 1);
+    assert!(msg.contains("extend contexts"), "{msg}");
+}
+
+#[test]
 fn bad_size_names_its_line() {
     let (line, msg) = err_line("[class.extend]\nidle_after = \"5s\"\nfloor = \"12 parsecs\"\n");
     assert_eq!(line, 3);

@@ -44,6 +44,7 @@ fn state(id: &str, pids: &[u32]) -> ContextState {
         wake_cpu_weight: 100,
         admit_within: std::time::Duration::ZERO,
         push_out: memext_engine::context::PushOutWhen::Idle,
+        fast_wakes: false,
     };
     let mut t = ContextState::new(ContextId::from(id), Class::Extend, params, Duration::ZERO);
     for &pid in pids {

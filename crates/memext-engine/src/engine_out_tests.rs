@@ -1,0 +1,124 @@
+//! `fast_wakes`: contexts that are out without memext's mover having moved
+//! them (the kernel paged them out at the limit memext wrote), and onsets
+//! served as wakes.
+
+use super::*;
+
+/// An extend class whose wakes are served as fast as the machine allows,
+/// at a tenth of the default CPU weight otherwise.
+fn fast() -> ClassParams {
+    ClassParams {
+        fast_wakes: true,
+        cpu_weight: Some(10),
+        ..class(16)
+    }
+}
+
+/// A small context (53 MiB) that ran at its 16 MiB floor limit: the kernel
+/// put 37 MiB of it in swap; it goes idle with nothing for the mover to do.
+fn paged_out_by_its_limit(e: &mut Engine, p: ClassParams) -> Ctx {
+    let mut c = Ctx::new("/noise", 16);
+    c.swapped = 37 * MIB;
+    e.track(c.id.clone(), Class::Extend, p, s(0.0));
+    for i in 0..=8 {
+        if i < 2 {
+            c.cpu += Duration::from_millis(500);
+        }
+        let (_, cmds) = tick(e, &[&c], f64::from(i));
+        assert!(push_outs(&cmds).is_empty(), "nothing to push out: {cmds:?}");
+    }
+    assert_eq!(e.get(&c.id).map(|t| t.model.state), Some(State::Idle));
+    c
+}
+
+#[test]
+fn a_context_its_limit_paged_out_is_watched_between_ticks_and_read_back_when_it_wakes() {
+    let mut e = Engine::new(params());
+    let mut c = paged_out_by_its_limit(&mut e, fast());
+    // Out all the same: its wake is watched for between ticks (not left to
+    // the next tick's reading of a CPU time it hardly gets), at the waking
+    // weight (idle, it takes none).
+    assert_eq!(e.watched(), vec![c.id.clone()]);
+    let weight = e.get(&c.id).and_then(|t| t.cpu_weight(s(9.0)));
+    assert_eq!(weight, Some(WAKE_CPU_WEIGHT));
+    assert!(!e.poll(&c.id, s(9.5), c.cpu));
+    c.cpu += Duration::from_millis(10);
+    assert!(e.poll(&c.id, s(9.52), c.cpu), "a wake");
+    let cmds = e.serve_wake(&c.id, s(9.52), &HOST, &never_busy);
+    assert!(limits(&cmds).iter().any(|&b| b >= 53 * MIB), "{cmds:?}");
+    assert_eq!(bring_backs(&cmds).len(), 1, "read back in bulk: {cmds:?}");
+}
+
+#[test]
+fn without_fast_wakes_a_context_its_limit_paged_out_is_left_to_fault_back() {
+    let mut e = Engine::new(params());
+    let c = paged_out_by_its_limit(
+        &mut e,
+        ClassParams {
+            fast_wakes: false,
+            ..fast()
+        },
+    );
+    assert!(e.watched().is_empty(), "seen at a tick");
+    let weight = e.get(&c.id).and_then(|t| t.cpu_weight(s(9.0)));
+    assert_eq!(weight, Some(10));
+}
+
+#[test]
+fn a_wake_seen_at_a_tick_gets_room_for_all_its_limit_paged_out() {
+    let mut e = Engine::new(params());
+    let mut c = paged_out_by_its_limit(&mut e, fast());
+    c.cpu += Duration::from_millis(500);
+    let (tr, cmds) = tick(&mut e, &[&c], 9.0);
+    assert_eq!(tr, vec![Some(Transition::Woke)]);
+    // It touches all it has: its limit makes room for the 37 MiB in swap
+    // too, not only for the 16 MiB its working set was recorded at.
+    assert!(limits(&cmds).iter().any(|&b| b >= 53 * MIB), "{cmds:?}");
+    assert_eq!(bring_backs(&cmds).len(), 1, "{cmds:?}");
+}
+
+/// An onset is a wake until it settles: its read-back is not pushed out
+/// again for the next context that wakes while it still touches its pages,
+/// and it runs at the waking CPU weight meanwhile.
+#[test]
+fn an_onset_keeps_its_room_and_the_waking_weight_until_it_settles() {
+    let mut e = Engine::new(params());
+    let db = Ctx::new("/db", 700);
+    let mut a = Ctx::new("/a", 16);
+    a.swapped = 100 * MIB;
+    let mut b = Ctx::new("/b", 200);
+    e.track(db.id.clone(), Class::Critical, class(16), s(0.0));
+    e.track(a.id.clone(), Class::Extend, fast(), s(0.0));
+    e.track(b.id.clone(), Class::Extend, fast(), s(0.0));
+    for i in 0..=7 {
+        if i <= 4 {
+            a.cpu += Duration::from_millis(500);
+        }
+        tick(&mut e, &[&db, &a, &b], f64::from(i));
+    }
+    assert!(e.get(&b.id).is_some_and(|t| t.out), "b pushed out");
+    b.usage = 16 * MIB;
+    b.swapped = 184 * MIB;
+    // a, active and quiet since 4 s, starts again at 8 s: its onset reads
+    // back its 100 MiB.
+    a.cpu += Duration::from_millis(500);
+    let (tr, cmds) = tick(&mut e, &[&db, &a, &b], 8.0);
+    assert_eq!(tr[1], Some(Transition::Onset));
+    assert_eq!(bring_backs(&cmds).len(), 1, "{cmds:?}");
+    a.usage = 116 * MIB;
+    a.swapped = 0;
+    // b wakes at 9 s, while a still touches its pages: both do not fit.
+    a.cpu += Duration::from_millis(500);
+    b.cpu += Duration::from_millis(500);
+    let (tr, cmds) = tick(&mut e, &[&db, &a, &b], 9.0);
+    assert_eq!(tr[2], Some(Transition::Woke));
+    assert!(
+        push_outs(&cmds).iter().all(|p| p.id != a.id),
+        "a pushed out while it settles: {cmds:?}"
+    );
+    let weight = e.get(&a.id).and_then(|t| t.cpu_weight(s(9.0)));
+    assert_eq!(weight, Some(WAKE_CPU_WEIGHT));
+    // Settled (2 s after its onset), it is an active context again.
+    let weight = e.get(&a.id).and_then(|t| t.cpu_weight(s(10.5)));
+    assert_eq!(weight, Some(10));
+}
