@@ -272,12 +272,12 @@ impl ContextState {
     }
 
     /// With `fast_wakes`, a context with its pages in swap is out all the
-    /// same whoever put them there: mostly the kernel, at the limit memext wrote (the issue's
-    /// postgres x burst scenario: of 31-34 noise wakes a run, 3-6 had
-    /// anything pushed out by memext). Idle, it is then watched between
-    /// ticks (such a wake was seen only at a tick, by CPU time it hardly got
-    /// at its class's weight: up to 4.6 s after its touch began); at a wake
-    /// or an onset (`transition`, this tick's) its pages are read back in
+    /// same whoever put them there: mostly the kernel, at the limit memext
+    /// wrote (the postgres x burst scenario: of 31-34 noise wakes a
+    /// run, 3-6 were read back). Idle, it is then watched between ticks
+    /// (such a wake was seen only at a tick, by CPU time it hardly got at
+    /// its class's weight: a median 0.6-0.8 s after its touch began); at a
+    /// wake or an onset (`transition`, this tick's) its pages are read back in
     /// bulk, into a limit sized for all of them (it faulted them back page
     /// by page against a limit sized from the little it kept). `moving`:
     /// the mover has a job for it.
@@ -310,9 +310,10 @@ impl ContextState {
     }
 
     /// The CPU weight it runs at (None: left as it is): its class's, or its
-    /// class's waking weight while it is an admitted waking context, and
-    /// with `fast_wakes` while it is idle and out: its next activity is a wake, which at its
-    /// class's low weight crept on for up to 2.6 s behind a busy PostgreSQL
+    /// class's waking weight while it is an admitted waking context, and,
+    /// with `fast_wakes`, while it is idle and out: its next activity is a
+    /// wake, which at its class's low weight crept on for up to 2.6 s behind
+    /// a busy PostgreSQL
     /// before the kernel's event for it fired (bench/peers' postgres x burst
     /// scenario); idle, it takes no CPU at any weight.
     pub fn cpu_weight(&self, now: Instant) -> Option<u16> {
