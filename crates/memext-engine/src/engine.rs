@@ -325,11 +325,15 @@ impl Engine {
                     overdue: now.saturating_sub(since) >= t.params.admit_within,
                 }),
                 keep_while_room: t.fills_room(),
+                quiet: t.model.state == State::Active && t.model.is_quiet(now),
                 // Only the planner's keep order reads it: not worked out for
                 // the (default) contexts pushed out when idle.
                 expected_wake_in: t
                     .fills_room()
-                    .then(|| t.model.history.expected_wake_in(now))
+                    .then(|| {
+                        let m = &t.model;
+                        m.history.expected_wake_in(now, m.watched_since)
+                    })
                     .flatten(),
             })
             .collect();

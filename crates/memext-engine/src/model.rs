@@ -92,6 +92,9 @@ pub struct ContextModel {
     pub state: State,
     /// When the current state began.
     pub since: Instant,
+    /// When memext began to watch it: how long its wake rate is judged over.
+    #[serde(default)]
+    pub watched_since: Instant,
     pub last_activity: Instant,
     #[serde(skip)]
     last: Option<Counters>,
@@ -115,6 +118,7 @@ impl ContextModel {
         Self {
             state: State::Active,
             since: now,
+            watched_since: now,
             last_activity: now,
             last: None,
             poll_ref: None,

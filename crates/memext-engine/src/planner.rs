@@ -58,8 +58,12 @@ pub struct ContextInput {
     /// is pushed out only as far as the room requires (`push_out =
     /// "when-needed"`), instead of going to its floor when it goes idle.
     pub keep_while_room: bool,
+    /// Active, but no activity seen for a while (`ONSET_QUIET`): between
+    /// two calls, not in one.
+    pub quiet: bool,
     /// How long until its next wake is expected (None: no history): of the
-    /// idle contexts that keep what they hold, the soonest are kept first.
+    /// contexts that keep what they hold, those whose next wake per byte
+    /// held is soonest are kept first.
     pub expected_wake_in: Option<Duration>,
 }
 
@@ -125,12 +129,25 @@ fn with_headroom(bytes: u64, pct: u8) -> u64 {
     bytes.saturating_add(bytes / 100 * u64::from(pct))
 }
 
+/// Whether an extend context rests between calls on a host meant to be
+/// full: idle, or active but quiet, with no wake to serve. It needs only
+/// its floor; it keeps what it holds while there is room, by the value of
+/// what it holds (`Room::keep_resting`), instead of growing room it does
+/// not use while the next call of another waits for it.
+fn resting(c: &ContextInput) -> bool {
+    c.class == Class::Extend
+        && c.prefetch.is_none()
+        && (c.state == State::Idle || (c.keep_while_room && c.quiet && c.state == State::Active))
+}
+
 /// What a context would need to run unhindered.
 fn demand(c: &ContextInput) -> u64 {
     let base = c.usage.max(c.working_set);
+    if resting(c) {
+        return c.floor;
+    }
     match (c.class, c.state, c.prefetch) {
         (Class::Critical, _, _) => with_headroom(base, c.headroom_pct),
-        (Class::Extend, State::Idle, None) => c.floor,
         (Class::Extend, State::Active, None) => {
             let grown = with_headroom(c.usage, c.headroom_pct);
             grown.max(c.usage.saturating_add(GROWTH_BYTES))
@@ -159,6 +176,9 @@ fn fits(c: &ContextInput) -> u64 {
 /// Serving order of extend contexts beyond their floor: waking and
 /// prefetched before active.
 fn rank(c: &ContextInput) -> u8 {
+    if resting(c) {
+        return 3;
+    }
     match (c.state, c.prefetch) {
         (State::Waking, _) | (_, Some(PrefetchReason::Woke)) => 0,
         (_, Some(_)) => 1,
@@ -186,10 +206,11 @@ pub fn plan(input: &PlanInput) -> Plan {
     for r in 2..=3 {
         room.share_rank(cs, r);
     }
-    // 3b. Idle contexts that are pushed out only when needed keep what they
-    //     hold while it fits, those expected to wake soonest first; the rest
-    //     are pushed out only as far as the room requires.
-    room.keep_idle(cs, (input.capacity / KEEP_RESERVE_DIV).max(GROWTH_BYTES));
+    // 3b. Resting contexts that are pushed out only when needed keep what
+    //     they hold while it fits, those expected to wake soonest for what
+    //     they hold first; the rest are pushed out only as far as the room
+    //     requires.
+    room.keep_resting(cs, (input.capacity / KEEP_RESERVE_DIV).max(GROWTH_BYTES));
     // 4. What nobody needs now is split evenly among the active extend
     //    contexts, so one that allocates fast between two ticks grows into free
     //    DRAM instead of reclaiming its own pages at a limit set a tick ago.
@@ -304,12 +325,12 @@ impl Room {
         served
     }
 
-    /// Lets idle `keep_while_room` contexts keep what they hold (and a
-    /// little slack) out of what is left beyond `reserve`, in the order of
-    /// their expected next wake (unknown last).
-    fn keep_idle(&mut self, cs: &[ContextInput], reserve: u64) {
+    /// Lets resting `keep_while_room` contexts keep what they hold (and a
+    /// little slack) out of what is left beyond `reserve`, the most valuable
+    /// first: the soonest expected wake per byte held (unknown last).
+    fn keep_resting(&mut self, cs: &[ContextInput], reserve: u64) {
         let mut spare = self.left.saturating_sub(reserve);
-        for i in soonest_first(cs, |c| c.keep_while_room && rank(c) == 3) {
+        for i in most_valuable_first(cs, |c| c.keep_while_room && resting(c)) {
             let want = cs[i]
                 .usage
                 .saturating_add(PUSH_SLACK_BYTES)
@@ -356,6 +377,22 @@ fn soonest_first(cs: &[ContextInput], which: impl Fn(&ContextInput) -> bool) -> 
         .filter(|&i| cs[i].class == Class::Extend && cs[i].queued.is_none() && which(&cs[i]))
         .collect();
     order.sort_by_key(|&i| (cs[i].expected_wake_in.unwrap_or(Duration::MAX), i));
+    order
+}
+
+/// The extend contexts (not queued) that `which` selects, by input index,
+/// in the order of the time to their expected next wake times the bytes
+/// they hold (unknown last): of two contexts called as often, the smaller is
+/// kept first; of two as large, the one called sooner.
+fn most_valuable_first(cs: &[ContextInput], which: impl Fn(&ContextInput) -> bool) -> Vec<usize> {
+    let cost = |c: &ContextInput| {
+        c.expected_wake_in
+            .map_or(u128::MAX, |d| d.as_millis() * u128::from(c.usage.max(1)))
+    };
+    let mut order: Vec<usize> = (0..cs.len())
+        .filter(|&i| cs[i].class == Class::Extend && cs[i].queued.is_none() && which(&cs[i]))
+        .collect();
+    order.sort_by_key(|&i| (cost(&cs[i]), i));
     order
 }
 

@@ -19,6 +19,7 @@ fn ctx(key: &str, class: Class, state: State, usage_mib: u64, ws_mib: u64) -> Co
         prefetch: None,
         queued: None,
         keep_while_room: false,
+        quiet: false,
         expected_wake_in: None,
     }
 }
@@ -186,6 +187,77 @@ fn idle_contexts_pushed_out_only_when_needed_keep_what_fits_soonest_wake_first()
     }
     let p = plan(&default);
     assert_eq!(target(&p, &default, "soon"), 32 * MIB);
+}
+
+/// A host meant to be full (bench/faas): between two calls, an active
+/// function is quiet. It rests: room for its next call is not grown for
+/// it while another function's call waits, and of the resting ones the
+/// most valuable keep what they hold (the soonest call per byte held)
+/// instead of every one being squeezed in proportion, each paged out in
+/// part and every next call faulting.
+#[test]
+fn quiet_active_contexts_on_a_full_host_rest_and_the_most_valuable_keep_what_they_hold() {
+    let quiet = |key: &str, wake_s: u64| ContextInput {
+        keep_while_room: true,
+        quiet: true,
+        expected_wake_in: Some(Duration::from_secs(wake_s)),
+        ..ctx(key, Class::Extend, State::Active, 100, 100)
+    };
+    let waking = ContextInput {
+        swapped: 118 * MIB,
+        prefetch: Some(PrefetchReason::Woke),
+        keep_while_room: true,
+        ..ctx("called", Class::Extend, State::Waking, 32, 150)
+    };
+    // 350 - 3 floors (96) - the call's 150 beyond its floor = 104 left,
+    // 32 of it kept free.
+    let input = PlanInput {
+        capacity: 350 * MIB,
+        contexts: vec![waking, quiet("once", 100), quiet("often", 5)],
+    };
+    let p = plan(&input);
+    assert!(target(&p, &input, "called") >= 150 * MIB);
+    assert_eq!(target(&p, &input, "often"), (32 + 72) * MIB, "kept");
+    assert_eq!(target(&p, &input, "once"), 32 * MIB);
+    assert!(p.actions.contains(&Action::PushOut {
+        key: "once".into(),
+        keep: 32 * MIB
+    }));
+    assert!(
+        !p.actions
+            .iter()
+            .any(|a| matches!(a, Action::PushOut { key, .. } if key.as_str() == "often")),
+        "{:?}",
+        p.actions
+    );
+
+    // Of two called as often, the smaller is kept first.
+    let sized = |key: &str, mib: u64| ContextInput {
+        usage: mib * MIB,
+        working_set: mib * MIB,
+        ..quiet(key, 10)
+    };
+    let input = PlanInput {
+        capacity: 200 * MIB,
+        contexts: vec![sized("large", 150), sized("small", 60)],
+    };
+    let p = plan(&input);
+    assert_eq!(target(&p, &input, "small"), 68 * MIB, "kept, with slack");
+    assert_eq!(
+        target(&p, &input, "large"),
+        (200 - 32 - 68) * MIB,
+        "the rest"
+    );
+
+    // Busy (not quiet), an active context still gets room to grow.
+    let mut busy = quiet("busy", 5);
+    busy.quiet = false;
+    let input = PlanInput {
+        capacity: 1000 * MIB,
+        contexts: vec![busy],
+    };
+    let p = plan(&input);
+    assert!(target(&p, &input, "busy") >= 132 * MIB);
 }
 
 /// Two predicted wakes and room for one: the sooner is brought back whole,
@@ -448,6 +520,7 @@ fn any_context() -> impl Strategy<Value = ContextInput> {
                     prefetch,
                     queued: None,
                     keep_while_room: keep,
+                    quiet: keep,
                     expected_wake_in: wake.map(Duration::from_secs),
                 }
             },

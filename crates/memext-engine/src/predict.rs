@@ -149,9 +149,9 @@ mod tests {
 
     #[test]
     fn follower_is_brought_back_when_its_leader_wakes() {
-        let leader_wakes = [5.0, 25.0, 45.0, 65.0];
-        let follower_wakes = [5.5, 25.5, 45.5];
-        // At 65.05 s the leader has just woken; the follower has not yet.
+        let leader_wakes = [5.0, 20.0, 45.0, 65.0];
+        let follower_wakes = [5.5, 20.5, 45.5]; // not periodic
+                                                // At 65.05 s the leader has just woken; the follower has not yet.
         let leader = model_with_wakes(&leader_wakes, 65.1);
         let follower = model_with_wakes(&follower_wakes, 65.1);
         let loner = model_with_wakes(&[15.0], 65.1);
