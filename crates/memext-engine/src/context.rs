@@ -257,6 +257,14 @@ impl ContextState {
         self.params.push_out == PushOutWhen::Needed
     }
 
+    /// Active on a host meant to be full, with pages out: paged out for
+    /// room as it rested between calls, or by its limit.
+    pub fn rests_paged_out(&self) -> bool {
+        self.fills_room()
+            && self.model.state == State::Active
+            && (self.squeezed || self.memory.swapped >= OUT_SWAPPED_BYTES)
+    }
+
     /// A wake seen: under admission control it queues for room.
     pub fn queue_wake(&mut self, now: Instant) {
         if self.class == Class::Extend && !self.params.admit_within.is_zero() {

@@ -344,28 +344,35 @@ impl Engine {
     /// holds for a predicted wake. A held context is watched too: mapped back,
     /// its wake takes no fault and a few ms of CPU, which a tick-long window
     /// dilutes below the activity threshold; a wake missed there is missing
-    /// from its history, and the next prediction with it.
+    /// from its history, and the next prediction with it. So is, on a host
+    /// meant to be full, an active context paged out while it rested
+    /// between calls: its next call is seen as it comes (an onset), not at
+    /// the next tick, while it faults its pages in one by one.
     pub fn watched(&self) -> Vec<ContextId> {
         self.contexts
             .values()
-            .filter(|t| t.model.state == State::Idle && (t.out || t.held.is_some()))
+            .filter(|t| match t.model.state {
+                State::Idle => t.out || t.held.is_some(),
+                State::Active => t.rests_paged_out(),
+                State::Waking => false,
+            })
             .map(|t| t.id.clone())
             .collect()
     }
 
-    /// A between-ticks sample of a watched context's CPU time: whether it woke.
-    pub fn poll(&mut self, id: &ContextId, at: Instant, cpu: Duration) -> bool {
-        let Some(t) = self.contexts.get_mut(id) else {
-            return false;
-        };
+    /// A between-ticks sample of a watched context's CPU time: whether it
+    /// woke, or (active, resting between calls) had an onset. Either is
+    /// served at once (`serve_wake`).
+    pub fn poll(&mut self, id: &ContextId, at: Instant, cpu: Duration) -> Option<Transition> {
+        let t = self.contexts.get_mut(id)?;
         let expected = t.held.is_some();
-        if t.model.poll(at, cpu, &t.params.model(), expected) != Some(Transition::Woke) {
-            return false;
-        }
+        let tr = t.model.poll(at, cpu, &t.params.model(), expected)?;
         t.held = None; // the wake it was held for has come
-        t.queue_wake(at);
+        if tr == Transition::Woke {
+            t.queue_wake(at);
+        }
         t.applied = Applied::default();
-        true
+        Some(tr)
     }
 
     /// The commands that serve a wake seen between ticks at once: the

@@ -84,7 +84,9 @@ fn a_wake_seen_between_ticks_waits_frozen_when_it_does_not_fit() {
     big.usage = 16 * MIB;
     big.swapped = 684 * MIB;
     tick(&mut e, &[&big, &late], 12.005);
-    assert!(e.poll(&big.id, s(12.01), big.cpu + Duration::from_millis(10)));
+    assert!(e
+        .poll(&big.id, s(12.01), big.cpu + Duration::from_millis(10))
+        .is_some());
     let cmds = e.serve_wake(&big.id, s(12.01), &HOST, &never_busy);
     assert!(
         freezes(&cmds).is_empty() && bring_backs(&cmds).len() == 1,
@@ -96,8 +98,10 @@ fn a_wake_seen_between_ticks_waits_frozen_when_it_does_not_fit() {
     e.observe(&big.id, big.sample(12.5), false);
     e.decide(s(12.5), &HOST, &never_busy);
     // `late` wakes too: 732 + 432 MiB do not fit in 1 GiB.
-    assert!(!e.poll(&late.id, s(12.58), late.cpu));
-    assert!(e.poll(&late.id, s(12.6), late.cpu + Duration::from_millis(10)));
+    assert!(e.poll(&late.id, s(12.58), late.cpu).is_none());
+    assert!(e
+        .poll(&late.id, s(12.6), late.cpu + Duration::from_millis(10))
+        .is_some());
     let cmds = e.serve_wake(&late.id, s(12.6), &HOST, &never_busy);
     assert_eq!(freezes(&cmds), vec![("/late", true)]);
     assert!(bring_backs(&cmds).is_empty());
@@ -220,7 +224,9 @@ fn extend_limits_never_sum_past_the_room_a_critical_context_leaves() {
     step(&mut e, [&mut db, &mut batch, &mut sleeper], 8.0);
     // It wakes between ticks: the batch job's limit (all the room the
     // database leaves but the sleeper's floor) comes down first.
-    assert!(e.poll(&sleeper.id, s(8.2), sleeper.cpu + Duration::from_millis(20)));
+    assert!(e
+        .poll(&sleeper.id, s(8.2), sleeper.cpu + Duration::from_millis(20))
+        .is_some());
     let cmds = e.serve_wake(&sleeper.id, s(8.2), &v1, &never_busy);
     assert_limits_within(&e, &cmds, &[&batch, &sleeper], room(&e, &db));
     let raised = cmds.iter().any(

@@ -41,9 +41,13 @@ fn a_context_its_limit_paged_out_is_watched_between_ticks_and_read_back_when_it_
     assert_eq!(e.watched(), vec![c.id.clone()]);
     let weight = e.get(&c.id).and_then(|t| t.cpu_weight(s(9.0)));
     assert_eq!(weight, Some(WAKE_CPU_WEIGHT));
-    assert!(!e.poll(&c.id, s(9.5), c.cpu));
+    assert_eq!(e.poll(&c.id, s(9.5), c.cpu), None);
     c.cpu += Duration::from_millis(10);
-    assert!(e.poll(&c.id, s(9.52), c.cpu), "a wake");
+    assert_eq!(
+        e.poll(&c.id, s(9.52), c.cpu),
+        Some(Transition::Woke),
+        "a wake"
+    );
     let cmds = e.serve_wake(&c.id, s(9.52), &HOST, &never_busy);
     assert!(limits(&cmds).iter().any(|&b| b >= 53 * MIB), "{cmds:?}");
     assert_eq!(bring_backs(&cmds).len(), 1, "read back in bulk: {cmds:?}");
@@ -121,4 +125,46 @@ fn an_onset_keeps_its_room_and_the_waking_weight_until_it_settles() {
     // Settled (2 s after its onset), it is an active context again.
     let weight = e.get(&a.id).and_then(|t| t.cpu_weight(s(10.5)));
     assert_eq!(weight, Some(10));
+}
+
+/// On a host meant to be full, a function paged out for room while it
+/// rested between calls (active, quiet) is watched like an idle one: its
+/// next call is an onset seen between ticks and served at once (its limit
+/// raised to all it has, its pages read back in bulk), not at the next
+/// tick while it faults them in one by one. Busy, it is not polled.
+#[test]
+fn an_active_context_paged_out_as_it_rested_is_watched_and_its_onset_served_between_ticks() {
+    let mut e = Engine::new(params());
+    let mut f = Ctx::new("/func", 20);
+    let full = ClassParams {
+        push_out: PushOutWhen::Needed,
+        ..class(16)
+    };
+    e.track(f.id.clone(), Class::Extend, full, s(0.0));
+    f.cpu = Duration::from_millis(300);
+    tick(&mut e, &[&f], 0.0);
+    f.cpu += Duration::from_millis(300);
+    tick(&mut e, &[&f], 1.0);
+    assert!(e.watched().is_empty(), "nothing out");
+    let busy = f.cpu + Duration::from_millis(50);
+    assert_eq!(e.poll(&f.id, s(1.5), busy), None, "busy: the tick's");
+    f.swapped = 53 * MIB;
+    for at in [2.0, 3.0, 4.0] {
+        tick(&mut e, &[&f], at);
+    }
+    assert_eq!(e.get(&f.id).map(|t| t.model.state), Some(State::Active));
+    assert_eq!(e.watched(), vec![f.id.clone()]);
+    assert_eq!(e.poll(&f.id, s(4.5), f.cpu), None, "still quiet");
+    f.cpu += Duration::from_millis(10);
+    assert_eq!(
+        e.poll(&f.id, s(4.52), f.cpu),
+        Some(Transition::Onset),
+        "its call"
+    );
+    let t = e.get(&f.id).expect("tracked");
+    assert_eq!(t.model.history.last(), Some(s(4.52)), "recorded");
+    assert_eq!(t.waiting_since, None, "an onset is not queued");
+    let cmds = e.serve_wake(&f.id, s(4.52), &HOST, &never_busy);
+    assert!(limits(&cmds).iter().any(|&b| b >= 73 * MIB), "{cmds:?}");
+    assert_eq!(bring_backs(&cmds).len(), 1, "read back in bulk: {cmds:?}");
 }

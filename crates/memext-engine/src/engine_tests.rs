@@ -156,9 +156,13 @@ fn a_context_that_sleeps_is_pushed_out_once_and_brought_back_when_it_wakes() {
     tick(&mut e, &[&c], 9.0);
     assert_eq!(e.watched(), vec![c.id.clone()]);
     // It wakes between ticks: 10 ms of CPU in 20 ms.
-    assert!(!e.poll(&c.id, s(9.5), c.cpu));
+    assert_eq!(e.poll(&c.id, s(9.5), c.cpu), None);
     c.cpu += Duration::from_millis(10);
-    assert!(e.poll(&c.id, s(9.52), c.cpu), "a wake");
+    assert_eq!(
+        e.poll(&c.id, s(9.52), c.cpu),
+        Some(Transition::Woke),
+        "a wake"
+    );
     let cmds = e.serve_wake(&c.id, s(9.52), &HOST, &never_busy);
     // Its limit is raised before anything is read back, to an upper bound of
     // what it can need: its working set plus all it has in swap.

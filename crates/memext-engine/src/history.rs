@@ -88,15 +88,21 @@ impl ActivationHistory {
     }
 
     /// How long until the next wake is to be expected at `now`: until it is
-    /// due for a periodic context (zero once overdue). Else a memoryless
+    /// due for a periodic context (zero once overdue, up to half a period
+    /// late). Else a memoryless
     /// guess from its rate over the time it has been watched (since
     /// `watched_since`, or its oldest remembered wake): that time over its
     /// wakes, and never less than it has already waited since its last
     /// one, so that a context called once stands behind one called every
     /// few seconds, and one that stopped falls behind. None without wakes.
     pub fn expected_wake_in(&self, now: Instant, watched_since: Instant) -> Option<Duration> {
-        if let Some(next) = self.next_wake() {
-            return Some(next.saturating_sub(now));
+        // Overdue by more than half a period, the period failed (or was a
+        // chance match of two intervals): the rate speaks instead, so that
+        // it is not kept first for good.
+        if let (Some(next), Some(period)) = (self.next_wake(), self.period()) {
+            if now <= next + period / 2 {
+                return Some(next.saturating_sub(now));
+            }
         }
         let (oldest, last) = (*self.wakes.front()?, self.last()?);
         let from = if self.wakes.len() < KEEP {
@@ -166,6 +172,12 @@ mod tests {
             periodic.expected_wake_in(at(170.0), at(0.0)),
             Some(at(0.0)),
             "overdue"
+        );
+        // More than half a period late (16 s on 30): five wakes in 176 s,
+        // 35.2 s each, but never sooner than the 46 s it has already waited.
+        assert_eq!(
+            periodic.expected_wake_in(at(176.0), at(0.0)),
+            Some(at(46.0))
         );
         // Five wakes in the 100 s watched: one every 20 s.
         let irregular = hist(&[0.0, 30.0, 35.0, 90.0, 91.0]);

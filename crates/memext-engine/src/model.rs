@@ -186,8 +186,8 @@ impl ContextModel {
         Some(event)
     }
 
-    /// A between-ticks reading of an idle context's CPU time (`cpu` at
-    /// `at`): whether it woke. Judged against the last tick's reading or a
+    /// A between-ticks reading of an idle (or active but quiet) context's
+    /// CPU time (`cpu` at `at`): whether it woke (or had an onset). Judged against the last tick's reading or a
     /// later poll's, over at least `MIN_CPU_SPAN` (see there: a sleeping
     /// runtime's housekeeping is no wake); the tick's own reference is left
     /// alone, so the next tick still judges its whole interval.
@@ -203,7 +203,10 @@ impl ContextModel {
         p: &ModelParams,
         expected: bool,
     ) -> Option<Transition> {
-        if self.state != State::Idle {
+        // Active but quiet, its next activity is an onset, seen as soon as
+        // a wake would be; busy, it is the tick's to judge.
+        let resting = self.state == State::Active && self.is_quiet(at);
+        if self.state != State::Idle && !resting {
             return None;
         }
         let Some((at0, cpu0)) = self.poll_ref else {
@@ -218,6 +221,11 @@ impl ContextModel {
         };
         if cpu < cpu0 || cpu_above(cpu - cpu0, span, min_span, &p.thresholds) {
             self.last_activity = at;
+            if resting {
+                self.history.record(at);
+                self.onset = Some(at);
+                return Some(Transition::Onset);
+            }
             return Some(self.wake(at, p));
         }
         if span >= min_span {

@@ -203,14 +203,20 @@ pub fn plan(input: &PlanInput) -> Plan {
     room.share_rank(cs, 0);
     let waits = room.admit_queued(cs);
     let prefetched = room.prefetch_whole(cs);
-    for r in 2..=3 {
-        room.share_rank(cs, r);
-    }
+    // On a host meant to be full, a busy context gets what it holds first;
+    // its room to grow comes after the resting ones have kept theirs (a
+    // function's call ends within a tick or two: its margin, held unused,
+    // pushed out the next call's function).
+    room.share(cs, &busy(cs, true), |c| {
+        c.usage.saturating_add(PUSH_SLACK_BYTES).min(demand(c))
+    });
+    room.share(cs, &busy(cs, false), demand);
     // 3b. Resting contexts that are pushed out only when needed keep what
     //     they hold while it fits, those expected to wake soonest for what
     //     they hold first; the rest are pushed out only as far as the room
     //     requires.
     room.keep_resting(cs, (input.capacity / KEEP_RESERVE_DIV).max(GROWTH_BYTES));
+    room.share(cs, &busy(cs, true), demand);
     // 4. What nobody needs now is split evenly among the active extend
     //    contexts, so one that allocates fast between two ticks grows into free
     //    DRAM instead of reclaiming its own pages at a limit set a tick ago.
@@ -265,7 +271,7 @@ impl Room {
                 cs[i].class == Class::Extend && rank(&cs[i]) == r && cs[i].queued.is_none()
             })
             .collect();
-        self.share(cs, &group);
+        self.share(cs, &group, demand);
     }
 
     /// Admits queued contexts in wake order: the overdue ones first, sharing
@@ -282,7 +288,7 @@ impl Room {
             .filter(|(q, _)| q.overdue)
             .map(|(_, i)| *i)
             .collect();
-        self.share(cs, &overdue);
+        self.share(cs, &overdue, demand);
         let mut waits = vec![false; cs.len()];
         let mut blocked = false;
         for &(_, i) in queue.iter().filter(|(q, _)| !q.overdue) {
@@ -342,12 +348,17 @@ impl Room {
         }
     }
 
-    /// Serves `group` above what each has: in full if it fits, else in
-    /// proportion to what each still needs.
-    fn share(&mut self, cs: &[ContextInput], group: &[usize]) {
+    /// Serves `group` up to `amount` each, above what each has: in full if
+    /// it fits, else in proportion to what each still needs.
+    fn share(
+        &mut self,
+        cs: &[ContextInput],
+        group: &[usize],
+        amount: impl Fn(&ContextInput) -> u64,
+    ) {
         let want: Vec<u64> = group
             .iter()
-            .map(|&i| demand(&cs[i]).saturating_sub(self.targets[i]))
+            .map(|&i| amount(&cs[i]).saturating_sub(self.targets[i]))
             .collect();
         let total: u64 = want.iter().sum();
         if total == 0 {
@@ -368,6 +379,21 @@ impl Room {
             self.left -= give;
         }
     }
+}
+
+/// The busy extend contexts (active, not resting, nothing to bring back;
+/// rank 2), by input index: those on a host meant to be full
+/// (`keep_while_room`) or the others.
+fn busy(cs: &[ContextInput], full_host: bool) -> Vec<usize> {
+    (0..cs.len())
+        .filter(|&i| {
+            let c = &cs[i];
+            c.class == Class::Extend
+                && rank(c) == 2
+                && c.queued.is_none()
+                && c.keep_while_room == full_host
+        })
+        .collect()
 }
 
 /// The extend contexts (not queued) that `which` selects, by input index,

@@ -249,15 +249,28 @@ fn quiet_active_contexts_on_a_full_host_rest_and_the_most_valuable_keep_what_the
         "the rest"
     );
 
-    // Busy (not quiet), an active context still gets room to grow.
+    // Busy (not quiet), an active context gets what it holds first, a
+    // resting one keeps what it holds next, and the busy one's room to grow
+    // comes out of what is left: 250 - 2 floors (64) = 186; the busy one's
+    // 100 + 8 slack (76 above its floor), the resting one's 108 (76), 32
+    // kept free; 34 left: the busy one's margin (24), and the rest (10),
+    // which nobody needs.
     let mut busy = quiet("busy", 5);
     busy.quiet = false;
     let input = PlanInput {
-        capacity: 1000 * MIB,
-        contexts: vec![busy],
+        capacity: 250 * MIB,
+        contexts: vec![busy.clone(), quiet("resting", 5)],
     };
     let p = plan(&input);
-    assert!(target(&p, &input, "busy") >= 132 * MIB);
+    assert_eq!(target(&p, &input, "resting"), 108 * MIB, "kept");
+    assert_eq!(target(&p, &input, "busy"), 142 * MIB, "and its margin");
+    assert!(
+        !p.actions
+            .iter()
+            .any(|a| matches!(a, Action::PushOut { .. })),
+        "{:?}",
+        p.actions
+    );
 }
 
 /// Two predicted wakes and room for one: the sooner is brought back whole,

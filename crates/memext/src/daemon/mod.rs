@@ -431,13 +431,13 @@ impl Daemon {
         for id in cpu_only {
             let t = &self.tracked[&id];
             let cpu = self.idle_cpu.cpu(hierarchy, &id, &t.ctx.path, &t.cg);
-            if cpu.is_some_and(|cpu| self.engine.poll(&id, now, cpu)) {
-                woke.push(id);
+            if let Some(tr) = cpu.and_then(|cpu| self.engine.poll(&id, now, cpu)) {
+                woke.push((id, tr));
             }
         }
         self.idle_cpu.end_tick();
-        for id in woke {
-            self.on_transition(&id, memext_engine::model::Transition::Woke, "tick");
+        for (id, tr) in woke {
+            self.on_transition(&id, tr, "tick");
         }
         Ok(())
     }
@@ -576,17 +576,16 @@ impl Daemon {
     /// Serves what the observer saw: a wake is served at once.
     fn serve_seen(&mut self, seen: Vec<Seen>) -> anyhow::Result<()> {
         for s in seen {
-            let (id, via) = match s {
-                Seen::Cpu(r) => {
-                    if !self.engine.poll(&r.id, r.at, r.cpu) {
-                        continue;
-                    }
-                    (r.id, "poll")
-                }
+            use memext_engine::model::Transition;
+            let (id, via, tr) = match s {
+                Seen::Cpu(r) => match self.engine.poll(&r.id, r.at, r.cpu) {
+                    Some(tr) => (r.id, "poll", tr),
+                    None => continue,
+                },
                 // The kernel says it is using memory again: a full sample
-                // tells the engine whether that is a wake.
+                // tells the engine whether that is a wake (or an onset).
                 Seen::Fired(id) => match self.observe_one(&id)? {
-                    Some(memext_engine::model::Transition::Woke) => (id, "event"),
+                    Some(tr @ (Transition::Woke | Transition::Onset)) => (id, "event", tr),
                     Some(tr) => {
                         self.on_transition(&id, tr, "event");
                         continue;
@@ -594,7 +593,7 @@ impl Daemon {
                     None => continue,
                 },
             };
-            self.on_transition(&id, memext_engine::model::Transition::Woke, via);
+            self.on_transition(&id, tr, via);
             // Host facts only now: a reading with no wake reads nothing more.
             let facts = self.observer.host_facts(&self.cfg)?;
             let act = &self.act;

@@ -1,0 +1,161 @@
+#!/usr/bin/env python3
+"""How many of a trace's calls can find their function in DRAM under the
+cap: what a keep policy is judged against, worked out from the trace alone.
+
+A function takes its heap plus the interpreter's BASE_MIB; a call is warm
+when its function is resident as the call comes. A function called and not
+resident is loaded whole, and functions are evicted whole, in the policy's
+order, until it fits under the cap less a reserve. Transfers take no time:
+these are bounds on the share of warm calls, not latencies.
+
+  belady   offline: evicts the function called again last (it knows the
+           trace); loads only on demand. Among demand-loading policies the
+           upper bound (for whole functions of unequal size, near it).
+  lru      evicts the function called least recently (plain Linux's page
+           LRU, roughly, at function grain).
+  memext   the engine's keep order (planner.rs `most_valuable_first`): the
+           longest expected time to its next call times its size first; a
+           periodic function (two intervals within 20%, as history.rs
+           believes one) is loaded `lead` s before its next call is due.
+
+The p50 target of issue 16 (at most 2x ideal) needs more than half of the
+calls warm. Usage:
+
+  python3 bench/faas/bound.py RUN_DIR          # a bench/faas run's params.json
+"""
+import argparse
+import collections
+import heapq
+import json
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import trace as tr  # noqa: E402
+
+BASE_MIB = 12  # as run.py counts a function's memory besides its heap
+PERIOD_TOLERANCE = 0.2
+MIN_INTERVALS = 2
+POLICIES = ("belady", "lru", "memext")
+
+
+def period(times):
+    """The period history.rs believes from these call times, or None."""
+    w = times[-9:]
+    if len(w) < MIN_INTERVALS + 1:
+        return None
+    iv = sorted(b - a for a, b in zip(w, w[1:]))
+    m = iv[len(iv) // 2]
+    if m <= 0 or any(abs(d - m) > PERIOD_TOLERANCE * m for d in iv):
+        return None
+    return m
+
+
+def expected_wake_in(times, now):
+    """history.rs's guess (watched from 0): until due for a periodic
+    function not overdue by half a period, else the time watched over its
+    calls, never less than it has already waited."""
+    p = period(times)
+    if p is not None and now <= times[-1] + 1.5 * p:
+        return max(0.0, times[-1] + p - now)
+    return max(now / len(times), now - times[-1])
+
+
+def simulate(calls, sizes, classes, cap, policy, lead=3.0, reserve=0.0):
+    """Warm calls of `calls` [(t, function index)], in total and per class."""
+    if policy not in POLICIES:
+        raise ValueError(f"unknown policy {policy!r}")
+    next_use = [float("inf")] * len(calls)
+    seen = {}
+    for k in range(len(calls) - 1, -1, -1):
+        f = calls[k][1]
+        next_use[k] = seen.get(f, float("inf"))
+        seen[f] = k
+    events = [(t, 1, k, f) for k, (t, f) in enumerate(calls)]
+    heapq.heapify(events)
+    resident, used = set(), 0.0
+    history = collections.defaultdict(list)
+    upcoming = {}  # function -> index of its next call (belady)
+    warm = collections.Counter()
+
+    def cost(g, now):
+        if policy == "belady":
+            return upcoming.get(g, float("inf"))
+        if policy == "lru":
+            return now - history[g][-1] if history[g] else float("inf")
+        if not history[g]:
+            return float("inf")
+        return expected_wake_in(history[g], now) * sizes[g]
+
+    def load(f, now):
+        nonlocal used
+        while used + sizes[f] > cap - reserve:
+            others = [g for g in resident if g != f]
+            if not others:
+                break
+            victim = max(others, key=lambda g: (cost(g, now), g))
+            resident.discard(victim)
+            used -= sizes[victim]
+        resident.add(f)
+        used += sizes[f]
+
+    while events:
+        t, kind, k, f = heapq.heappop(events)
+        if kind == 0:  # a predicted call: loaded ahead
+            if f not in resident:
+                load(f, t)
+            continue
+        upcoming[f] = next_use[k]
+        if f in resident:
+            warm[classes[f]] += 1
+            warm["all"] += 1
+        else:
+            load(f, t)
+        history[f].append(t)
+        p = period(history[f]) if policy == "memext" else None
+        if p is not None:
+            heapq.heappush(events, (t + p - lead, 0, k, f))
+    return dict(warm)
+
+
+def bounds(params, heaps_mib, cap_mib, lead=3.0, reserve_mib=0.0):
+    """{policy: warm counts} for the trace of `params` (trace.Params)."""
+    trace = tr.generate(params)
+    sizes = [h + BASE_MIB for h in heaps_mib]
+    classes = [f.cls for f in trace.functions]
+    out = {p: simulate(trace.calls, sizes, classes, cap_mib, p, lead, reserve_mib) for p in POLICIES}
+    totals = collections.Counter(classes[f] for _, f in trace.calls)
+    totals["all"] = len(trace.calls)
+    return out, dict(totals)
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("run_dir", help="a bench/faas results directory (its params.json)")
+    ap.add_argument("--lead", type=float, default=3.0, help="memext's prefetch lead, s (default 3)")
+    ap.add_argument("--reserve-div", type=int, default=32,
+                    help="memext keeps 1/N of the cap free (default 32; 0: none)")
+    a = ap.parse_args(argv)
+    try:
+        with open(os.path.join(a.run_dir, "params.json")) as f:
+            saved = json.load(f)
+        params = tr.Params(**saved["trace"])
+        heaps, cap = saved["heaps_mib"], saved["params"]["cap"] / 2**20
+    except (OSError, KeyError, TypeError, ValueError) as e:
+        ap.error(f"{a.run_dir}: not a bench/faas run ({e})")
+    reserve = cap / a.reserve_div if a.reserve_div > 0 else 0.0
+    out, totals = bounds(params, heaps, cap, a.lead, reserve)
+    cls = [c for c in tr.CLASSES if c in totals]
+    print(f"{totals['all']} calls, cap {cap:.0f} MiB (reserve {reserve:.0f} MiB): warm calls per policy")
+    print("| policy | warm | " + " | ".join(cls) + " |")
+    print("|---|---|" + "---|" * len(cls))
+    for p in POLICIES:
+        w = out[p]
+        cells = " | ".join(f"{w.get(c, 0)} of {totals[c]}" for c in cls)
+        print(f"| {p} | {w.get('all', 0)} ({100 * w.get('all', 0) / totals['all']:.0f}%) | {cells} |")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

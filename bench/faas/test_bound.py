@@ -1,0 +1,64 @@
+"""bench/faas's bounds: the offline bound is above the online policies,
+memext's keep order keeps a frequent function that LRU loses to one-off
+calls, a periodic function is loaded before its calls from the fourth on.
+Run: python3 -m unittest discover -s bench/faas."""
+import os
+import sys
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import bound  # noqa: E402
+import trace as faas_trace  # noqa: E402
+
+
+def frequent_among_one_offs():
+    """fn 0 called every 10 s; between two of its calls, two functions
+    never called again (1..): room for two functions of the three."""
+    calls, nxt = [], 1
+    for k in range(6):
+        calls.append((10.0 * k, 0))
+        calls.extend([(10.0 * k + 3, nxt), (10.0 * k + 6, nxt + 1)])
+        nxt += 2
+    return calls, [10] * nxt, ["poisson"] * nxt
+
+
+class BoundTest(unittest.TestCase):
+    def test_memext_keeps_the_frequent_function_lru_loses(self):
+        calls, sizes, classes = frequent_among_one_offs()
+        lru = bound.simulate(calls, sizes, classes, 20, "lru")
+        memext = bound.simulate(calls, sizes, classes, 20, "memext")
+        self.assertEqual(lru.get("all", 0), 0, "two one-offs push it out every time")
+        # Its second call finds it (its rate then beats a one-off's); so
+        # does every later one.
+        self.assertEqual(memext.get("all", 0), 5)
+
+    def test_a_periodic_function_is_loaded_before_its_fourth_call(self):
+        calls, sizes, classes = frequent_among_one_offs()
+        # Room for one function only: the frequent one is always evicted by
+        # the next one-off, unless loaded ahead of its call.
+        memext = bound.simulate(calls, sizes, classes, 10, "memext", lead=1.0)
+        self.assertEqual(memext.get("all", 0), 3, "calls 4, 5 and 6 (two intervals make a period)")
+        self.assertEqual(bound.simulate(calls, sizes, classes, 10, "lru").get("all", 0), 0)
+
+    def test_the_offline_bound_is_above_the_online_policies(self):
+        p = faas_trace.Params(functions=40, seconds=600.0, seed=3)
+        out, totals = bound.bounds(p, [30 + (7 * i) % 50 for i in range(40)], 600.0)
+        self.assertGreater(totals["all"], 100)
+        for policy in ("lru", "memext"):
+            self.assertLessEqual(out[policy].get("poisson", 0) + out[policy].get("bursty", 0),
+                                 out["belady"].get("poisson", 0) + out["belady"].get("bursty", 0),
+                                 policy)
+        self.assertGreater(out["memext"]["all"], out["lru"]["all"])
+
+    def test_the_expected_wake_follows_history_rs(self):
+        self.assertEqual(bound.expected_wake_in([10.0, 40.0, 70.0], 90.0), 10.0, "due in 10 s")
+        self.assertEqual(bound.expected_wake_in([10.0, 40.0, 70.0], 120.0), 50.0, "overdue: the rate")
+        self.assertEqual(bound.expected_wake_in([99.0], 100.0), 100.0, "once in 100 s")
+
+    def test_an_unknown_policy_is_refused(self):
+        with self.assertRaises(ValueError):
+            bound.simulate([(0.0, 0)], [10], ["timer"], 10, "fifo")
+
+
+if __name__ == "__main__":
+    unittest.main()
