@@ -168,3 +168,40 @@ fn an_active_context_paged_out_as_it_rested_is_watched_and_its_onset_served_betw
     assert!(limits(&cmds).iter().any(|&b| b >= 73 * MIB), "{cmds:?}");
     assert_eq!(bring_backs(&cmds).len(), 1, "read back in bulk: {cmds:?}");
 }
+
+/// On a host meant to be full, a context paged out for room as it rested
+/// that then goes idle is out: watched between ticks, and read back when
+/// it wakes, also at a tick (left squeezed, most functions' wakes in a
+/// bench/faas run were seen only at a tick, and nothing was read back).
+#[test]
+fn a_context_paged_out_as_it_rested_that_goes_idle_is_out() {
+    let mut e = Engine::new(params());
+    let mut f = Ctx::new("/func", 60);
+    let full = ClassParams {
+        push_out: PushOutWhen::Needed,
+        ..class(16)
+    };
+    e.track(f.id.clone(), Class::Extend, full, s(0.0));
+    f.cpu = Duration::from_millis(300);
+    tick(&mut e, &[&f], 0.0);
+    f.cpu += Duration::from_millis(300);
+    tick(&mut e, &[&f], 1.0);
+    // Paged out for room as it rested (what `executed` notes of a push-out
+    // done while it is active).
+    e.contexts.get_mut(&f.id).expect("tracked").squeezed = true;
+    (f.usage, f.swapped) = (16 * MIB, 44 * MIB);
+    let mut at = 2.0;
+    while e.get(&f.id).map(|t| t.model.state) == Some(State::Active) {
+        tick(&mut e, &[&f], at);
+        at += 1.0;
+        assert!(at < 60.0, "never idle");
+    }
+    let t = e.get(&f.id).expect("tracked");
+    assert!(t.out && !t.squeezed, "out, no longer squeezed");
+    assert_eq!(e.watched(), vec![f.id.clone()]);
+    // Its wake, seen at a tick, brings it back.
+    f.cpu += Duration::from_millis(300);
+    let (tr, cmds) = tick(&mut e, &[&f], at + 5.0);
+    assert_eq!(tr[0], Some(Transition::Woke));
+    assert_eq!(bring_backs(&cmds).len(), 1, "{cmds:?}");
+}
