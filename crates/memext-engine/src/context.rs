@@ -289,8 +289,15 @@ impl ContextState {
     /// bulk, into a limit sized for all of them (it faulted them back page
     /// by page against a limit sized from the little it kept). `moving`:
     /// the mover has a job for it.
+    ///
+    /// So on a host meant to be full (`when-needed`), where the parent at
+    /// its cap pages out whatever its reclaim picks: of the slowest wakes in
+    /// a bench/faas run, most were of functions the kernel had paged out
+    /// (memext's plan then only lowered their limit, to the floor). Not out,
+    /// each was seen at a tick, 0.5-1.7 s after its call had come and
+    /// faulted its heap in page by page at that floor limit.
     pub fn note_paged_out(&mut self, transition: Option<Transition>, moving: bool) {
-        let paged_out = self.params.fast_wakes
+        let paged_out = (self.params.fast_wakes || self.fills_room())
             && self.class == Class::Extend
             && self.held.is_none() // in, but for what its read-back missed
             && !moving

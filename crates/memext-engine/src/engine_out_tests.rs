@@ -127,6 +127,22 @@ fn an_onset_keeps_its_room_and_the_waking_weight_until_it_settles() {
     assert_eq!(weight, Some(10));
 }
 
+/// A function of `usage_mib` on a host meant to be full (`when-needed`),
+/// busy in its first second (ticks at 0 and 1 s).
+fn busy_on_a_full_host(e: &mut Engine, usage_mib: u64) -> Ctx {
+    let mut f = Ctx::new("/func", usage_mib);
+    let full = ClassParams {
+        push_out: PushOutWhen::Needed,
+        ..class(16)
+    };
+    e.track(f.id.clone(), Class::Extend, full, s(0.0));
+    f.cpu = Duration::from_millis(300);
+    tick(e, &[&f], 0.0);
+    f.cpu += Duration::from_millis(300);
+    tick(e, &[&f], 1.0);
+    f
+}
+
 /// On a host meant to be full, a function paged out for room while it
 /// rested between calls (active, quiet) is watched like an idle one: its
 /// next call is an onset seen between ticks and served at once (its limit
@@ -135,16 +151,7 @@ fn an_onset_keeps_its_room_and_the_waking_weight_until_it_settles() {
 #[test]
 fn an_active_context_paged_out_as_it_rested_is_watched_and_its_onset_served_between_ticks() {
     let mut e = Engine::new(params());
-    let mut f = Ctx::new("/func", 20);
-    let full = ClassParams {
-        push_out: PushOutWhen::Needed,
-        ..class(16)
-    };
-    e.track(f.id.clone(), Class::Extend, full, s(0.0));
-    f.cpu = Duration::from_millis(300);
-    tick(&mut e, &[&f], 0.0);
-    f.cpu += Duration::from_millis(300);
-    tick(&mut e, &[&f], 1.0);
+    let mut f = busy_on_a_full_host(&mut e, 20);
     assert!(e.watched().is_empty(), "nothing out");
     let busy = f.cpu + Duration::from_millis(50);
     assert_eq!(e.poll(&f.id, s(1.5), busy), None, "busy: the tick's");
@@ -176,16 +183,7 @@ fn an_active_context_paged_out_as_it_rested_is_watched_and_its_onset_served_betw
 #[test]
 fn a_context_paged_out_as_it_rested_that_goes_idle_is_out() {
     let mut e = Engine::new(params());
-    let mut f = Ctx::new("/func", 60);
-    let full = ClassParams {
-        push_out: PushOutWhen::Needed,
-        ..class(16)
-    };
-    e.track(f.id.clone(), Class::Extend, full, s(0.0));
-    f.cpu = Duration::from_millis(300);
-    tick(&mut e, &[&f], 0.0);
-    f.cpu += Duration::from_millis(300);
-    tick(&mut e, &[&f], 1.0);
+    let mut f = busy_on_a_full_host(&mut e, 60);
     // Paged out for room as it rested (what `executed` notes of a push-out
     // done while it is active).
     e.contexts.get_mut(&f.id).expect("tracked").squeezed = true;
@@ -204,4 +202,23 @@ fn a_context_paged_out_as_it_rested_that_goes_idle_is_out() {
     let (tr, cmds) = tick(&mut e, &[&f], at + 5.0);
     assert_eq!(tr[0], Some(Transition::Woke));
     assert_eq!(bring_backs(&cmds).len(), 1, "{cmds:?}");
+}
+
+/// On a host meant to be full the parent at its cap pages out whatever its
+/// reclaim picks: a context the kernel paged out is out as with
+/// `fast_wakes` (watched, read back at its wake), without its CPU weight.
+#[test]
+fn on_a_full_host_a_context_the_kernel_paged_out_is_out() {
+    let mut e = Engine::new(params());
+    let full = ClassParams {
+        push_out: PushOutWhen::Needed,
+        ..class(16)
+    };
+    let mut c = paged_out_by_its_limit(&mut e, full);
+    assert_eq!(e.watched(), vec![c.id.clone()]);
+    assert_eq!(e.get(&c.id).and_then(|t| t.cpu_weight(s(9.0))), None);
+    c.cpu += Duration::from_millis(300);
+    let (tr, cmds) = tick(&mut e, &[&c], 9.0);
+    assert_eq!(tr[0], Some(Transition::Woke));
+    assert_eq!(bring_backs(&cmds).len(), 1, "read back in bulk: {cmds:?}");
 }

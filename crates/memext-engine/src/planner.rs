@@ -167,6 +167,25 @@ fn demand(c: &ContextInput) -> u64 {
     }
 }
 
+/// What a context needs before the resting ones keep what they hold, on a
+/// host meant to be full: all it has (woken or predicted) or what it holds
+/// (busy), its room to grow after them. (Reserved first, the margins of
+/// the busy and waking functions, unused, pushed out resting ones: a third
+/// of bench/faas' cap stayed unused while calls waited.)
+fn demand_first(c: &ContextInput) -> u64 {
+    if !c.keep_while_room || c.class != Class::Extend {
+        return demand(c);
+    }
+    let base = c.usage.max(c.working_set);
+    let first = match (c.state, c.prefetch) {
+        (State::Waking | State::Active, Some(_)) => base.max(c.usage.saturating_add(c.swapped)),
+        (State::Waking, None) => base,
+        (State::Active, None) => c.usage.saturating_add(PUSH_SLACK_BYTES),
+        (State::Idle, _) => return demand(c),
+    };
+    first.max(c.floor).min(demand(c))
+}
+
 /// What a waking context must have to run its working set without faulting
 /// it in again: what admission waits for (its growth margin is not).
 fn fits(c: &ContextInput) -> u64 {
@@ -200,22 +219,22 @@ pub fn plan(input: &PlanInput) -> Plan {
     room.give_each(cs, |c| c.class == Class::Extend, |c| c.floor.min(demand(c)));
     // 3. The rest to extend contexts above their floor, by rank; queued
     //    waking contexts after the admitted ones, in wake order.
-    room.share_rank(cs, 0);
+    // On a host meant to be full, a waking or busy context gets what it has
+    // first; its room to grow comes after the resting ones have kept theirs
+    // (a function's call ends within a tick or two: its margin, held
+    // unused, pushed out the next call's function).
+    let woken = of_rank(cs, 0);
+    room.share(cs, &woken, demand_first);
     let waits = room.admit_queued(cs);
     let prefetched = room.prefetch_whole(cs);
-    // On a host meant to be full, a busy context gets what it holds first;
-    // its room to grow comes after the resting ones have kept theirs (a
-    // function's call ends within a tick or two: its margin, held unused,
-    // pushed out the next call's function).
-    room.share(cs, &busy(cs, true), |c| {
-        c.usage.saturating_add(PUSH_SLACK_BYTES).min(demand(c))
-    });
+    room.share(cs, &busy(cs, true), demand_first);
     room.share(cs, &busy(cs, false), demand);
     // 3b. Resting contexts that are pushed out only when needed keep what
     //     they hold while it fits, those expected to wake soonest for what
     //     they hold first; the rest are pushed out only as far as the room
     //     requires.
     room.keep_resting(cs, (input.capacity / KEEP_RESERVE_DIV).max(GROWTH_BYTES));
+    room.share(cs, &woken, demand);
     room.share(cs, &busy(cs, true), demand);
     // 4. What nobody needs now is split evenly among the active extend
     //    contexts, so one that allocates fast between two ticks grows into free
@@ -261,17 +280,6 @@ impl Room {
             self.overcommitted |= self.targets[i] > self.left;
             self.left = self.left.saturating_sub(self.targets[i]);
         }
-    }
-
-    /// Serves the extend contexts of rank `r` (queued ones aside) above what
-    /// they have.
-    fn share_rank(&mut self, cs: &[ContextInput], r: u8) {
-        let group: Vec<usize> = (0..cs.len())
-            .filter(|&i| {
-                cs[i].class == Class::Extend && rank(&cs[i]) == r && cs[i].queued.is_none()
-            })
-            .collect();
-        self.share(cs, &group, demand);
     }
 
     /// Admits queued contexts in wake order: the overdue ones first, sharing
@@ -379,6 +387,13 @@ impl Room {
             self.left -= give;
         }
     }
+}
+
+/// The extend contexts of rank `r` (queued ones aside), by input index.
+fn of_rank(cs: &[ContextInput], r: u8) -> Vec<usize> {
+    (0..cs.len())
+        .filter(|&i| cs[i].class == Class::Extend && rank(&cs[i]) == r && cs[i].queued.is_none())
+        .collect()
 }
 
 /// The busy extend contexts (active, not resting, nothing to bring back;

@@ -209,19 +209,20 @@ fn quiet_active_contexts_on_a_full_host_rest_and_the_most_valuable_keep_what_the
         keep_while_room: true,
         ..ctx("called", Class::Extend, State::Waking, 32, 150)
     };
-    // 350 - 3 floors (96) - the call's 150 beyond its floor = 104 left,
-    // 32 of it kept free.
+    // 330 - 3 floors (96) - the call's 150 (118 beyond its floor) = 116
+    // left, 32 of it kept free: "often" keeps its 108 (76 above its
+    // floor), "once" gets the 8 left, the call its margin out of the 32.
     let input = PlanInput {
-        capacity: 350 * MIB,
+        capacity: 330 * MIB,
         contexts: vec![waking, quiet("once", 100), quiet("often", 5)],
     };
     let p = plan(&input);
     assert!(target(&p, &input, "called") >= 150 * MIB);
-    assert_eq!(target(&p, &input, "often"), (32 + 72) * MIB, "kept");
-    assert_eq!(target(&p, &input, "once"), 32 * MIB);
+    assert_eq!(target(&p, &input, "often"), 108 * MIB, "kept");
+    assert_eq!(target(&p, &input, "once"), (32 + 8) * MIB);
     assert!(p.actions.contains(&Action::PushOut {
         key: "once".into(),
-        keep: 32 * MIB
+        keep: 40 * MIB
     }));
     assert!(
         !p.actions
@@ -271,6 +272,34 @@ fn quiet_active_contexts_on_a_full_host_rest_and_the_most_valuable_keep_what_the
         "{:?}",
         p.actions
     );
+}
+
+/// On a host meant to be full, a woken function gets all it has first and
+/// its room to grow after the resting ones have kept what they hold:
+/// 250 - 2 floors (64) - the wake's 68 beyond its floor = 118, 32 of it
+/// kept free: the resting one keeps its 108 (76 above its floor), and the
+/// 42 left give the woken one its 32 MiB margin.
+#[test]
+fn on_a_full_host_a_wake_gets_its_margin_after_the_resting_keep_theirs() {
+    let woken = ContextInput {
+        swapped: 68 * MIB,
+        prefetch: Some(PrefetchReason::Woke),
+        keep_while_room: true,
+        ..ctx("woken", Class::Extend, State::Waking, 32, 100)
+    };
+    let resting = ContextInput {
+        keep_while_room: true,
+        quiet: true,
+        expected_wake_in: Some(Duration::from_secs(5)),
+        ..ctx("resting", Class::Extend, State::Active, 100, 100)
+    };
+    let input = PlanInput {
+        capacity: 250 * MIB,
+        contexts: vec![woken, resting],
+    };
+    let p = plan(&input);
+    assert_eq!(target(&p, &input, "resting"), 108 * MIB, "{:?}", p.actions);
+    assert_eq!(target(&p, &input, "woken"), 132 * MIB);
 }
 
 /// Two predicted wakes and room for one: the sooner is brought back whole,
