@@ -472,7 +472,12 @@ impl Engine {
                 t.out = false;
                 t.squeezed = false;
                 // Held until well past the predicted wake; a wake ends it sooner.
-                t.held = (b.reason != PrefetchReason::Woke).then(|| (now + 2 * lead, b.reason));
+                // (A refill is for no wake in particular: not held.)
+                let predicted = matches!(
+                    b.reason,
+                    PrefetchReason::Periodic | PrefetchReason::FollowsLeader
+                );
+                t.held = predicted.then(|| (now + 2 * lead, b.reason));
             }
             // An active context paged out for room stays as it is: its
             // working set is still recorded as it runs, and it is pushed out

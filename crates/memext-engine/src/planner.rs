@@ -12,6 +12,14 @@
 //! their floor. Critical contexts are never pushed out or
 //! limited; when one shows pressure, page-out and prefetch are throttled.
 //!
+//! On a host meant to be full (`push_out = "when-needed"`), a context
+//! between two calls (idle, or active and quiet) *rests*: it keeps what it
+//! holds while there is room, the most valuable first (its soonest expected
+//! call per byte held); waking and busy contexts get what they have before
+//! that and their room to grow after it; and DRAM still free beyond a small
+//! reserve is refilled: the most valuable resting contexts with pages out
+//! are read back whole ahead of their next call.
+//!
 //! Admission: a context that wakes under admission control is queued. Queued
 //! contexts are admitted in the order they woke, each only when its whole
 //! working set fits (its growth margin is given where there is room, not
@@ -233,9 +241,14 @@ pub fn plan(input: &PlanInput) -> Plan {
     //     they hold while it fits, those expected to wake soonest for what
     //     they hold first; the rest are pushed out only as far as the room
     //     requires.
-    room.keep_resting(cs, (input.capacity / KEEP_RESERVE_DIV).max(GROWTH_BYTES));
+    let reserve = (input.capacity / KEEP_RESERVE_DIV).max(GROWTH_BYTES);
+    room.keep_resting(cs, reserve);
     room.share(cs, &woken, demand);
     room.share(cs, &busy(cs, true), demand);
+    // 3c. What is still free beyond the reserve is refilled: resting
+    //     contexts with pages out are read back whole, the most valuable
+    //     first, ahead of their next call.
+    let refilled = room.refill(cs, reserve);
     // 4. What nobody needs now is split evenly among the active extend
     //    contexts, so one that allocates fast between two ticks grows into free
     //    DRAM instead of reclaiming its own pages at a limit set a tick ago.
@@ -252,7 +265,7 @@ pub fn plan(input: &PlanInput) -> Plan {
         .iter()
         .any(|c| c.class == Class::Critical && c.under_pressure);
     Plan {
-        actions: actions(cs, &room.targets, &waits, &prefetched),
+        actions: actions(cs, &room.targets, &waits, &prefetched, &refilled),
         targets: room.targets,
         throttle,
         overcommitted: room.overcommitted,
@@ -356,6 +369,33 @@ impl Room {
         }
     }
 
+    /// Reads back resting `keep_while_room` contexts with pages out (and a
+    /// next call expected), the most valuable first, each whole, out of what
+    /// is left beyond `reserve`: never at the cost of what another keeps.
+    /// Returns which (by input index).
+    fn refill(&mut self, cs: &[ContextInput], reserve: u64) -> Vec<bool> {
+        let mut refilled = vec![false; cs.len()];
+        let candidates = most_valuable_first(cs, |c| {
+            c.keep_while_room
+                && resting(c)
+                && c.swapped >= PUSH_SLACK_BYTES
+                && c.expected_wake_in.is_some()
+        });
+        for i in candidates {
+            let whole = cs[i]
+                .usage
+                .saturating_add(cs[i].swapped)
+                .saturating_add(PUSH_SLACK_BYTES)
+                .saturating_sub(self.targets[i]);
+            if whole <= self.left.saturating_sub(reserve) {
+                self.targets[i] += whole;
+                self.left -= whole;
+                refilled[i] = true;
+            }
+        }
+        refilled
+    }
+
     /// Serves `group` up to `amount` each, above what each has: in full if
     /// it fits, else in proportion to what each still needs.
     fn share(
@@ -443,6 +483,7 @@ fn actions(
     targets: &[u64],
     waits: &[bool],
     prefetched: &[bool],
+    refilled: &[bool],
 ) -> Vec<Action> {
     let mut actions = Vec::new();
     for (i, ((c, &target), &waits)) in cs.iter().zip(targets).zip(waits).enumerate() {
@@ -458,7 +499,8 @@ fn actions(
         }
         // A predicted wake is served only with room for its whole working set.
         let room = rank(c) != 1 || prefetched[i];
-        if let Some(reason) = c.prefetch.filter(|_| c.swapped > 0 && room) {
+        let refill = refilled[i].then_some(PrefetchReason::Refill);
+        if let Some(reason) = c.prefetch.filter(|_| c.swapped > 0 && room).or(refill) {
             actions.push(Action::BringBack {
                 key: key.clone(),
                 reason,

@@ -302,6 +302,67 @@ fn on_a_full_host_a_wake_gets_its_margin_after_the_resting_keep_theirs() {
     assert_eq!(target(&p, &input, "woken"), 132 * MIB);
 }
 
+/// On a host meant to be full, DRAM free beyond the reserve is refilled:
+/// resting contexts with pages out are read back whole, the most valuable
+/// first, never at the cost of what another keeps; one never called (no
+/// expected call) is not.
+#[test]
+fn free_dram_on_a_full_host_is_refilled_most_valuable_first() {
+    let out = |key: &str, wake_s: Option<u64>| ContextInput {
+        swapped: 68 * MIB,
+        keep_while_room: true,
+        expected_wake_in: wake_s.map(Duration::from_secs),
+        ..ctx(key, Class::Extend, State::Idle, 32, 100)
+    };
+    let kept = ContextInput {
+        keep_while_room: true,
+        expected_wake_in: Some(Duration::from_secs(100)),
+        ..ctx("kept", Class::Extend, State::Idle, 100, 100)
+    };
+    // 400 - 4 floors (128) = 272; each keeps what it holds and its slack
+    // (8, 76, 8, 8): 172 left, 32 of it kept free: room for two whole
+    // read-backs of 68 more each.
+    let input = PlanInput {
+        capacity: 400 * MIB,
+        contexts: vec![
+            out("rare", Some(60)),
+            kept,
+            out("soon", Some(5)),
+            out("never", None),
+        ],
+    };
+    let p = plan(&input);
+    let refills: Vec<&str> = p
+        .actions
+        .iter()
+        .filter_map(|a| match a {
+            Action::BringBack {
+                key,
+                reason: PrefetchReason::Refill,
+            } => Some(key.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(refills, vec!["rare", "soon"], "{:?}", p.actions);
+    assert_eq!(target(&p, &input, "soon"), 108 * MIB, "whole, with slack");
+    assert_eq!(target(&p, &input, "kept"), 108 * MIB, "keeps what it holds");
+    assert_eq!(target(&p, &input, "never"), 40 * MIB, "what it holds");
+
+    // Less room (80 beyond the reserve): only the most valuable one.
+    let mut tight = input.clone();
+    tight.capacity = 340 * MIB;
+    let p = plan(&tight);
+    assert!(p.actions.contains(&Action::BringBack {
+        key: "soon".into(),
+        reason: PrefetchReason::Refill
+    }));
+    assert!(!p
+        .actions
+        .iter()
+        .any(|a| matches!(a, Action::BringBack { key, .. } if key.as_str() == "rare")));
+    assert_eq!(target(&p, &tight, "kept"), 108 * MIB);
+}
+
 /// Two predicted wakes and room for one: the sooner is brought back whole,
 /// the other not at all (read back into part of the room it needs, a
 /// working set is reclaimed at its own limit before it is used).

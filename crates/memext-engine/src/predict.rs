@@ -18,6 +18,10 @@ pub enum PrefetchReason {
     Periodic,
     /// A context it usually follows has woken.
     FollowsLeader,
+    /// DRAM was free beyond the reserve on a host meant to be full: read
+    /// back ahead of its next call, the most valuable first (the planner's,
+    /// never a prediction's).
+    Refill,
 }
 
 impl std::fmt::Display for PrefetchReason {
@@ -26,6 +30,7 @@ impl std::fmt::Display for PrefetchReason {
             PrefetchReason::Woke => "woke",
             PrefetchReason::Periodic => "periodic",
             PrefetchReason::FollowsLeader => "follows-leader",
+            PrefetchReason::Refill => "refill",
         })
     }
 }
