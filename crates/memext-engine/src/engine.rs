@@ -347,13 +347,17 @@ impl Engine {
     /// from its history, and the next prediction with it. So is, on a host
     /// meant to be full, an active context paged out while it rested
     /// between calls: its next call is seen as it comes (an onset), not at
-    /// the next tick, while it faults its pages in one by one.
+    /// the next tick, while it faults its pages in one by one. And an
+    /// active one held for a predicted call: its warm call (2 ms of CPU)
+    /// is below a tick's threshold, and a call missing from its history
+    /// broke its period for good (a timer's calls cold from its fifth on in
+    /// bench/faas).
     pub fn watched(&self) -> Vec<ContextId> {
         self.contexts
             .values()
             .filter(|t| match t.model.state {
                 State::Idle => t.out || t.held.is_some(),
-                State::Active => t.rests_paged_out(),
+                State::Active => t.rests_paged_out() || t.held.is_some(),
                 State::Waking => false,
             })
             .map(|t| t.id.clone())

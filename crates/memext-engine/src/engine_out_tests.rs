@@ -222,3 +222,26 @@ fn on_a_full_host_a_context_the_kernel_paged_out_is_out() {
     assert_eq!(tr[0], Some(Transition::Woke));
     assert_eq!(bring_backs(&cmds).len(), 1, "read back in bulk: {cmds:?}");
 }
+
+/// An active context held for a predicted call (a timer's function, quiet
+/// since its last call) is watched, and its warm call, a few ms of CPU, is
+/// an onset recorded in its history: at a tick it was missed, and with one
+/// interval twice the others its period was gone (bench/faas: a timer's
+/// calls cold from its fifth on).
+#[test]
+fn a_warm_call_of_an_active_held_context_is_seen_and_recorded() {
+    let mut e = Engine::new(params());
+    let mut f = busy_on_a_full_host(&mut e, 60);
+    for at in [2.0, 3.0, 4.0] {
+        tick(&mut e, &[&f], at);
+    }
+    assert!(e.watched().is_empty(), "nothing out, nothing held");
+    e.contexts.get_mut(&f.id).expect("tracked").held = Some((s(20.0), PrefetchReason::Periodic));
+    assert_eq!(e.watched(), vec![f.id.clone()]);
+    assert_eq!(e.poll(&f.id, s(4.5), f.cpu), None);
+    f.cpu += Duration::from_millis(2);
+    assert_eq!(e.poll(&f.id, s(4.52), f.cpu), Some(Transition::Onset));
+    let t = e.get(&f.id).expect("tracked");
+    assert_eq!(t.model.history.last(), Some(s(4.52)), "recorded");
+    assert!(t.held.is_none(), "the call it was held for came");
+}
