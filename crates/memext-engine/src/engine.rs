@@ -305,9 +305,9 @@ impl Engine {
                 headroom_pct: t.params.headroom_pct,
                 under_pressure: t.under_pressure,
                 // What is out comes back once (then it is in): what memext
-                // pushed out, and with `fast_wakes` what the kernel put in
-                // swap at memext's limit (`note_paged_out`). On a host meant
-                // to be full (`when-needed`), so do an active context's
+                // pushed out, and with `fast_wakes` or on a host meant to be
+                // full what the kernel put in swap (`note_paged_out`). On a
+                // host meant to be full (`when-needed`), so do an active context's
                 // pages in swap, whoever put them there, at its onset or its
                 // predicted call (the plan does so only if it has some).
                 // Not under `when-idle` alone: there the onsets of
@@ -355,10 +355,8 @@ impl Engine {
     pub fn watched(&self) -> Vec<ContextId> {
         self.contexts
             .values()
-            .filter(|t| match t.model.state {
-                State::Idle => t.out || t.held.is_some(),
-                State::Active => t.rests_paged_out() || t.held.is_some(),
-                State::Waking => false,
+            .filter(|t| {
+                t.held.is_some() || (t.model.state == State::Idle && t.out) || t.rests_paged_out()
             })
             .map(|t| t.id.clone())
             .collect()

@@ -41,13 +41,8 @@ fn a_context_its_limit_paged_out_is_watched_between_ticks_and_read_back_when_it_
     assert_eq!(e.watched(), vec![c.id.clone()]);
     let weight = e.get(&c.id).and_then(|t| t.cpu_weight(s(9.0)));
     assert_eq!(weight, Some(WAKE_CPU_WEIGHT));
-    assert_eq!(e.poll(&c.id, s(9.5), c.cpu), None);
-    c.cpu += Duration::from_millis(10);
-    assert_eq!(
-        e.poll(&c.id, s(9.52), c.cpu),
-        Some(Transition::Woke),
-        "a wake"
-    );
+    let polls = poll_twice(&mut e, &mut c, (9.5, 9.52), 10);
+    assert_eq!(polls, (None, Some(Transition::Woke)), "a wake");
     let cmds = e.serve_wake(&c.id, s(9.52), &HOST, &never_busy);
     assert!(limits(&cmds).iter().any(|&b| b >= 53 * MIB), "{cmds:?}");
     assert_eq!(bring_backs(&cmds).len(), 1, "read back in bulk: {cmds:?}");
@@ -161,12 +156,11 @@ fn an_active_context_paged_out_as_it_rested_is_watched_and_its_onset_served_betw
     }
     assert_eq!(e.get(&f.id).map(|t| t.model.state), Some(State::Active));
     assert_eq!(e.watched(), vec![f.id.clone()]);
-    assert_eq!(e.poll(&f.id, s(4.5), f.cpu), None, "still quiet");
-    f.cpu += Duration::from_millis(10);
+    let polls = poll_twice(&mut e, &mut f, (4.5, 4.52), 10);
     assert_eq!(
-        e.poll(&f.id, s(4.52), f.cpu),
-        Some(Transition::Onset),
-        "its call"
+        polls,
+        (None, Some(Transition::Onset)),
+        "quiet, then its call"
     );
     let t = e.get(&f.id).expect("tracked");
     assert_eq!(t.model.history.last(), Some(s(4.52)), "recorded");
@@ -238,9 +232,8 @@ fn a_warm_call_of_an_active_held_context_is_seen_and_recorded() {
     assert!(e.watched().is_empty(), "nothing out, nothing held");
     e.contexts.get_mut(&f.id).expect("tracked").held = Some((s(20.0), PrefetchReason::Periodic));
     assert_eq!(e.watched(), vec![f.id.clone()]);
-    assert_eq!(e.poll(&f.id, s(4.5), f.cpu), None);
-    f.cpu += Duration::from_millis(2);
-    assert_eq!(e.poll(&f.id, s(4.52), f.cpu), Some(Transition::Onset));
+    let polls = poll_twice(&mut e, &mut f, (4.5, 4.52), 2);
+    assert_eq!(polls, (None, Some(Transition::Onset)));
     let t = e.get(&f.id).expect("tracked");
     assert_eq!(t.model.history.last(), Some(s(4.52)), "recorded");
     assert!(t.held.is_none(), "the call it was held for came");

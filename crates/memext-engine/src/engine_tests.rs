@@ -107,6 +107,19 @@ fn tick(e: &mut Engine, ctxs: &[&Ctx], at: f64) -> (Vec<Option<Transition>>, Vec
     (transitions, d.commands)
 }
 
+/// Two between-ticks readings of a watched context's CPU: at `at.0`
+/// nothing new, at `at.1` `cpu_ms` more. What each reported.
+fn poll_twice(
+    e: &mut Engine,
+    c: &mut Ctx,
+    at: (f64, f64),
+    cpu_ms: u64,
+) -> (Option<Transition>, Option<Transition>) {
+    let before = e.poll(&c.id, s(at.0), c.cpu);
+    c.cpu += Duration::from_millis(cpu_ms);
+    (before, e.poll(&c.id, s(at.1), c.cpu))
+}
+
 fn push_outs(cmds: &[Command]) -> Vec<&PushOut> {
     cmds.iter()
         .filter_map(|c| match c {
@@ -156,13 +169,8 @@ fn a_context_that_sleeps_is_pushed_out_once_and_brought_back_when_it_wakes() {
     tick(&mut e, &[&c], 9.0);
     assert_eq!(e.watched(), vec![c.id.clone()]);
     // It wakes between ticks: 10 ms of CPU in 20 ms.
-    assert_eq!(e.poll(&c.id, s(9.5), c.cpu), None);
-    c.cpu += Duration::from_millis(10);
-    assert_eq!(
-        e.poll(&c.id, s(9.52), c.cpu),
-        Some(Transition::Woke),
-        "a wake"
-    );
+    let polls = poll_twice(&mut e, &mut c, (9.5, 9.52), 10);
+    assert_eq!(polls, (None, Some(Transition::Woke)), "a wake");
     let cmds = e.serve_wake(&c.id, s(9.52), &HOST, &never_busy);
     // Its limit is raised before anything is read back, to an upper bound of
     // what it can need: its working set plus all it has in swap.

@@ -165,9 +165,7 @@ impl ContextModel {
             self.last_activity = c.at;
         }
         if onset {
-            self.history.record(now);
-            self.onset = Some(now);
-            return Some(Transition::Onset);
+            return Some(self.record_onset(now));
         }
         let (next, event) = match self.state {
             State::Active
@@ -222,9 +220,7 @@ impl ContextModel {
         if cpu < cpu0 || cpu_above(cpu - cpu0, span, min_span, &p.thresholds) {
             self.last_activity = at;
             if resting {
-                self.history.record(at);
-                self.onset = Some(at);
-                return Some(Transition::Onset);
+                return Some(self.record_onset(at));
             }
             return Some(self.wake(at, p));
         }
@@ -232,6 +228,13 @@ impl ContextModel {
             self.poll_ref = Some((at, cpu));
         }
         None
+    }
+
+    /// Active, it started again after a quiet stretch: recorded like a wake.
+    fn record_onset(&mut self, now: Instant) -> Transition {
+        self.history.record(now);
+        self.onset = Some(now);
+        Transition::Onset
     }
 
     /// Idle → waking: the wake is recorded, and an idle that ended sooner

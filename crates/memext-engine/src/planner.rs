@@ -31,6 +31,7 @@
 
 use std::time::Duration;
 
+use crate::context::OUT_SWAPPED_BYTES;
 use crate::model::State;
 use crate::predict::PrefetchReason;
 use crate::{Class, ContextId, Instant};
@@ -41,8 +42,9 @@ pub const GROWTH_BYTES: u64 = 32 << 20;
 pub const PUSH_SLACK_BYTES: u64 = 8 << 20;
 /// What a resting context that keeps what it holds is given above it: room
 /// for its next call's first allocations until its onset is served (polls
-/// are 20 ms apart). (At the push-out slack, 8 MiB, the ~90 functions a
-/// bench/faas host keeps held 400-700 MiB of its 1705 MiB cap unused.)
+/// are 20 ms apart). (At the push-out slack, 8 MiB for each function it
+/// kept, a bench/faas host held a mean 1089 MiB of its 1705 MiB cap; at 2
+/// MiB, 1416 MiB.)
 pub const REST_SLACK_BYTES: u64 = 2 << 20;
 /// Idle contexts that keep what they hold while there is room leave this
 /// share of the capacity free (at least `GROWTH_BYTES`): the next wake
@@ -153,30 +155,35 @@ fn resting(c: &ContextInput) -> bool {
         && (c.state == State::Idle || (c.keep_while_room && c.quiet && c.state == State::Active))
 }
 
+/// What an extend context that runs has, before its room to grow: what it
+/// holds (busy); all it has, also what its limit paged out meanwhile
+/// (woke, active again after a quiet stretch (an onset), or due: it touches
+/// all of it, and its read-back brings all of that in); else its working
+/// set.
+fn has(c: &ContextInput) -> u64 {
+    let base = c.usage.max(c.working_set);
+    match (c.state, c.prefetch) {
+        (State::Active, None) => c.usage,
+        (State::Waking | State::Active, Some(_)) => base.max(c.usage.saturating_add(c.swapped)),
+        _ => base,
+    }
+}
+
 /// What a context would need to run unhindered.
 fn demand(c: &ContextInput) -> u64 {
-    let base = c.usage.max(c.working_set);
     if resting(c) {
         return c.floor;
     }
-    match (c.class, c.state, c.prefetch) {
-        (Class::Critical, _, _) => with_headroom(base, c.headroom_pct),
-        (Class::Extend, State::Active, None) => {
-            let grown = with_headroom(c.usage, c.headroom_pct);
-            grown.max(c.usage.saturating_add(GROWTH_BYTES))
-        }
-        // Woke, active again after a quiet stretch (an onset), or due: it
-        // touches what it has, all of it, also what its limit paged out
-        // meanwhile (and its read-back brings all of that in).
-        (Class::Extend, State::Waking | State::Active, Some(_)) => {
-            let all = base.max(c.usage.saturating_add(c.swapped));
-            with_headroom(all, c.headroom_pct).max(all.saturating_add(GROWTH_BYTES))
-        }
+    if c.class == Class::Critical {
+        return with_headroom(c.usage.max(c.working_set), c.headroom_pct);
+    }
+    let has = has(c);
+    let grown = with_headroom(has, c.headroom_pct).max(has.saturating_add(GROWTH_BYTES));
+    match (c.state, c.prefetch) {
+        (State::Active, None) | (State::Waking | State::Active, Some(_)) => grown,
         // Waking or prefetched: its working set, plus the room an active context
         // gets, since its other pages and the swap cache fill count too.
-        (Class::Extend, _, _) => with_headroom(base, c.headroom_pct)
-            .max(base.saturating_add(GROWTH_BYTES))
-            .max(c.floor),
+        _ => grown.max(c.floor),
     }
 }
 
@@ -186,17 +193,14 @@ fn demand(c: &ContextInput) -> u64 {
 /// the busy and waking functions, unused, pushed out resting ones: a third
 /// of bench/faas' cap stayed unused while calls waited.)
 fn demand_first(c: &ContextInput) -> u64 {
-    if !c.keep_while_room || c.class != Class::Extend {
+    if !c.keep_while_room || c.class != Class::Extend || c.state == State::Idle {
         return demand(c);
     }
-    let base = c.usage.max(c.working_set);
-    let first = match (c.state, c.prefetch) {
-        (State::Waking | State::Active, Some(_)) => base.max(c.usage.saturating_add(c.swapped)),
-        (State::Waking, None) => base,
-        (State::Active, None) => c.usage.saturating_add(PUSH_SLACK_BYTES),
-        (State::Idle, _) => return demand(c),
+    let slack = match (c.state, c.prefetch) {
+        (State::Active, None) => PUSH_SLACK_BYTES,
+        _ => 0,
     };
-    first.max(c.floor).min(demand(c))
+    has(c).saturating_add(slack).max(c.floor).min(demand(c))
 }
 
 /// What a waking context must have to run its working set without faulting
@@ -240,8 +244,8 @@ pub fn plan(input: &PlanInput) -> Plan {
     room.share(cs, &woken, demand_first);
     let waits = room.admit_queued(cs);
     let prefetched = room.prefetch_whole(cs);
-    room.share(cs, &busy(cs, true), demand_first);
-    room.share(cs, &busy(cs, false), demand);
+    let busy = of_rank(cs, 2);
+    room.share(cs, &busy, demand_first);
     // 3b. Resting contexts that are pushed out only when needed keep what
     //     they hold while it fits, those expected to wake soonest for what
     //     they hold first; the rest are pushed out only as far as the room
@@ -249,7 +253,7 @@ pub fn plan(input: &PlanInput) -> Plan {
     let reserve = (input.capacity / KEEP_RESERVE_DIV).max(GROWTH_BYTES);
     room.keep_resting(cs, reserve);
     room.share(cs, &woken, demand);
-    room.share(cs, &busy(cs, true), demand);
+    room.share(cs, &busy, demand);
     // 3c. What is still free beyond the reserve is refilled: resting
     //     contexts with pages out are read back whole, the most valuable
     //     first, ahead of their next call.
@@ -383,7 +387,7 @@ impl Room {
         let candidates = most_valuable_first(cs, |c| {
             c.keep_while_room
                 && resting(c)
-                && c.swapped >= PUSH_SLACK_BYTES
+                && c.swapped >= OUT_SWAPPED_BYTES
                 && c.expected_wake_in.is_some()
         });
         for i in candidates {
@@ -438,21 +442,6 @@ impl Room {
 fn of_rank(cs: &[ContextInput], r: u8) -> Vec<usize> {
     (0..cs.len())
         .filter(|&i| cs[i].class == Class::Extend && rank(&cs[i]) == r && cs[i].queued.is_none())
-        .collect()
-}
-
-/// The busy extend contexts (active, not resting, nothing to bring back;
-/// rank 2), by input index: those on a host meant to be full
-/// (`keep_while_room`) or the others.
-fn busy(cs: &[ContextInput], full_host: bool) -> Vec<usize> {
-    (0..cs.len())
-        .filter(|&i| {
-            let c = &cs[i];
-            c.class == Class::Extend
-                && rank(c) == 2
-                && c.queued.is_none()
-                && c.keep_while_room == full_host
-        })
         .collect()
 }
 

@@ -189,6 +189,28 @@ fn idle_contexts_pushed_out_only_when_needed_keep_what_fits_soonest_wake_first()
     assert_eq!(target(&p, &default, "soon"), 32 * MIB);
 }
 
+/// On a host meant to be full: a function of 100 MiB between two calls
+/// (active, quiet), its next call expected in `wake_s`.
+fn quiet(key: &str, wake_s: u64) -> ContextInput {
+    ContextInput {
+        keep_while_room: true,
+        quiet: true,
+        expected_wake_in: Some(Duration::from_secs(wake_s)),
+        ..ctx(key, Class::Extend, State::Active, 100, 100)
+    }
+}
+
+/// On a host meant to be full: a function just called, holding 32 MiB of
+/// its `mib`, the rest in swap.
+fn woken(key: &str, mib: u64) -> ContextInput {
+    ContextInput {
+        swapped: (mib - 32) * MIB,
+        prefetch: Some(PrefetchReason::Woke),
+        keep_while_room: true,
+        ..ctx(key, Class::Extend, State::Waking, 32, mib)
+    }
+}
+
 /// A host meant to be full (bench/faas): between two calls, an active
 /// function is quiet. It rests: room for its next call is not grown for
 /// it while another function's call waits, and of the resting ones the
@@ -197,24 +219,12 @@ fn idle_contexts_pushed_out_only_when_needed_keep_what_fits_soonest_wake_first()
 /// part and every next call faulting.
 #[test]
 fn quiet_active_contexts_on_a_full_host_rest_and_the_most_valuable_keep_what_they_hold() {
-    let quiet = |key: &str, wake_s: u64| ContextInput {
-        keep_while_room: true,
-        quiet: true,
-        expected_wake_in: Some(Duration::from_secs(wake_s)),
-        ..ctx(key, Class::Extend, State::Active, 100, 100)
-    };
-    let waking = ContextInput {
-        swapped: 118 * MIB,
-        prefetch: Some(PrefetchReason::Woke),
-        keep_while_room: true,
-        ..ctx("called", Class::Extend, State::Waking, 32, 150)
-    };
     // 330 - 3 floors (96) - the call's 150 (118 beyond its floor) = 116
     // left, 32 of it kept free: "often" keeps its 102 (70 above its
     // floor), "once" gets the 14 left, the call its margin out of the 32.
     let input = PlanInput {
         capacity: 330 * MIB,
-        contexts: vec![waking, quiet("once", 100), quiet("often", 5)],
+        contexts: vec![woken("called", 150), quiet("once", 100), quiet("often", 5)],
     };
     let p = plan(&input);
     assert!(target(&p, &input, "called") >= 150 * MIB);
@@ -281,21 +291,9 @@ fn quiet_active_contexts_on_a_full_host_rest_and_the_most_valuable_keep_what_the
 /// 48 left give the woken one its 32 MiB margin.
 #[test]
 fn on_a_full_host_a_wake_gets_its_margin_after_the_resting_keep_theirs() {
-    let woken = ContextInput {
-        swapped: 68 * MIB,
-        prefetch: Some(PrefetchReason::Woke),
-        keep_while_room: true,
-        ..ctx("woken", Class::Extend, State::Waking, 32, 100)
-    };
-    let resting = ContextInput {
-        keep_while_room: true,
-        quiet: true,
-        expected_wake_in: Some(Duration::from_secs(5)),
-        ..ctx("resting", Class::Extend, State::Active, 100, 100)
-    };
     let input = PlanInput {
         capacity: 250 * MIB,
-        contexts: vec![woken, resting],
+        contexts: vec![woken("woken", 100), quiet("resting", 5)],
     };
     let p = plan(&input);
     assert_eq!(target(&p, &input, "resting"), 102 * MIB, "{:?}", p.actions);
