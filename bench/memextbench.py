@@ -174,7 +174,7 @@ def memext_config(work, parent, engine_root, critical=(), idle_after=None, floor
     extend (idle after `idle_after` s, at most down to `floor`, pushed out
     `push_out`: when-idle, the default, or when-needed; waking ones admitted
     within `admit_within`, e.g. "0s": no admission; `extend`: more (key,
-    TOML value) pairs of the extend class); the capacity is the parent's
+    TOML value) pairs of the extend class, overriding the named ones); the capacity is the parent's
     limit. Returns its path."""
     cfg = os.path.join(work, "memext.toml")
     with open(cfg, "w") as f:
@@ -182,10 +182,13 @@ def memext_config(work, parent, engine_root, critical=(), idle_after=None, floor
         f.writelines(f'[[select]]\nname = "{name}"\nclass = "critical"\n\n' for name in critical)
         f.write(f'[[select]]\ncgroup = "{parent}/*"\nclass = "extend"\n\n')
         if idle_after is not None:
-            f.write(f'[class.extend]\nidle_after = "{idle_after}s"\nfloor = "{floor}"\n'
-                    + (f'push_out = "{push_out}"\n' if push_out else "")
-                    + (f'admit_within = "{admit_within}"\n' if admit_within else "")
-                    + "".join(f"{k} = {v}\n" for k, v in extend) + "\n")
+            named = {"idle_after": f'"{idle_after}s"', "floor": f'"{floor}"'}
+            if push_out:
+                named["push_out"] = f'"{push_out}"'
+            if admit_within:
+                named["admit_within"] = f'"{admit_within}"'
+            named.update(extend)  # a variant's setting wins over the bench's
+            f.write("[class.extend]\n" + "".join(f"{k} = {v}\n" for k, v in named.items()) + "\n")
         f.write(f'[runtimes]\ndocker_roots = ["{engine_root}"]\n\n'
                 f'[daemon]\ncapacity_cgroup = "{parent}"\ntick = "1s"\npoll = "20ms"\n'
                 f'socket = "{work}/memext.sock"\n')

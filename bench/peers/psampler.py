@@ -5,6 +5,8 @@ the private Docker engine's state). Usage: psampler.py OUT SECONDS.
 (docs/peers/limit-room-2026-11-24's samples came from its first version:
 without the swap column and the map lines.)"""
 import json, os, sys, time
+if len(sys.argv) != 3 or sys.argv[1].startswith("-"):
+    raise SystemExit(__doc__)
 root = "/sys/fs/cgroup/memory/memext-peers"
 out = open(sys.argv[1], "w")
 end = time.time() + float(sys.argv[2])

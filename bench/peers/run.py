@@ -37,8 +37,9 @@ pageout of memory idle 60 s) is active too: "linux" here is Linux plus DAMON.
 Each mode: start the controller, the critical workload, the noise; warm up for
 --warmup s (the critical load runs, the noise runs its schedule); measure for
 --seconds s. Writes per cell CELL/results.csv (one row per mode and round),
-CELL/histograms/, CELL/noise-MODE-rROUND.log, CELL.png; summary.csv, summary.md,
-params.json. Everything it starts is removed afterwards, also on Ctrl-C."""
+CELL/histograms/ (PostgreSQL: also MODE-rROUND-timeline.csv, its transactions per
+0.1 s, for tailattr.py), CELL/noise-MODE-rROUND.log, CELL.png; summary.csv,
+summary.md, params.json. Everything it starts is removed afterwards, also on Ctrl-C."""
 import argparse
 import os
 import shutil

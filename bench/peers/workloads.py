@@ -132,11 +132,17 @@ class PostgresCritical:
         t0 = time.time()
         self._run(seconds, prefix)
         elapsed = time.time() - t0
-        lat = []
+        lat, done = [], []
         for path in glob.glob(prefix + "*"):
             with open(path) as f:
-                lat += [int(line.split()[2]) / 1000.0 for line in f if line.strip()]
+                for line in f:
+                    # client transaction latency_us script epoch_s epoch_us (pgbench -l)
+                    fields = line.split()
+                    if len(fields) >= 6:
+                        lat.append(int(fields[2]) / 1000.0)
+                        done.append(int(fields[4]) + int(fields[5]) / 1e6)
         write_hist(hist_path, lat)
+        write_timeline(hist_path[:-len(".csv")] + "-timeline.csv", done, lat)
         return {"throughput": round(len(lat) / max(elapsed, 1e-9), 1), **percentiles(lat), "requests": len(lat)}
 
 
@@ -147,6 +153,32 @@ def write_hist(path, latencies_ms):
         for q in [i / 1000 for i in range(0, 1000, 5)] + [0.995, 0.999, 0.9999, 1.0]:
             if xs:
                 f.write(f"{q:.4f},{nearest_rank(xs, q, presorted=True):.3f}\n")
+
+
+TIMELINE_BIN_S = 0.1
+TIMELINE_OVER_MS = (0.5, 0.75, 1.0, 1.5, 2.0, 5.0, 10.0)
+
+
+def timeline_rows(done_s, latencies_ms, bin_s=TIMELINE_BIN_S):
+    """Per bin of `bin_s` seconds by completion time: (start, transactions, the
+    count over each of TIMELINE_OVER_MS, the slowest). What a tail is made of:
+    which moments its slow transactions came from, to line up with the noise's
+    and the controller's logs."""
+    bins = {}
+    for t, ms in zip(done_s, latencies_ms):
+        b = bins.setdefault(int(t // bin_s), [0] * (len(TIMELINE_OVER_MS) + 1) + [0.0])
+        b[0] += 1
+        for i, over in enumerate(TIMELINE_OVER_MS):
+            b[1 + i] += ms > over
+        b[-1] = max(b[-1], ms)
+    return [(k * bin_s, *v) for k, v in sorted(bins.items())]
+
+
+def write_timeline(path, done_s, latencies_ms):
+    with open(path, "w") as f:
+        f.write("t,tx," + ",".join(f"over_{o}ms" for o in TIMELINE_OVER_MS) + ",max_ms\n")
+        for row in timeline_rows(done_s, latencies_ms):
+            f.write(f"{row[0]:.1f}," + ",".join(str(v) for v in row[1:-1]) + f",{row[-1]:.3f}\n")
 
 
 class Noise:

@@ -1,0 +1,32 @@
+"""A memext variant's extend settings in the daemon's policy file (bench/memextbench.py's
+memext_config, as bench/peers/run.py calls it). Run: python3 -m unittest discover -s bench/peers"""
+import os
+import sys
+import tempfile
+import tomllib
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+import memextbench as mb  # noqa: E402
+
+
+class VariantConfig(unittest.TestCase):
+    def config(self, extend):
+        with tempfile.TemporaryDirectory() as work:
+            path = mb.memext_config(work, "/memext-peers", "/x/root", ["pc-critical"], 10.0, extend=extend)
+            with open(path, "rb") as f:
+                return tomllib.load(f)
+
+    def test_a_variant_setting_replaces_the_benchs_own(self):
+        ext = self.config([("idle_after", '"3s"'), ("fast_wakes", "true")])["class"]["extend"]
+        self.assertEqual(ext["idle_after"], "3s")
+        self.assertEqual(ext["fast_wakes"], True)
+        self.assertEqual(ext["floor"], "16MiB")
+
+    def test_without_a_variant_the_benchs_settings(self):
+        ext = self.config(())["class"]["extend"]
+        self.assertEqual(ext, {"idle_after": "10.0s", "floor": "16MiB"})
+
+
+if __name__ == "__main__":
+    unittest.main()
