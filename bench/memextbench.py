@@ -174,8 +174,8 @@ def memext_config(work, parent, engine_root, critical=(), idle_after=None, floor
     extend (idle after `idle_after` s, at most down to `floor`, pushed out
     `push_out`: when-idle, the default, or when-needed; waking ones admitted
     within `admit_within`, e.g. "0s": no admission; `extend`: more (key,
-    TOML value) pairs of the extend class, overriding the named ones); the capacity is the parent's
-    limit. Returns its path."""
+    TOML value) pairs of the extend class, overriding the named ones); the
+    capacity is the parent's limit. Returns its path."""
     cfg = os.path.join(work, "memext.toml")
     with open(cfg, "w") as f:
         f.write(f'[host]\nstate_dir = "{work}/dstate"\n\n')

@@ -140,27 +140,30 @@ def label_bins(bins, intervals):
     return {k: frozenset(marks.get(k, ())) for k in bins}
 
 
-def split_tail(timeline, labels):
-    """Rows (activities, bins, transactions, slow), most slow first."""
+def tally(timeline, groups):
+    """{group: [bins, transactions, slow]}, each bin counted in every group
+    `groups(activities)` gives for its activities."""
     agg = collections.defaultdict(lambda: [0, 0, 0])
     for k, (tx, slow) in timeline.items():
-        a = agg[labels[k]]
-        a[0] += 1
-        a[1] += tx
-        a[2] += slow
+        for g in groups(k):
+            a = agg[g]
+            a[0] += 1
+            a[1] += tx
+            a[2] += slow
+    return agg
+
+
+def split_tail(timeline, labels):
+    """Rows (activities, bins, transactions, slow), most slow first."""
+    agg = tally(timeline, lambda k: (labels[k],))
     return sorted(((act, *v) for act, v in agg.items()), key=lambda r: -r[3])
 
 
 def by_activity(timeline, labels):
     """Per activity (any bin it overlapped, alone or not): bins, transactions,
     slow; and 'none' for bins with nothing."""
-    agg = {a: [0, 0, 0] for a in (*ACTIVITIES, "none")}
-    for k, (tx, slow) in timeline.items():
-        for a in labels[k] or ("none",):
-            agg[a][0] += 1
-            agg[a][1] += tx
-            agg[a][2] += slow
-    return agg
+    agg = tally(timeline, lambda k: labels[k] or ("none",))
+    return {a: agg.get(a, [0, 0, 0]) for a in (*ACTIVITIES, "none")}
 
 
 def report(timeline, labels, over):
@@ -168,18 +171,16 @@ def report(timeline, labels, over):
     tx = sum(v[0] for v in timeline.values())
     slow = sum(v[1] for v in timeline.values())
     pct = lambda n, d: 100.0 * n / d if d else 0.0  # noqa: E731
-    lines = [f"{bins} bins of {BIN_S} s, {tx} transactions, {slow} over {over} ms ({pct(slow, tx):.2f}%)",
-             "", "| activity (alone or with others) | share of the window | of the transactions | of the slow ones | slow rate in it |",
-             "|---|---|---|---|---|"]
-    for a, (b, t, s) in by_activity(timeline, labels).items():
-        if b:
-            lines.append(f"| {a} | {pct(b, bins):.0f}% | {pct(t, tx):.0f}% | {pct(s, slow):.0f}% | {pct(s, t):.2f}% |")
-    lines += ["", "| together | share of the window | of the transactions | of the slow ones | slow rate in it |",
-              "|---|---|---|---|---|"]
-    for act, b, t, s in split_tail(timeline, labels)[:10]:
-        name = "+".join(sorted(act)) or "none"
-        lines.append(f"| {name} | {pct(b, bins):.0f}% | {pct(t, tx):.0f}% | {pct(s, slow):.0f}% | {pct(s, t):.2f}% |")
-    return "\n".join(lines)
+
+    def table(title, rows):
+        out = ["", f"| {title} | share of the window | of the transactions | of the slow ones | slow rate in it |",
+               "|---|---|---|---|---|"]
+        return out + [f"| {name} | {pct(b, bins):.0f}% | {pct(t, tx):.0f}% | {pct(s, slow):.0f}% | {pct(s, t):.2f}% |"
+                      for name, b, t, s in rows]
+    alone = [(a, *v) for a, v in by_activity(timeline, labels).items() if v[0]]
+    together = [("+".join(sorted(act)) or "none", *v) for act, *v in split_tail(timeline, labels)[:10]]
+    return "\n".join([f"{bins} bins of {BIN_S} s, {tx} transactions, {slow} over {over} ms ({pct(slow, tx):.2f}%)",
+                      *table("activity (alone or with others)", alone), *table("together", together)])
 
 
 def main():
