@@ -76,8 +76,10 @@ def run_mode(a, server, cell, mode, rnd, cleanup):
             srv.zswap_on(cleanup)
         controller = None
         if report.is_memext(mode):
+            pairs = variant(mode)
             cfg = mb.memext_config(a.work, srv.PARENT, f"{ENGINE.dir}/root", [wl.CRITICAL], a.idle_after,
-                                   extend=variant(mode))
+                                   extend=[(k, v) for k, v in pairs if not k.startswith("daemon.")],
+                                   daemon=[(k[len("daemon."):], v) for k, v in pairs if k.startswith("daemon.")])
             controller = mb.start_daemon(cfg, os.path.join(a.out, "memext-daemon.log"), cleanup).pid
         critical = CRITICALS[workload](a, a.work, srv.in_client(cleanup))
         critical.start(ENGINE, cleanup)
@@ -115,12 +117,14 @@ def run_mode(a, server, cell, mode, rnd, cleanup):
 
 
 def variant(mode):
-    """The extend-class settings of a memext variant: `memext+KEY=VALUE+...`
-    (e.g. memext+wake_cpu_weight=20), as (key, TOML value) pairs."""
+    """The settings of a memext variant: `memext+KEY=VALUE+...`, each KEY an
+    extend-class setting (e.g. memext+wake_cpu_weight=20) or `daemon.KEY` a
+    daemon one (memext+daemon.reclaim=loop), as (key, TOML value) pairs."""
     pairs = []
     for item in mode.split("+")[1:]:
         key, _, value = item.partition("=")
-        if not key.replace("_", "").isalpha() or not value:
+        bare_key = key.removeprefix("daemon.")
+        if not bare_key.replace("_", "").isalpha() or not value:
             raise ValueError(f"memext variant {mode!r}: write memext+KEY=VALUE")
         bare = value.isdigit() or value in ("true", "false")
         pairs.append((key, value if bare else f'"{value}"'))
@@ -176,7 +180,8 @@ def parse(argv):
                          "max-probe 0.01, min-size 100 MiB)")
     ap.add_argument("--modes", default=",".join(MODES),
                     help="modes, from " + ", ".join(MODES) + "; also memext variants memext+KEY=VALUE[+...] "
-                         "with extend-class settings (e.g. memext+wake_cpu_weight=20), run beside memext")
+                         "with extend-class settings (e.g. memext+wake_cpu_weight=20) or daemon ones "
+                         "(memext+daemon.reclaim=loop), run beside memext")
     ap.add_argument("--critical", default=",".join(CRITICALS), help="critical workloads: redis,postgres")
     ap.add_argument("--noise", default=",".join(NOISES), help="noise kinds: fetch,burst,grow")
     mb.add_profile_arg(ap)

@@ -11,9 +11,10 @@ import memextbench as mb  # noqa: E402
 
 
 class VariantConfig(unittest.TestCase):
-    def config(self, extend):
+    def config(self, extend, daemon=()):
         with tempfile.TemporaryDirectory() as work:
-            path = mb.memext_config(work, "/memext-peers", "/x/root", ["pc-critical"], 10.0, extend=extend)
+            path = mb.memext_config(work, "/memext-peers", "/x/root", ["pc-critical"], 10.0, extend=extend,
+                                    daemon=daemon)
             with open(path, "rb") as f:
                 return tomllib.load(f)
 
@@ -22,6 +23,20 @@ class VariantConfig(unittest.TestCase):
         self.assertEqual(ext["idle_after"], "3s")
         self.assertEqual(ext["fast_wakes"], True)
         self.assertEqual(ext["floor"], "16MiB")
+
+    def test_a_daemon_setting_goes_to_the_daemon_table(self):
+        cfg = self.config((), daemon=[("reclaim", '"loop"')])
+        self.assertEqual(cfg["daemon"]["reclaim"], "loop")
+        self.assertEqual(cfg["daemon"]["tick"], "1s")
+        self.assertNotIn("reclaim", cfg["class"]["extend"])
+
+    def test_a_variant_names_daemon_settings_apart(self):
+        sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+        import run  # noqa: E402
+        self.assertEqual(run.variant("memext+daemon.reclaim=loop+fast_wakes=true"),
+                         [("daemon.reclaim", '"loop"'), ("fast_wakes", "true")])
+        with self.assertRaises(ValueError):
+            run.variant("memext+daemon.=x")
 
     def test_without_a_variant_the_benchs_settings(self):
         ext = self.config(())["class"]["extend"]

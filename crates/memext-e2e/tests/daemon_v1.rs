@@ -31,6 +31,17 @@ fn idle_context_is_pushed_out_and_back_in_memory_when_it_wakes() {
         10,
         || matches!(c.read_limit(LimitKnob::V1Limit), Ok(Limit::Bytes(b)) if b < 64 << 20),
     );
+    // Lowered below its usage by the reclaimer thread, not in the daemon's
+    // loop: it says how far it got, and the knob holds that.
+    wait_for("the reclaimer's report", 10, || {
+        !events_named(&log, "reclaimed").is_empty()
+    });
+    let lowered = events_named(&log, "reclaimed");
+    let last = lowered.last().expect("a lowering");
+    assert_eq!(last["context"], cg.path.as_str(), "{last}");
+    assert_eq!(last["stopped"], false, "{last}");
+    let reached = last["reached"].as_u64().expect("reached");
+    assert!(reached < 64 << 20, "{last}");
     // Held at a low v1 limit, the context must pause rather than be OOM-killed
     // if its wake outruns the raise.
     assert_eq!(

@@ -49,6 +49,18 @@ pub enum Command {
         id: ContextId,
         bytes: u64,
     },
+    /// Lower an extend context's limit to `bytes`, below what it uses, in
+    /// the background: the kernel reclaims the difference in the thread
+    /// that writes the limit, which must not be the daemon's loop (such
+    /// writes held it 4.4-5.3 s per bench/peers invocation, at nice 0).
+    /// Its room is not free until [`crate::Engine::reclaimed`] says so.
+    /// `urgent`: a wake waits for that room (written at the daemon's
+    /// priority, not the reclaimer's low one).
+    Reclaim {
+        id: ContextId,
+        bytes: u64,
+        urgent: bool,
+    },
     BringBack(BringBack),
     PushOut(PushOut),
     /// Run the context at this CPU weight (v2 scale: 1-10000, 100 the
@@ -70,6 +82,7 @@ impl Command {
         match self {
             Command::Protect { id, .. }
             | Command::Limit { id, .. }
+            | Command::Reclaim { id, .. }
             | Command::CpuWeight { id, .. }
             | Command::Freeze { id, .. } => id,
             Command::BringBack(b) => &b.id,

@@ -171,6 +171,11 @@ pub struct ContextState {
     /// it now. Not saved: a restarted daemon writes each again.
     #[serde(skip)]
     pub limit: Option<u64>,
+    /// A lowering below its usage handed to the background (`Reclaim`),
+    /// not reported done yet: its limit is on its way down to this; until
+    /// then `limit` still bounds it.
+    #[serde(skip)]
+    pub reclaiming: Option<u64>,
 }
 
 /// What memext last wrote to a context's knobs, and when. A command that
@@ -242,6 +247,7 @@ impl ContextState {
             frozen: false,
             applied: Applied::default(),
             limit: None,
+            reclaiming: None,
         }
     }
 

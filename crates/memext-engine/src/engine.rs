@@ -49,6 +49,9 @@ pub struct HostFacts {
     /// `memory.min`); the extend contexts' limits are what keeps their room
     /// (see [`crate::limit_room`]).
     pub limits_protect: bool,
+    /// Limits below the usage are lowered in the background
+    /// ([`Command::Reclaim`]), not written in the daemon's loop.
+    pub background_reclaim: bool,
 }
 
 /// The engine's state over all contexts, and its decisions.
@@ -492,8 +495,30 @@ impl Engine {
                     t.squeezed = true;
                 }
             }
-            Command::Limit { bytes, .. } => t.limit = Some(*bytes),
+            Command::Limit { bytes, .. } => {
+                t.limit = Some(*bytes);
+                // A write of the limit ends a lowering in the background
+                // (the actuator stops it first).
+                t.reclaiming = None;
+            }
+            Command::Reclaim { bytes, .. } => t.reclaiming = Some(*bytes),
             Command::Protect { .. } | Command::CpuWeight { .. } => {}
+        }
+    }
+
+    /// A lowering in the background ended with the limit at `held` (its
+    /// target, or where the kernel stopped): only now is its room free.
+    /// `None`: it failed, the limit is what it was.
+    pub fn reclaimed(&mut self, id: &ContextId, held: Option<u64>, now: Instant) {
+        let Some(t) = self.contexts.get_mut(id) else {
+            return;
+        };
+        if t.reclaiming.take().is_none() {
+            return; // ended by a later write of the limit
+        }
+        if let Some(b) = held {
+            t.limit = Some(b);
+            t.applied.limit = Some((b, now));
         }
     }
 }

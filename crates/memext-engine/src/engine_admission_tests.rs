@@ -129,7 +129,7 @@ fn a_context_that_cannot_be_frozen_runs_as_without_admission() {
 }
 
 /// The limits `cmds` write for `id`.
-fn limits_of(cmds: &[Command], id: &ContextId) -> Vec<u64> {
+pub(super) fn limits_of(cmds: &[Command], id: &ContextId) -> Vec<u64> {
     cmds.iter()
         .filter_map(|c| match c {
             Command::Limit { id: i, bytes } if i == id => Some(*bytes),

@@ -90,6 +90,12 @@ impl Engine {
                     bytes: *bytes,
                 }),
                 Action::Limit { bytes, .. } => {
+                    // A lowering in the background is on its way down:
+                    // nothing to write unless the limit is to go up again
+                    // (that write stops it).
+                    if t.reclaiming.is_some() && *bytes < t.limit_in_force() {
+                        continue;
+                    }
                     // While its pages move, the limit follows the page-out
                     // down: no lower than the usage (nothing reclaimed by
                     // the write), so that the context cannot grow meanwhile.
@@ -101,6 +107,23 @@ impl Engine {
                         (*bytes).max(t.memory.usage)
                     } else {
                         *bytes
+                    };
+                    // Below its usage the kernel reclaims in the writer:
+                    // the limit is held at the usage now and the rest goes
+                    // to the background, its room counted once it is done
+                    // (`reclaimed`). Not while a critical context is under
+                    // pressure: it needs the room now.
+                    let below = bytes < t.memory.usage && !throttle && host.background_reclaim;
+                    let reclaim =
+                        (below && t.reclaiming.is_none() && !in_flight).then(|| Command::Reclaim {
+                            id: id.clone(),
+                            bytes,
+                            urgent: false,
+                        });
+                    let bytes = if below {
+                        t.memory.usage.min(t.limit_in_force())
+                    } else {
+                        bytes
                     };
                     let fitted = room.as_mut().map_or(Some(bytes), |r| r.fit(id, bytes));
                     let need = bytes.min(t.memory.usage.max(t.working_set_bytes()));
@@ -118,6 +141,8 @@ impl Engine {
                         id: id.clone(),
                         bytes,
                     });
+                    // After the hold: a write of the limit stops a lowering.
+                    out.extend(reclaim);
                 }
                 Action::BringBack { reason, .. } => {
                     if t.held.is_some() && !t.out && !t.squeezed {
@@ -144,6 +169,14 @@ impl Engine {
                         bandwidth: t.params.pageout_bandwidth / slow,
                     }));
                     moving.insert(id);
+                }
+            }
+        }
+        // A wake that waits for room waits for these.
+        if !short.is_empty() {
+            for c in &mut out {
+                if let Command::Reclaim { urgent, .. } = c {
+                    *urgent = true;
                 }
             }
         }

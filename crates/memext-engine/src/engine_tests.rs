@@ -36,6 +36,7 @@ const HOST: HostFacts = HostFacts {
     capacity: 1024 * MIB,
     next_swap_is_zram: false,
     limits_protect: false,
+    background_reclaim: false,
 };
 
 fn s(secs: f64) -> Instant {
@@ -637,6 +638,9 @@ mod admission;
 
 #[path = "engine_out_tests.rs"]
 mod out;
+
+#[path = "engine_reclaim_tests.rs"]
+mod reclaim;
 
 /// `push_out = "when-needed"`: an idle context is not pushed out while the
 /// capacity has room for it; when a waking one needs that room, it is

@@ -267,6 +267,12 @@ pub struct DaemonConfig {
     /// idle context read every `poll`, the tree walked every tick).
     #[serde(default)]
     pub observer: ObserverKind,
+    /// Where a limit written below a context's usage is written, the kernel
+    /// reclaiming the difference in the writing thread: `background` (a
+    /// thread of its own at nice 19, in steps, its room counted once done)
+    /// or `loop` (the previous design: in the daemon's loop, at once).
+    #[serde(default)]
+    pub reclaim: ReclaimIn,
     /// With kernel wake events: an idle context guarded by one is read at a
     /// tick only this often.
     #[serde(default = "default_idle_read")]
@@ -319,6 +325,7 @@ impl Default for DaemonConfig {
             tick: default_tick(),
             poll: default_poll(),
             observer: ObserverKind::default(),
+            reclaim: ReclaimIn::default(),
             idle_read: default_idle_read(),
             ws_interval: default_ws_interval(),
             prefetch_lead: default_lead(),
@@ -335,6 +342,15 @@ pub enum ObserverKind {
     #[default]
     Events,
     Polling,
+}
+
+/// Where limits below the usage are written (`daemon.reclaim`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ReclaimIn {
+    #[default]
+    Background,
+    Loop,
 }
 
 /// What a container's persistent regions are filed under.

@@ -14,8 +14,9 @@ use memext_engine::planner::Action;
 use memext_engine::ContextId;
 
 use super::events;
-use super::ledger::{Ledger, LedgerError, Restored, Written};
+use super::ledger::{Ledger, LedgerError, Lowering, Restored, Written};
 use super::mover::{Job, Mover};
+use super::reclaim::{self, Reclaimer, STEP};
 use crate::units::human_bytes;
 
 /// A knob write that takes this long is logged (`slow-write`).
@@ -25,6 +26,12 @@ pub struct Actuator {
     ledger: Ledger,
     /// None in a dry run.
     mover: Option<Mover>,
+    /// Lowers limits below the usage off the loop; None in a dry run or
+    /// with `daemon.reclaim = "loop"` (then written here, at once).
+    reclaimer: Option<Reclaimer>,
+    /// Lowerings that ended (settled in the ledger), for the engine: the
+    /// context and the limit it holds (`None`: not memext's to know).
+    reclaimed: Vec<(ContextId, Option<u64>)>,
     /// Contexts whose foreign knob was reported (once each).
     said_foreign: HashSet<ContextId>,
     /// Dry run: what was printed last per context (print only changes).
@@ -40,6 +47,8 @@ impl Actuator {
         Self {
             ledger,
             mover,
+            reclaimer: None,
+            reclaimed: Vec::new(),
             said_foreign: HashSet::new(),
             said: BTreeMap::new(),
             said_failed: HashSet::new(),
@@ -49,6 +58,11 @@ impl Actuator {
     /// From now on commands are carried out (until then, a dry run).
     pub fn start_mover(&mut self, mover: Mover) {
         self.mover = Some(mover);
+    }
+
+    /// From now on limits below the usage are lowered in the background.
+    pub fn start_reclaimer(&mut self, reclaimer: Reclaimer) {
+        self.reclaimer = Some(reclaimer);
     }
 
     pub fn ledger(&self) -> &Ledger {
@@ -63,9 +77,10 @@ impl Actuator {
         self.mover.is_none()
     }
 
-    /// Whether the mover has a job queued or running for `id`.
+    /// Whether the mover or the reclaimer has a job queued or running for `id`.
     pub fn is_busy(&self, id: &ContextId) -> bool {
         self.mover.as_ref().is_some_and(|m| m.is_busy(id))
+            || self.reclaimer.as_ref().is_some_and(|r| r.in_flight(id))
     }
 
     /// Carries out one command on the context's cgroup.
@@ -81,6 +96,7 @@ impl Actuator {
                 self.guarded(id, cg, LimitKnob::Min, Limit::Bytes(*bytes))
             }
             Command::Limit { id, bytes } => {
+                self.stop_reclaim(id, cg);
                 if cg.version() == Version::V2 {
                     return self.guarded(id, cg, LimitKnob::High, Limit::Bytes(*bytes));
                 }
@@ -93,6 +109,7 @@ impl Actuator {
                     _ => self.guarded(id, cg, LimitKnob::V1Limit, Limit::Bytes(*bytes)),
                 }
             }
+            Command::Reclaim { id, bytes, urgent } => self.reclaim(id, cg, *bytes, *urgent),
             Command::CpuWeight { id, weight } => {
                 let (knob, value) = match cg.version() {
                     Version::V1 => (LimitKnob::V1CpuShares, v1_cpu_shares(*weight)),
@@ -137,6 +154,127 @@ impl Actuator {
         }
     }
 
+    /// The limit knob of `cg`'s version; on v1 OOM kills are turned off
+    /// first (see `Command::Limit`). `None`: someone else's.
+    fn limit_knob(&mut self, id: &ContextId, cg: &AnyCgroup) -> Option<LimitKnob> {
+        match cg.version() {
+            Version::V2 => Some(LimitKnob::High),
+            Version::V1 => {
+                match self.guarded(id, cg, LimitKnob::V1OomKillDisable, Limit::Bytes(1)) {
+                    Outcome::Foreign => None,
+                    _ => Some(LimitKnob::V1Limit),
+                }
+            }
+        }
+    }
+
+    /// Hands a lowering below the usage to the reclaimer, recorded in the
+    /// ledger first; without a reclaimer, written here as a limit.
+    fn reclaim(&mut self, id: &ContextId, cg: &AnyCgroup, bytes: u64, urgent: bool) -> Outcome {
+        if self.reclaimer.is_none() {
+            return self.execute(
+                &Command::Limit {
+                    id: id.clone(),
+                    bytes,
+                },
+                cg,
+            );
+        }
+        let Some(knob) = self.limit_knob(id, cg) else {
+            return Outcome::Foreign;
+        };
+        let from = match self.ledger.begin_lowering(cg, knob, bytes) {
+            Ok(Lowering::From(Limit::Bytes(b))) => b,
+            // No number to step down from: one write.
+            Ok(Lowering::From(Limit::Max)) => bytes.saturating_add(STEP),
+            Ok(Lowering::Nothing) => return Outcome::Failed,
+            Ok(Lowering::Foreign { found, ours }) => {
+                self.report_foreign(id, knob, found, ours);
+                return Outcome::Foreign;
+            }
+            Err(LedgerError::Cgroup(CgroupError::Vanished { .. })) => return Outcome::Failed,
+            Err(e) => {
+                if self.said_failed.insert((id.clone(), knob)) {
+                    events::knob_failed(id, &knob.to_string(), &bytes.to_string(), &e);
+                }
+                return Outcome::Failed;
+            }
+        };
+        if let Some(r) = self.reclaimer.as_ref() {
+            r.submit(reclaim::Job {
+                id: id.clone(),
+                path: cg.path().clone(),
+                knob,
+                from,
+                to: bytes,
+                urgent,
+            });
+        }
+        Outcome::Done
+    }
+
+    /// A write of `id`'s limit ends its lowering in the background first
+    /// (the reclaimer writes nothing more), settled at what the knob holds.
+    fn stop_reclaim(&mut self, id: &ContextId, cg: &AnyCgroup) {
+        if !self.reclaimer.as_ref().is_some_and(|r| r.stop_job(id)) {
+            return;
+        }
+        let knob = match cg.version() {
+            Version::V1 => LimitKnob::V1Limit,
+            Version::V2 => LimitKnob::High,
+        };
+        let held = self.settle(id, cg, knob);
+        self.reclaimed.push((id.clone(), held));
+    }
+
+    /// Records in the ledger where a lowering ended; the limit it holds.
+    fn settle(&mut self, id: &ContextId, cg: &AnyCgroup, knob: LimitKnob) -> Option<u64> {
+        match self.ledger.settle_lowering(cg, knob) {
+            Ok(Some(Limit::Bytes(b))) => Some(b),
+            Ok(Some(Limit::Max)) => None,
+            Ok(None) => {
+                events::foreign_knob(id, &knob.to_string(), "(changed)", "(lowering)");
+                None
+            }
+            Err(e) => {
+                tracing::debug!("{id}: settling its lowered limit: {e:#}");
+                None
+            }
+        }
+    }
+
+    /// The lowerings that ended since the last call, settled in the ledger:
+    /// each context with the limit it holds now. `cg` finds a context's
+    /// cgroup (none: it left, nothing to settle).
+    /// Also whether a wake waited for one of them.
+    pub fn take_reclaimed<'a>(
+        &mut self,
+        cg: impl Fn(&ContextId) -> Option<&'a AnyCgroup>,
+    ) -> (Vec<(ContextId, Option<u64>)>, bool) {
+        let ended = self
+            .reclaimer
+            .as_ref()
+            .map(Reclaimer::take_ended)
+            .unwrap_or_default();
+        let mut out = std::mem::take(&mut self.reclaimed);
+        let waited = ended.iter().any(|e| e.urgent);
+        for e in ended {
+            events::reclaimed(&e);
+            if e.stopped {
+                continue; // settled by stop_reclaim
+            }
+            let held = cg(&e.id).and_then(|c| self.settle(&e.id, c, e.knob));
+            out.push((e.id, held));
+        }
+        (out, waited)
+    }
+
+    fn report_foreign(&mut self, id: &ContextId, knob: LimitKnob, found: Limit, ours: Limit) {
+        if self.said_foreign.insert(id.clone()) {
+            events::foreign_knob(id, &knob.to_string(), &found.to_string(), &ours.to_string());
+        }
+    }
+
     /// A knob write through the ledger; someone else's knob is reported once,
     /// a failing knob once until it is written again.
     fn guarded(
@@ -154,14 +292,7 @@ impl Actuator {
         }
         match written {
             Ok(Written::Foreign { found, ours }) => {
-                if self.said_foreign.insert(id.clone()) {
-                    events::foreign_knob(
-                        id,
-                        &knob.to_string(),
-                        &found.to_string(),
-                        &ours.to_string(),
-                    );
-                }
+                self.report_foreign(id, knob, found, ours);
                 Outcome::Foreign
             }
             Ok(_) => {
@@ -209,6 +340,9 @@ impl Actuator {
         if self.is_dry_run() {
             return;
         }
+        if let Some(r) = self.reclaimer.as_ref() {
+            r.stop_job(id);
+        }
         match self.ledger.release(h, id.as_str()) {
             Ok(released) => {
                 for (r, outcome) in released {
@@ -231,6 +365,11 @@ impl Actuator {
             return;
         };
         m.stop();
+        // Any value a lowering left is memext's (the ledger's range): the
+        // originals go back below.
+        if let Some(r) = self.reclaimer.take() {
+            r.stop();
+        }
         match self.ledger.restore_all(h) {
             Ok(problems) => problems
                 .iter()

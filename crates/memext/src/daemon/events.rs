@@ -160,3 +160,26 @@ pub fn slow_write(id: &ContextId, knob: &str, value: &str, took: std::time::Dura
         "{id}: writing {knob} = {value} took {ms:.0} ms"
     );
 }
+
+/// A lowering in the background ended (`reclaimed`): how far it got, in how
+/// many writes and how long, and why it stopped short.
+pub fn reclaimed(e: &super::reclaim::Ended) {
+    let ms = e.took.as_secs_f64() * 1e3;
+    tracing::info!(
+        event = "reclaimed",
+        context = %e.id,
+        knob = %e.knob,
+        to = e.to,
+        reached = e.reached,
+        steps = e.steps,
+        stopped = e.stopped,
+        ms,
+        "{}: {} lowered to {} in {} steps, {ms:.0} ms{}{}",
+        e.id,
+        e.knob,
+        crate::units::human_bytes(e.reached),
+        e.steps,
+        if e.stopped { " (stopped: written again)" } else { "" },
+        e.error.as_deref().map(|x| format!(" (stopped: {x})")).unwrap_or_default()
+    );
+}

@@ -52,6 +52,38 @@ pub struct KnobRecord {
     /// fails: costly, and as refused the next time).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub refused: Option<Limit>,
+    /// A lowering in the background is on its way from `written` down to
+    /// this: any value between the two is memext's (the reclaimer writes
+    /// the limit down in steps; a daemon killed half-way left one of them).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lowering_to: Option<Limit>,
+}
+
+impl KnobRecord {
+    /// Whether the knob holding `current` is as memext left it.
+    pub fn is_ours(&self, current: Limit) -> bool {
+        current == self.written
+            || matches!(
+                (self.lowering_to, current, self.written),
+                (Some(Limit::Bytes(to)), Limit::Bytes(c), Limit::Bytes(w)) if to <= c && c <= w
+            )
+            || matches!(
+                (self.lowering_to, current, self.written),
+                (Some(Limit::Bytes(to)), Limit::Bytes(c), Limit::Max) if to <= c
+            )
+    }
+}
+
+/// What [`Ledger::begin_lowering`] found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Lowering {
+    /// Recorded: the knob holds this now, and may go down to the target.
+    From(Limit),
+    /// Nothing to lower: at or below the target already, or the target
+    /// was refused while the knob still holds what it held then.
+    Nothing,
+    /// Someone else changed the knob (as [`Written::Foreign`]).
+    Foreign { found: Limit, ours: Limit },
 }
 
 /// What a guarded write did.
@@ -158,7 +190,7 @@ impl Ledger {
                 .and_then(|p| h.open(&p).ok())
                 .and_then(|cg| cg.read_limit(r.knob).ok());
             match current {
-                Some(c) if c == r.written => kept.push(r),
+                Some(c) if r.is_ours(c) => kept.push(r),
                 Some(c) => dropped.push(format!(
                     "{} {}: now {c}, memext had written {}",
                     r.cgroup, r.knob, r.written
@@ -196,11 +228,8 @@ impl Ledger {
         let i = self.find(&path, knob);
         if let Some(i) = i {
             let ours = self.records[i].written;
-            if current != ours {
-                self.foreign.insert(path.clone());
-                self.records.retain(|r| r.cgroup != path);
-                self.reindex();
-                self.save(Entry::DropCgroup(path))?;
+            if !self.records[i].is_ours(current) {
+                self.take_foreign(path)?;
                 return Ok(Written::Foreign {
                     found: current,
                     ours,
@@ -219,6 +248,7 @@ impl Ledger {
             Some(i) => {
                 self.records[i].written = value;
                 self.records[i].refused = None;
+                self.records[i].lowering_to = None;
                 i
             }
             None => {
@@ -232,6 +262,7 @@ impl Ledger {
                     original: current,
                     written: value,
                     refused: None,
+                    lowering_to: None,
                 });
                 self.records.len() - 1
             }
@@ -251,6 +282,98 @@ impl Ledger {
         }
         wrote?;
         Ok(Written::Done)
+    }
+
+    /// Before a lowering in the background: checks the knob is memext's
+    /// (as `write` does) and records that it may hold anything from what
+    /// it holds now down to `to`. The reclaimer then writes it;
+    /// [`Ledger::settle_lowering`] records where it ended.
+    pub fn begin_lowering(
+        &mut self,
+        cg: &impl MemoryCgroup,
+        knob: LimitKnob,
+        to: u64,
+    ) -> Result<Lowering, LedgerError> {
+        let path = cg.path().as_str().to_owned();
+        if self.foreign.contains(&path) {
+            return Ok(Lowering::Foreign {
+                found: Limit::Max,
+                ours: Limit::Max,
+            });
+        }
+        let to = page_aligned(Limit::Bytes(to), self.page);
+        let current = cg.read_limit(knob)?;
+        let i = match self.find(&path, knob) {
+            Some(i) if !self.records[i].is_ours(current) => {
+                let ours = self.records[i].written;
+                self.take_foreign(path)?;
+                return Ok(Lowering::Foreign {
+                    found: current,
+                    ours,
+                });
+            }
+            Some(i) => i,
+            None => {
+                self.index
+                    .entry(path.clone())
+                    .or_default()
+                    .push((knob, self.records.len()));
+                self.records.push(KnobRecord {
+                    cgroup: path,
+                    knob,
+                    original: current,
+                    written: current,
+                    refused: None,
+                    lowering_to: None,
+                });
+                self.records.len() - 1
+            }
+        };
+        let above = matches!((current, to), (Limit::Max, _))
+            || matches!((current, to), (Limit::Bytes(c), Limit::Bytes(t)) if c > t);
+        if !above || self.records[i].refused == Some(to) {
+            return Ok(Lowering::Nothing);
+        }
+        self.records[i].lowering_to = Some(to);
+        self.save(Entry::Set(self.records[i].clone()))?;
+        Ok(Lowering::From(current))
+    }
+
+    /// Someone else changed a knob of `path`: its records go, and memext
+    /// never writes it again.
+    fn take_foreign(&mut self, path: String) -> Result<(), LedgerError> {
+        self.foreign.insert(path.clone());
+        self.records.retain(|r| r.cgroup != path);
+        self.reindex();
+        self.save(Entry::DropCgroup(path))
+    }
+
+    /// After a lowering in the background: what the knob holds now is what
+    /// memext wrote. Returns it (`None`: someone else's value, the context
+    /// is theirs now, as with `write`).
+    pub fn settle_lowering(
+        &mut self,
+        cg: &impl MemoryCgroup,
+        knob: LimitKnob,
+    ) -> Result<Option<Limit>, LedgerError> {
+        let path = cg.path().as_str().to_owned();
+        let Some(i) = self.find(&path, knob) else {
+            return Ok(None);
+        };
+        let current = cg.read_limit(knob)?;
+        if !self.records[i].is_ours(current) {
+            self.take_foreign(path)?;
+            return Ok(None);
+        }
+        let r = &mut self.records[i];
+        if r.lowering_to.is_some_and(|to| current != to) {
+            r.refused = r.lowering_to; // not tried again while it holds this
+        }
+        r.written = current;
+        r.lowering_to = None;
+        let e = Entry::Set(r.clone());
+        self.save(e)?;
+        Ok(Some(current))
     }
 
     /// Puts every knob still as memext left it back to its original value and
@@ -352,7 +475,7 @@ fn restore_one(h: &Hierarchy, r: &KnobRecord) -> Restored {
         Err(e) => return Restored::Failed(e.to_string()),
     };
     match cg.read_limit(r.knob) {
-        Ok(c) if c == r.written => match cg.write_limit(r.knob, r.original) {
+        Ok(c) if r.is_ours(c) => match cg.write_limit(r.knob, r.original) {
             Ok(()) => Restored::Done,
             Err(e) => Restored::Failed(format!("restoring {}: {e}", r.original)),
         },

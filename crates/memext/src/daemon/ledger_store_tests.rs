@@ -12,6 +12,7 @@ fn record(cgroup: &str, knob: LimitKnob, written: u64) -> KnobRecord {
         original: Limit::Max,
         written: Limit::Bytes(written),
         refused: None,
+        lowering_to: None,
     }
 }
 

@@ -264,3 +264,66 @@ fn values_are_kept_in_whole_pages() {
     );
     assert_eq!(page_aligned(Limit::Max, 4096), Limit::Max);
 }
+
+/// A lowering in the background: while the reclaimer writes the limit
+/// down in steps, any value between the two ends is memext's (a write, a
+/// restart's reconcile and a restore take it as such); a value outside is
+/// someone else's. Settled, the knob's value is what memext wrote.
+#[test]
+fn a_lowering_in_steps_is_memexts_all_the_way_down() {
+    let t = fake("v1");
+    let h = Hierarchy::probe(t.path()).expect("v1");
+    let state = t.path().join("state/daemon.json");
+    let mut l = Ledger::load(&state).expect("load");
+    let cg = h
+        .open(&CgroupPath::parse(DOCKER).expect("path"))
+        .expect("open");
+    let original = cg.read_limit(LimitKnob::V1Limit).expect("read");
+    l.write(&cg, LimitKnob::V1Limit, Limit::Bytes(256 << 20))
+        .expect("hold");
+    assert_eq!(
+        l.begin_lowering(&cg, LimitKnob::V1Limit, 64 << 20)
+            .expect("begin"),
+        Lowering::From(Limit::Bytes(256 << 20))
+    );
+    // The reclaimer's first step, then a daemon killed half-way: its
+    // successor keeps the record.
+    cg.write_limit(LimitKnob::V1Limit, Limit::Bytes(192 << 20))
+        .expect("step");
+    let mut again = Ledger::load(&state).expect("reload");
+    assert!(again.reconcile(&h).expect("reconcile").is_empty());
+    assert_eq!(
+        l.settle_lowering(&cg, LimitKnob::V1Limit).expect("settle"),
+        Some(Limit::Bytes(192 << 20))
+    );
+    assert_eq!(
+        l.begin_lowering(&cg, LimitKnob::V1Limit, 64 << 20)
+            .expect("nothing"),
+        Lowering::Nothing,
+        "stopped short of 64 MiB: not asked again while it holds 192"
+    );
+    assert_eq!(
+        l.begin_lowering(&cg, LimitKnob::V1Limit, 128 << 20)
+            .expect("begin"),
+        Lowering::From(Limit::Bytes(192 << 20))
+    );
+    cg.write_limit(LimitKnob::V1Limit, Limit::Bytes(160 << 20))
+        .expect("step");
+    // A restore half-way puts the original back.
+    assert!(l.restore_all(&h).expect("restore").is_empty());
+    assert_eq!(cg.read_limit(LimitKnob::V1Limit).expect("read"), original);
+
+    // Outside the range: someone else's.
+    let mut l = Ledger::load(&state).expect("load");
+    l.write(&cg, LimitKnob::V1Limit, Limit::Bytes(256 << 20))
+        .expect("hold");
+    l.begin_lowering(&cg, LimitKnob::V1Limit, 64 << 20)
+        .expect("begin");
+    cg.write_limit(LimitKnob::V1Limit, Limit::Bytes(32 << 20))
+        .expect("someone else");
+    assert_eq!(
+        l.settle_lowering(&cg, LimitKnob::V1Limit).expect("settle"),
+        None
+    );
+    assert!(l.is_foreign(cg.path()));
+}

@@ -38,6 +38,7 @@ mod notify;
 pub mod observe;
 pub mod observe_events;
 mod pages;
+pub mod reclaim;
 pub mod serve;
 
 use act::Actuator;
@@ -83,6 +84,8 @@ pub struct Daemon {
     /// The watched set or a watched context's state may have changed since
     /// the observer was last given it (a tick ran, or something was seen).
     rewatch: bool,
+    /// A lowering a wake waited for ended: tick at once.
+    tick_now: bool,
     /// Guarded idle contexts' CPU time, read through their parents.
     idle_cpu: idle_cpu::IdleCpu,
 }
@@ -174,6 +177,7 @@ impl Daemon {
             dirty: false,
             last_save,
             rewatch: true,
+            tick_now: false,
             idle_cpu: idle_cpu::IdleCpu::default(),
         })
     }
@@ -194,6 +198,10 @@ impl Daemon {
         };
         if !self.opts.dry_run {
             self.act.start_mover(Mover::start());
+            if self.cfg.daemon.reclaim == crate::config::ReclaimIn::Background {
+                let h = self.observer.host().hierarchy.clone();
+                self.act.start_reclaimer(reclaim::Reclaimer::start(h));
+            }
         }
         let broker = crate::pmem::broker::start_in_daemon(&self.cfg, self.opts.dry_run)?;
         let tick = self.cfg.daemon.tick.0;
@@ -237,7 +245,11 @@ impl Daemon {
         let mut ticks = 0u64;
         while !stop.load(Ordering::Relaxed) {
             supervisor.alive();
-            if self.now() >= next_tick {
+            if std::mem::take(&mut self.tick_now) {
+                // Room a waiting wake needed came free: served now, not
+                // up to a tick later (the schedule of ticks is kept).
+                self.tick()?;
+            } else if self.now() >= next_tick {
                 self.tick()?;
                 ticks += 1;
                 if self.opts.ticks.is_some_and(|n| ticks >= n) {
@@ -333,6 +345,7 @@ impl Daemon {
         self.observe_all()?;
         let t_observe = t0.elapsed();
         self.collect_accuracy();
+        self.settle_reclaims();
         let now = self.now();
         let facts = self.observer.host_facts(&self.cfg)?;
         let act = &self.act;
@@ -513,7 +526,7 @@ impl Daemon {
                 Command::Limit { bytes, .. } => {
                     self.engine.get(id).and_then(|t| t.limit) != Some(*bytes)
                 }
-                Command::PushOut(_) | Command::BringBack(_) => true,
+                Command::PushOut(_) | Command::BringBack(_) | Command::Reclaim { .. } => true,
                 _ => false,
             };
             if moves_memory && outcome == Outcome::Done {
@@ -527,6 +540,23 @@ impl Daemon {
             self.engine.executed(cmd, outcome, self.now());
             if outcome == Outcome::Foreign {
                 self.tracked.remove(id);
+            }
+        }
+    }
+
+    /// Tells the engine which lowerings in the background ended, and where:
+    /// only now is their room free. Each such context is read in full at
+    /// the next tick.
+    /// A wake waited for one of them: the next tick comes at once.
+    fn settle_reclaims(&mut self) {
+        let tracked = &self.tracked;
+        let (ended, waited) = self.act.take_reclaimed(|id| tracked.get(id).map(|t| &t.cg));
+        self.tick_now |= waited;
+        let now = self.now();
+        for (id, held) in ended {
+            self.engine.reclaimed(&id, held, now);
+            if let Some(t) = self.tracked.get_mut(&id) {
+                t.sampled = None;
             }
         }
     }
@@ -545,6 +575,7 @@ impl Daemon {
             None => self.watch(deadline),
         };
         self.rewatch |= !seen.is_empty();
+        self.settle_reclaims();
         self.serve_seen(seen)
     }
 

@@ -1,0 +1,166 @@
+//! Limits below the usage lowered in the background (`Command::Reclaim`):
+//! held at the usage at once, the rest reclaimed off the daemon's loop, its
+//! room counted only when it is done.
+
+use super::admission::limits_of;
+use super::*;
+
+/// v1 with a critical context, limits lowered in the background.
+const BG: HostFacts = HostFacts {
+    limits_protect: true,
+    background_reclaim: true,
+    ..HOST
+};
+
+fn reclaims(cmds: &[Command]) -> Vec<(&str, u64, bool)> {
+    cmds.iter()
+        .filter_map(|c| match c {
+            Command::Reclaim { id, bytes, urgent } => Some((id.as_str(), *bytes, *urgent)),
+            _ => None,
+        })
+        .collect()
+}
+
+/// Ticks with the database busy and `c` as it is; every command done.
+fn tick_v1(e: &mut Engine, db: &mut Ctx, c: &Ctx, at: f64, host: &HostFacts) -> Vec<Command> {
+    db.cpu += Duration::from_millis(500);
+    for x in [&*db, c] {
+        let o = e.observe(&x.id, x.sample(at), false);
+        if o.wants_working_set {
+            e.record_working_set(&x.id, s(at), &[(100, vec![(0, x.usage)])]);
+        }
+    }
+    let d = e.decide(s(at), host, &never_busy);
+    for cmd in &d.commands {
+        e.executed(cmd, Outcome::Done, s(at));
+    }
+    d.commands
+}
+
+/// A 300 MiB context that went idle beside a critical database and was
+/// pushed out; what the mover could not page out (its swap cache, its page
+/// cache) still holds 60 MiB, over its 16 MiB floor.
+fn pushed_out_beside_a_database(e: &mut Engine, db: &mut Ctx, host: &HostFacts) -> Ctx {
+    let mut c = Ctx::new("/sleeper", 300);
+    e.track(db.id.clone(), Class::Critical, class(16), s(0.0));
+    e.track(c.id.clone(), Class::Extend, class(16), s(0.0));
+    for i in 0..=7 {
+        if i < 2 {
+            c.cpu += Duration::from_millis(500);
+        }
+        let cmds = tick_v1(e, db, &c, f64::from(i), host);
+        if !push_outs(&cmds).is_empty() {
+            // Its limit follows the page-out, no lower than its usage.
+            assert!(limits_of(&cmds, &c.id).iter().all(|&b| b >= c.usage));
+            break;
+        }
+    }
+    assert!(e.get(&c.id).is_some_and(|t| t.out), "pushed out");
+    c.usage = 60 * MIB;
+    c.swapped = 240 * MIB;
+    c
+}
+
+#[test]
+fn a_limit_below_the_usage_is_held_there_and_lowered_in_the_background() {
+    let mut e = Engine::new(params());
+    let mut db = Ctx::new("/db", 400);
+    let mut c = pushed_out_beside_a_database(&mut e, &mut db, &BG);
+    let cmds = tick_v1(&mut e, &mut db, &c, 8.0, &BG);
+    // Held at its usage now (nothing reclaimed by that write), lowered to
+    // its floor in the background, after the hold.
+    let hold = cmds.iter().position(
+        |x| matches!(x, Command::Limit { id, bytes } if *id == c.id && *bytes == 60 * MIB),
+    );
+    let bg = cmds
+        .iter()
+        .position(|x| matches!(x, Command::Reclaim { .. }));
+    assert!(hold.is_some() && hold < bg, "{cmds:?}");
+    assert_eq!(reclaims(&cmds), vec![("/sleeper", 16 * MIB, false)]);
+    assert!(
+        limits_of(&cmds, &c.id).iter().all(|&b| b >= 60 * MIB),
+        "nothing below its usage written in the loop: {cmds:?}"
+    );
+    // Its room is not free until the reclaimer says so: the limit in force
+    // is the hold, and while it goes down nothing more is written for it.
+    let t = e.get(&c.id).expect("tracked");
+    assert_eq!(
+        (t.limit_in_force(), t.reclaiming),
+        (60 * MIB, Some(16 * MIB))
+    );
+    c.usage = 40 * MIB;
+    let cmds = tick_v1(&mut e, &mut db, &c, 9.0, &BG);
+    assert!(
+        limits_of(&cmds, &c.id).is_empty() && reclaims(&cmds).is_empty(),
+        "{cmds:?}"
+    );
+    e.reclaimed(&c.id, Some(16 * MIB), s(9.5));
+    c.usage = 16 * MIB;
+    let t = e.get(&c.id).expect("tracked");
+    assert_eq!((t.limit_in_force(), t.reclaiming), (16 * MIB, None));
+    let cmds = tick_v1(&mut e, &mut db, &c, 10.0, &BG);
+    assert!(
+        limits_of(&cmds, &c.id).is_empty() && reclaims(&cmds).is_empty(),
+        "done: nothing to write again: {cmds:?}"
+    );
+}
+
+/// Its wake raises the limit (that write stops the lowering); a lowering
+/// that stopped reports the limit it left, which a later write overrides.
+#[test]
+fn a_wake_raises_a_limit_on_its_way_down() {
+    let mut e = Engine::new(params());
+    let mut db = Ctx::new("/db", 400);
+    let mut c = pushed_out_beside_a_database(&mut e, &mut db, &BG);
+    tick_v1(&mut e, &mut db, &c, 8.0, &BG);
+    assert!(e
+        .poll(&c.id, s(8.2), c.cpu + Duration::from_millis(20))
+        .is_some());
+    c.cpu += Duration::from_millis(20);
+    let cmds = e.serve_wake(&c.id, s(8.2), &BG, &never_busy);
+    assert!(
+        limits_of(&cmds, &c.id).iter().any(|&b| b >= 300 * MIB),
+        "{cmds:?}"
+    );
+    for cmd in &cmds {
+        e.executed(cmd, Outcome::Done, s(8.2));
+    }
+    let t = e.get(&c.id).expect("tracked");
+    assert_eq!(t.reclaiming, None);
+    let raised = t.limit;
+    e.reclaimed(&c.id, Some(32 * MIB), s(8.3));
+    assert_eq!(
+        e.get(&c.id).and_then(|t| t.limit),
+        raised,
+        "the raise stands"
+    );
+}
+
+/// While a critical context is under pressure it needs the room now: the
+/// limit is written in the loop at once, as without a reclaimer.
+#[test]
+fn under_critical_pressure_the_limit_is_written_at_once() {
+    let mut e = Engine::new(params());
+    let mut db = Ctx::new("/db", 400);
+    let c = pushed_out_beside_a_database(&mut e, &mut db, &BG);
+    db.psi = Some(PRESSURE_PSI * 4.0);
+    let cmds = tick_v1(&mut e, &mut db, &c, 8.0, &BG);
+    assert!(reclaims(&cmds).is_empty(), "{cmds:?}");
+    assert_eq!(limits_of(&cmds, &c.id), vec![16 * MIB]);
+}
+
+/// Without a reclaimer (`daemon.reclaim = "loop"`) a lowered limit is
+/// written as before.
+#[test]
+fn without_a_reclaimer_the_limit_is_written_in_the_loop() {
+    let v1 = HostFacts {
+        background_reclaim: false,
+        ..BG
+    };
+    let mut e = Engine::new(params());
+    let mut db = Ctx::new("/db", 400);
+    let c = pushed_out_beside_a_database(&mut e, &mut db, &v1);
+    let cmds = tick_v1(&mut e, &mut db, &c, 8.0, &v1);
+    assert!(reclaims(&cmds).is_empty(), "{cmds:?}");
+    assert_eq!(limits_of(&cmds, &c.id), vec![16 * MIB]);
+}

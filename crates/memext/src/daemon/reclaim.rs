@@ -1,0 +1,361 @@
+//! The reclaimer: a thread that lowers memory limits below what a context
+//! uses, for the daemon. Such a write makes the kernel reclaim the
+//! difference in the writing thread (v1 `mem_cgroup_resize_max`, v2
+//! `memory_high_write`); in the daemon's loop those writes held it 4.4-5.3 s
+//! per bench/peers invocation at nice 0, up to 530 ms at a time, while
+//! wakes waited to be served. Here a limit goes down in steps of [`STEP`]
+//! at nice 19 (at the daemon's priority when a wake waits for the room),
+//! and a job is stopped between two steps when its context's limit is to
+//! be written again.
+//!
+//! Must not: touch the ledger or decide. The actuator records a lowering
+//! before it is handed here and settles it from what the knob holds after.
+
+use std::collections::{HashSet, VecDeque};
+use std::sync::atomic::{AtomicI32, Ordering};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+use memext_cgroup::{CgroupPath, Hierarchy, Limit, LimitKnob, MemoryCgroup};
+use memext_engine::ContextId;
+
+use super::mover::MOVER_NICE;
+
+/// How far one write lowers a limit: the reclaim it costs is the longest a
+/// stop waits (8 MiB took 3-10 ms of reclaim at nice 0 here).
+pub const STEP: u64 = 8 << 20;
+
+/// A limit to lower from `from` down to `to`.
+#[derive(Debug, Clone)]
+pub struct Job {
+    pub id: ContextId,
+    pub path: CgroupPath,
+    pub knob: LimitKnob,
+    pub from: u64,
+    pub to: u64,
+    /// A wake waits for this room: at the daemon's priority.
+    pub urgent: bool,
+}
+
+/// How a job ended.
+#[derive(Debug, Clone)]
+pub struct Ended {
+    pub id: ContextId,
+    pub knob: LimitKnob,
+    pub to: u64,
+    /// The last value written (`from` if none was).
+    pub reached: u64,
+    pub steps: u32,
+    pub took: Duration,
+    /// Why it stopped short of `to`: the kernel refused a step (v1: it
+    /// cannot reclaim that far), or the cgroup went away.
+    pub error: Option<String>,
+    /// Stopped by [`Reclaimer::stop_job`] (already settled by the caller).
+    pub stopped: bool,
+    /// A wake waited for it.
+    pub urgent: bool,
+}
+
+#[derive(Default)]
+struct State {
+    queue: VecDeque<Job>,
+    running: Option<ContextId>,
+    stop: HashSet<ContextId>,
+    ended: Vec<Ended>,
+    closing: bool,
+}
+
+struct Shared {
+    state: Mutex<State>,
+    wake: Condvar,
+    /// Held while a step is written: a stop waits for it, never longer.
+    step: Mutex<()>,
+    /// The thread's id, to lend it the daemon's priority while a stop waits.
+    tid: AtomicI32,
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    // A panic in the thread poisons nothing we cannot go on with: the
+    // state is a queue and a few sets, each left consistent per statement.
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+pub struct Reclaimer {
+    shared: Arc<Shared>,
+    handle: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Reclaimer {
+    pub fn start(hierarchy: Hierarchy) -> Self {
+        let shared = Arc::new(Shared {
+            state: Mutex::new(State::default()),
+            wake: Condvar::new(),
+            step: Mutex::new(()),
+            tid: AtomicI32::new(0),
+        });
+        let s = shared.clone();
+        let handle = std::thread::Builder::new()
+            .name("memext-reclaim".into())
+            .spawn(move || run(&s, &hierarchy))
+            .expect("spawning the reclaimer thread");
+        Self {
+            shared,
+            handle: Some(handle),
+        }
+    }
+
+    /// Queues a job; one queued for the same context is replaced.
+    pub fn submit(&self, job: Job) {
+        let mut st = lock(&self.shared.state);
+        st.queue.retain(|j| j.id != job.id);
+        st.stop.remove(&job.id);
+        st.queue.push_back(job);
+        self.shared.wake.notify_one();
+    }
+
+    /// Whether a job for `id` is queued or running.
+    pub fn in_flight(&self, id: &ContextId) -> bool {
+        let st = lock(&self.shared.state);
+        st.running.as_ref() == Some(id) || st.queue.iter().any(|j| &j.id == id)
+    }
+
+    /// Stops `id`'s job: a queued one is dropped, a running one ends after
+    /// the step in progress (this waits for it, the thread at the daemon's
+    /// priority meanwhile). Afterwards the knob is not written again by the
+    /// reclaimer. Returns whether there was a job.
+    pub fn stop_job(&self, id: &ContextId) -> bool {
+        {
+            let mut st = lock(&self.shared.state);
+            let queued = st.queue.len();
+            st.queue.retain(|j| &j.id != id);
+            if st.queue.len() != queued {
+                return true;
+            }
+            if st.running.as_ref() != Some(id) {
+                return false;
+            }
+            st.stop.insert(id.clone());
+        }
+        let tid = self.shared.tid.load(Ordering::Relaxed);
+        if tid > 0 {
+            // Its next step checks the stop; the current one ends sooner at
+            // the waiter's priority. (Refused: it ends at its own.)
+            memext_sys::sched::set_nice_of(tid, 0).ok();
+        }
+        drop(lock(&self.shared.step));
+        true
+    }
+
+    /// The jobs that ended since the last call.
+    pub fn take_ended(&self) -> Vec<Ended> {
+        std::mem::take(&mut lock(&self.shared.state).ended)
+    }
+
+    /// Stops the thread after the step in progress; queued jobs are dropped.
+    pub fn stop(mut self) {
+        {
+            let mut st = lock(&self.shared.state);
+            st.closing = true;
+            st.queue.clear();
+            if let Some(id) = st.running.clone() {
+                st.stop.insert(id);
+            }
+        }
+        self.shared.wake.notify_all();
+        if let Some(h) = self.handle.take() {
+            h.join().ok();
+        }
+    }
+}
+
+fn run(shared: &Shared, hierarchy: &Hierarchy) {
+    shared
+        .tid
+        .store(memext_sys::sched::thread_id(), Ordering::Relaxed);
+    let mut said = false;
+    loop {
+        let job = {
+            let mut st = lock(&shared.state);
+            loop {
+                if st.closing {
+                    return;
+                }
+                // Urgent jobs first.
+                let next = st
+                    .queue
+                    .iter()
+                    .position(|j| j.urgent)
+                    .or((!st.queue.is_empty()).then_some(0));
+                if let Some(i) = next.and_then(|i| st.queue.remove(i)) {
+                    st.running = Some(i.id.clone());
+                    break i;
+                }
+                st = shared
+                    .wake
+                    .wait(st)
+                    .unwrap_or_else(std::sync::PoisonError::into_inner);
+            }
+        };
+        let nice = if job.urgent { 0 } else { MOVER_NICE };
+        if let Err(e) = memext_sys::sched::set_thread_nice(nice) {
+            if !std::mem::replace(&mut said, true) {
+                tracing::warn!("the reclaimer runs at the daemon's CPU priority: {e}");
+            }
+        }
+        let ended = lower(shared, hierarchy, &job);
+        let mut st = lock(&shared.state);
+        st.running = None;
+        st.stop.remove(&job.id);
+        st.ended.push(ended);
+    }
+}
+
+/// Writes `job`'s limit down step by step; between steps, a stop ends it.
+fn lower(shared: &Shared, hierarchy: &Hierarchy, job: &Job) -> Ended {
+    let started = Instant::now();
+    let mut ended = Ended {
+        id: job.id.clone(),
+        knob: job.knob,
+        to: job.to,
+        reached: job.from,
+        steps: 0,
+        took: Duration::ZERO,
+        error: None,
+        stopped: false,
+        urgent: job.urgent,
+    };
+    match hierarchy.open(&job.path) {
+        Ok(cg) => {
+            for next in steps(job.from, job.to) {
+                let _step = lock(&shared.step);
+                if lock(&shared.state).stop.contains(&job.id) {
+                    ended.stopped = true;
+                    break;
+                }
+                match cg.write_limit(job.knob, Limit::Bytes(next)) {
+                    Ok(()) => {
+                        ended.reached = next;
+                        ended.steps += 1;
+                    }
+                    Err(e) => {
+                        ended.error = Some(format!("{e:#}"));
+                        break;
+                    }
+                }
+            }
+        }
+        Err(e) => ended.error = Some(format!("{e:#}")),
+    }
+    ended.took = started.elapsed();
+    ended
+}
+
+/// The values written from `from` down to `to`: `STEP` apart, `to` last.
+pub fn steps(from: u64, to: u64) -> impl Iterator<Item = u64> {
+    let mut at = from;
+    std::iter::from_fn(move || {
+        if at <= to {
+            return None;
+        }
+        at = at.saturating_sub(STEP).max(to);
+        Some(at)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MIB: u64 = 1 << 20;
+
+    #[test]
+    fn a_limit_goes_down_in_steps_ending_at_its_target() {
+        let s: Vec<u64> = steps(30 * MIB, 10 * MIB).collect();
+        assert_eq!(s, vec![22 * MIB, 14 * MIB, 10 * MIB]);
+        assert_eq!(steps(10 * MIB, 10 * MIB).count(), 0);
+        assert_eq!(steps(5 * MIB, 10 * MIB).count(), 0, "never up");
+        assert_eq!(steps(10 * MIB, 0).last(), Some(0));
+    }
+
+    fn fake_v1(dir: &std::path::Path, name: &str) -> (Hierarchy, CgroupPath) {
+        let cg = dir.join(name);
+        std::fs::create_dir_all(&cg).expect("mkdir");
+        std::fs::write(cg.join("memory.limit_in_bytes"), "1073741824\n").expect("limit");
+        let h = Hierarchy {
+            version: memext_cgroup::Version::V1,
+            root: dir.to_path_buf(),
+            memory_root: dir.to_path_buf(),
+            cpuacct_root: None,
+            cpu_root: None,
+            freezer_root: None,
+            psi_root: None,
+        };
+        (h, CgroupPath::parse(&format!("/{name}")).expect("path"))
+    }
+
+    /// Lowering `path`'s limit from 40 to 16 MiB.
+    fn job(path: &CgroupPath, urgent: bool) -> Job {
+        Job {
+            id: path.as_str().into(),
+            path: path.clone(),
+            knob: LimitKnob::V1Limit,
+            from: 40 * MIB,
+            to: 16 * MIB,
+            urgent,
+        }
+    }
+
+    fn wait_ended(r: &Reclaimer) -> Ended {
+        for _ in 0..500 {
+            if let Some(e) = r.take_ended().pop() {
+                return e;
+            }
+            std::thread::sleep(Duration::from_millis(2));
+        }
+        panic!("the job never ended");
+    }
+
+    #[test]
+    fn a_job_writes_its_cgroups_limit_down_to_the_target() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let (h, path) = fake_v1(dir.path(), "a");
+        let r = Reclaimer::start(h);
+        r.submit(job(&path, false));
+        let e = wait_ended(&r);
+        assert_eq!((e.reached, e.steps, e.stopped), (16 * MIB, 3, false));
+        assert!(e.error.is_none(), "{:?}", e.error);
+        let held =
+            std::fs::read_to_string(dir.path().join("a/memory.limit_in_bytes")).expect("read");
+        assert_eq!(held.trim(), (16 * MIB).to_string());
+        assert!(!r.in_flight(&"/a".into()));
+        r.stop();
+    }
+
+    #[test]
+    fn a_stopped_job_writes_nothing_more_and_a_vanished_cgroup_ends_it() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let (h, path) = fake_v1(dir.path(), "b");
+        let r = Reclaimer::start(h);
+        // Held by the test: the thread waits at its first step.
+        let step = lock(&r.shared.step);
+        r.submit(job(&path, true));
+        while !r.in_flight(&"/b".into()) || lock(&r.shared.state).running.is_none() {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        lock(&r.shared.state).stop.insert("/b".into());
+        drop(step);
+        let e = wait_ended(&r);
+        assert!(e.stopped);
+        assert_eq!((e.reached, e.steps), (40 * MIB, 0));
+        let held =
+            std::fs::read_to_string(dir.path().join("b/memory.limit_in_bytes")).expect("read");
+        assert_eq!(held.trim(), "1073741824", "nothing written after the stop");
+        assert!(!r.stop_job(&"/b".into()), "nothing left to stop");
+
+        std::fs::remove_dir_all(dir.path().join("b")).expect("rm");
+        r.submit(job(&path, false));
+        let e = wait_ended(&r);
+        assert!(e.error.is_some(), "a vanished cgroup ends the job");
+        r.stop();
+    }
+}
