@@ -3,9 +3,12 @@
 `slow-write` events of a daemon log (`--log-format json`; every knob write of
 10 ms or more) per daemon run, by what the context was last seen doing
 (its last engine event before the write: `pushing-out`, `settled`, ...).
+Beside them, the lowerings done off the loop by the reclaimer thread
+(`reclaimed` events: how many, their time, how many a new write stopped).
 
 A v1 limit written below the usage makes the kernel reclaim in the writing
-thread, the daemon's loop. Usage: slow_writes.py DAEMON_LOG [--top N]"""
+thread: the daemon's loop with `daemon.reclaim = "loop"`, the reclaimer
+otherwise. Usage: slow_writes.py DAEMON_LOG [--top N]"""
 import argparse
 import collections
 import json
@@ -17,7 +20,8 @@ STATES = ("pushing-out", "became-idle", "woke", "settled", "bringing-back", "rea
 def tally(lines):
     """Per daemon run (a run starts at the daemon's first line), the slow
     writes: {"ms": {state: total ms}, "count": {state: n}, "writes": [(time,
-    context, state, value, ms)]}. Lines that are not JSON are skipped."""
+    context, state, value, ms)]}, and the reclaimer's lowerings: "background"
+    {"n", "ms", "stopped"}. Lines that are not JSON are skipped."""
     runs = []
     for line in lines:
         try:
@@ -25,7 +29,8 @@ def tally(lines):
         except ValueError:
             continue
         if e.get("message", "").startswith("memext daemon: cgroup"):
-            runs.append({"ms": collections.Counter(), "count": collections.Counter(), "writes": [], "last": {}})
+            runs.append({"ms": collections.Counter(), "count": collections.Counter(), "writes": [], "last": {},
+                         "background": {"n": 0, "ms": 0.0, "stopped": 0}})
         if not runs:
             continue
         run, ctx, event = runs[-1], e.get("context"), e.get("event")
@@ -34,6 +39,11 @@ def tally(lines):
             run["ms"][state] += e["ms"]
             run["count"][state] += 1
             run["writes"].append((e.get("timestamp", ""), ctx, state, e.get("value"), e["ms"]))
+        elif event == "reclaimed":
+            bg = run["background"]
+            bg["n"] += 1
+            bg["ms"] += e.get("ms", 0.0)
+            bg["stopped"] += bool(e.get("stopped"))
         elif event in STATES:
             run["last"][ctx] = event
     for run in runs:
@@ -53,7 +63,9 @@ def main():
     for i, run in enumerate(runs):
         total = sum(run["ms"].values())
         by = ", ".join(f"{s} {ms / 1e3:.2f} s ({run['count'][s]})" for s, ms in run["ms"].most_common())
-        print(f"run {i + 1}: {total / 1e3:.2f} s in {sum(run['count'].values())} slow writes; by state: {by or '-'}")
+        bg = run["background"]
+        print(f"run {i + 1}: {total / 1e3:.2f} s in {sum(run['count'].values())} slow writes; by state: {by or '-'}; "
+              f"off the loop: {bg['n']} lowerings, {bg['ms'] / 1e3:.2f} s, {bg['stopped']} stopped")
         for t, ctx, state, value, ms in sorted(run["writes"], key=lambda w: -w[4])[:a.top]:
             print(f"  {t[11:23]} {ms:6.0f} ms  {state:<12} {ctx} = {value}")
 

@@ -72,6 +72,8 @@ impl Engine {
         });
         let mut moving: BTreeSet<&ContextId> = BTreeSet::new();
         let mut short: BTreeSet<&ContextId> = BTreeSet::new();
+        // Lowerings already on their way down (in the background).
+        let mut lowering: Vec<(&ContextId, u64)> = Vec::new();
         // The contexts this batch pushes out: their limits follow the
         // page-out (and are lowered first only as far as their usage), also
         // where a lowered limit goes before the push-out (`limit_room`).
@@ -93,7 +95,8 @@ impl Engine {
                     // A lowering in the background is on its way down:
                     // nothing to write unless the limit is to go up again
                     // (that write stops it).
-                    if t.reclaiming.is_some() && *bytes < t.limit_in_force() {
+                    if let Some(to) = t.reclaiming.filter(|_| *bytes < t.limit_in_force()) {
+                        lowering.push((id, to));
                         continue;
                     }
                     // While its pages move, the limit follows the page-out
@@ -172,13 +175,19 @@ impl Engine {
                 }
             }
         }
-        // A wake that waits for room waits for these.
+        // A wake that waits for room waits for these, and for those on
+        // their way: asked again, urgent (the reclaimer hurries them).
         if !short.is_empty() {
             for c in &mut out {
                 if let Command::Reclaim { urgent, .. } = c {
                     *urgent = true;
                 }
             }
+            out.extend(lowering.into_iter().map(|(id, bytes)| Command::Reclaim {
+                id: id.clone(),
+                bytes,
+                urgent: true,
+            }));
         }
         out
     }

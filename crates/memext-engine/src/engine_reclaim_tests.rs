@@ -164,3 +164,70 @@ fn without_a_reclaimer_the_limit_is_written_in_the_loop() {
     assert!(reclaims(&cmds).is_empty(), "{cmds:?}");
     assert_eq!(limits_of(&cmds, &c.id), vec![16 * MIB]);
 }
+
+/// A wake that waits for room hurries the lowering on its way that will
+/// free it: the lowering is asked again, urgent.
+#[test]
+fn a_wake_waiting_for_room_hurries_a_lowering_on_its_way() {
+    let tight = HostFacts {
+        capacity: 780 * MIB,
+        ..BG
+    };
+    let mut e = Engine::new(params());
+    let mut db = Ctx::new("/db", 400);
+    let mut sleeper = Ctx::new("/sleeper", 300);
+    let mut waker = Ctx::new("/waker", 300);
+    e.track(db.id.clone(), Class::Critical, class(16), s(0.0));
+    for c in [&sleeper, &waker] {
+        e.track(c.id.clone(), Class::Extend, class(16), s(0.0));
+    }
+    let mut at = 0.0;
+    while !(e.get(&sleeper.id).is_some_and(|t| t.out) && e.get(&waker.id).is_some_and(|t| t.out)) {
+        assert!(at < 20.0, "both pushed out");
+        if at < 2.0 {
+            sleeper.cpu += Duration::from_millis(500);
+            waker.cpu += Duration::from_millis(500);
+        }
+        db.cpu += Duration::from_millis(500);
+        for x in [&db, &sleeper, &waker] {
+            let o = e.observe(&x.id, x.sample(at), false);
+            if o.wants_working_set {
+                e.record_working_set(&x.id, s(at), &[(100, vec![(0, x.usage)])]);
+            }
+        }
+        let d = e.decide(s(at), &tight, &never_busy);
+        for cmd in &d.commands {
+            e.executed(cmd, Outcome::Done, s(at));
+        }
+        at += 1.0;
+    }
+    // The sleeper's leftovers go down in the background; the waker's pages
+    // are all out.
+    (sleeper.usage, sleeper.swapped) = (60 * MIB, 240 * MIB);
+    (waker.usage, waker.swapped) = (16 * MIB, 284 * MIB);
+    for x in [&db, &sleeper, &waker] {
+        e.observe(&x.id, x.sample(at), false);
+    }
+    let d = e.decide(s(at), &tight, &never_busy);
+    assert_eq!(reclaims(&d.commands), vec![("/sleeper", 16 * MIB, false)]);
+    for cmd in &d.commands {
+        e.executed(cmd, Outcome::Done, s(at));
+    }
+    assert!(e
+        .poll(
+            &waker.id,
+            s(at + 0.2),
+            waker.cpu + Duration::from_millis(20)
+        )
+        .is_some());
+    let cmds = e.serve_wake(&waker.id, s(at + 0.2), &tight, &never_busy);
+    assert!(
+        bring_backs(&cmds).is_empty(),
+        "its room is not free yet: {cmds:?}"
+    );
+    assert_eq!(
+        reclaims(&cmds),
+        vec![("/sleeper", 16 * MIB, true)],
+        "{cmds:?}"
+    );
+}

@@ -335,6 +335,18 @@ fn daemon_observer() {
 }
 
 #[test]
+fn daemon_reclaim() {
+    assert_eq!(
+        parse("").expect("valid").daemon.reclaim,
+        ReclaimIn::Background
+    );
+    let c = parse("[daemon]\nreclaim = \"loop\"\n").expect("valid");
+    assert_eq!(c.daemon.reclaim, ReclaimIn::Loop);
+    let (line, msg) = err_line("[daemon]\ntick = \"1s\"\nreclaim = \"later\"\n");
+    assert_eq!(line, 3, "{msg}");
+}
+
+#[test]
 fn tier_mistakes() {
     let both = "[tiers.zram]\nsize = \"1G\"\n[tiers.zswap]\ncompressor = \"lz4\"\n";
     assert!(err_line(both).1.contains("twice"));

@@ -171,6 +171,9 @@ impl Actuator {
     /// Hands a lowering below the usage to the reclaimer, recorded in the
     /// ledger first; without a reclaimer, written here as a limit.
     fn reclaim(&mut self, id: &ContextId, cg: &AnyCgroup, bytes: u64, urgent: bool) -> Outcome {
+        if urgent && self.reclaimer.as_ref().is_some_and(|r| r.hurry(id)) {
+            return Outcome::Done; // on its way down already
+        }
         if self.reclaimer.is_none() {
             return self.execute(
                 &Command::Limit {

@@ -104,19 +104,51 @@ impl Reclaimer {
         }
     }
 
-    /// Queues a job; one queued for the same context is replaced.
+    /// Queues a job; one queued for the same context is replaced. An
+    /// urgent one has the job in progress finish at the daemon's priority.
     pub fn submit(&self, job: Job) {
         let mut st = lock(&self.shared.state);
         st.queue.retain(|j| j.id != job.id);
         st.stop.remove(&job.id);
+        let urgent = job.urgent && st.running.is_some();
         st.queue.push_back(job);
         self.shared.wake.notify_one();
+        drop(st);
+        if urgent {
+            self.lend_priority();
+        }
+    }
+
+    /// The job in progress goes on at nice 0 (refused: at its own).
+    fn lend_priority(&self) {
+        let tid = self.shared.tid.load(Ordering::Relaxed);
+        if tid > 0 {
+            memext_sys::sched::set_nice_of(tid, 0).ok();
+        }
     }
 
     /// Whether a job for `id` is queued or running.
     pub fn in_flight(&self, id: &ContextId) -> bool {
         let st = lock(&self.shared.state);
         st.running.as_ref() == Some(id) || st.queue.iter().any(|j| &j.id == id)
+    }
+
+    /// A wake waits for `id`'s job: a queued one goes first, a running one
+    /// goes on at the daemon's priority. Returns whether there was a job.
+    pub fn hurry(&self, id: &ContextId) -> bool {
+        let mut st = lock(&self.shared.state);
+        let queued = st
+            .queue
+            .iter_mut()
+            .find(|j| &j.id == id)
+            .map(|j| j.urgent = true);
+        if queued.is_none() && st.running.as_ref() != Some(id) {
+            return false;
+        }
+        drop(st);
+        // The job in progress (this one, or the one it waits behind).
+        self.lend_priority();
+        true
     }
 
     /// Stops `id`'s job: a queued one is dropped, a running one ends after
@@ -136,12 +168,9 @@ impl Reclaimer {
             }
             st.stop.insert(id.clone());
         }
-        let tid = self.shared.tid.load(Ordering::Relaxed);
-        if tid > 0 {
-            // Its next step checks the stop; the current one ends sooner at
-            // the waiter's priority. (Refused: it ends at its own.)
-            memext_sys::sched::set_nice_of(tid, 0).ok();
-        }
+        // Its next step checks the stop; the current one ends sooner at
+        // the waiter's priority.
+        self.lend_priority();
         drop(lock(&self.shared.step));
         true
     }
@@ -357,5 +386,36 @@ mod tests {
         let e = wait_ended(&r);
         assert!(e.error.is_some(), "a vanished cgroup ends the job");
         r.stop();
+    }
+    #[test]
+    fn a_hurried_job_goes_before_those_queued_ahead_of_it() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let (h, a) = fake_v1(dir.path(), "a");
+        let (_, b) = fake_v1(dir.path(), "b");
+        let (_, c) = fake_v1(dir.path(), "c");
+        let r = Reclaimer::start(h);
+        // Held by the test: the thread waits at a's first step.
+        let step = lock(&r.shared.step);
+        r.submit(job(&a, false));
+        while lock(&r.shared.state).running.is_none() {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        r.submit(job(&b, false));
+        r.submit(job(&c, false));
+        assert!(r.hurry(&"/c".into()), "c is queued");
+        assert!(r.hurry(&"/a".into()), "a is running");
+        assert!(!r.hurry(&"/d".into()), "no job for d");
+        drop(step);
+        let mut order = Vec::new();
+        while order.len() < 3 {
+            order.extend(wait_all(&r).into_iter().map(|e| e.id.to_string()));
+        }
+        assert_eq!(order, ["/a", "/c", "/b"]);
+        r.stop();
+    }
+
+    fn wait_all(r: &Reclaimer) -> Vec<Ended> {
+        std::thread::sleep(Duration::from_millis(2));
+        r.take_ended()
     }
 }
