@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Where the memext daemon's loop was held by knob writes: tallies the
-`slow-write` events of a daemon log (`--log-format json`; every knob write of
+`slow-write` events of a daemon log (`--log-format json`, or gzipped; every knob write of
 10 ms or more) per daemon run, by what the context was last seen doing
 (its last engine event before the write: `pushing-out`, `settled`, ...).
 Beside them, the lowerings done off the loop by the reclaimer thread
@@ -11,6 +11,7 @@ thread: the daemon's loop with `daemon.reclaim = "loop"`, the reclaimer
 otherwise. Usage: slow_writes.py DAEMON_LOG [--top N]"""
 import argparse
 import collections
+import gzip
 import json
 
 # The engine events that say what a context is doing (see daemon/events.rs).
@@ -53,10 +54,11 @@ def tally(lines):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("log", help="the daemon's JSON log (bench/peers: OUT/memext-daemon.log)")
+    ap.add_argument("log", help="the daemon's JSON log, or LOG.gz (bench/peers: OUT/memext-daemon.log)")
     ap.add_argument("--top", type=int, default=5, help="the longest writes to list per run (default 5)")
     a = ap.parse_args()
-    with open(a.log) as f:
+    opener = gzip.open if a.log.endswith(".gz") else open
+    with opener(a.log, "rt") as f:
         runs = tally(f)
     if not runs:
         raise SystemExit(f"{a.log}: no daemon run in it (is it a --log-format json log?)")
