@@ -272,6 +272,9 @@ mod tests {
             held: false,
             waiting: false,
             wake_path: None,
+            limit_bytes: None,
+            reclaiming_to: None,
+            quiet: false,
         }
     }
 

@@ -707,6 +707,10 @@ impl Daemon {
                     wake_path: watched
                         .contains(&t.id)
                         .then(|| self.observer.wake_path(&t.id).to_string()),
+                    limit_bytes: t.limit,
+                    reclaiming_to: t.reclaiming,
+                    quiet: t.model.state == memext_engine::model::State::Active
+                        && t.model.is_quiet(now),
                 })
             })
             .collect();

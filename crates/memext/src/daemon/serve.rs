@@ -56,6 +56,15 @@ pub struct ContextReport {
     /// tick reads it anyway.
     #[serde(default)]
     pub wake_path: Option<String>,
+    /// The memory limit memext last wrote (None: none yet).
+    #[serde(default)]
+    pub limit_bytes: Option<u64>,
+    /// Where a lowering on its way down in the background is going.
+    #[serde(default)]
+    pub reclaiming_to: Option<u64>,
+    /// Active, but no activity seen for a while: between two calls.
+    #[serde(default)]
+    pub quiet: bool,
 }
 
 pub type Reports = Arc<Mutex<Vec<ContextReport>>>;
@@ -257,6 +266,9 @@ mod tests {
             held: false,
             waiting: false,
             wake_path: None,
+            limit_bytes: Some(32 << 20),
+            reclaiming_to: None,
+            quiet: false,
         }
     }
 
