@@ -395,8 +395,12 @@ impl Engine {
             .contexts
             .get(id)
             .is_some_and(|t| t.waiting_since.is_some());
-        let plan =
-            (queued || host.limits_protect).then(|| plan(&self.plan_input(at, host.capacity)));
+        // The others' limits keep a critical context's room only where
+        // there is one (without, the plan's lowerings wait for the tick and
+        // the usages it reads).
+        let protect =
+            host.limits_protect && self.contexts.values().any(|t| t.class == Class::Critical);
+        let plan = (queued || protect).then(|| plan(&self.plan_input(at, host.capacity)));
         if let Some(plan) = plan.as_ref().filter(|_| queued) {
             let waits = plan
                 .actions
@@ -419,7 +423,7 @@ impl Engine {
         // Where the others' limits keep the critical contexts' room, those
         // the plan lowers for this wake are lowered with it (first).
         let mut actions: Vec<Action> = plan
-            .filter(|_| host.limits_protect)
+            .filter(|_| protect)
             .map(|p| p.actions)
             .unwrap_or_default()
             .into_iter()

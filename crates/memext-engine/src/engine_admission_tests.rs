@@ -234,3 +234,48 @@ fn extend_limits_never_sum_past_the_room_a_critical_context_leaves() {
     );
     assert!(raised && bring_backs(&cmds).len() == 1, "{cmds:?}");
 }
+
+/// Without a critical context the extend limits protect nobody: a wake
+/// served between ticks raises its own limit and lowers no other's (those
+/// the plan lowers come at the tick, from usages read then: between ticks
+/// the engine's usages are a tick old, and a bench/faas function read back
+/// since was squeezed to its stale usage in the daemon's loop, its call
+/// faulting back what had just come in).
+#[test]
+fn without_a_critical_context_a_wake_between_ticks_lowers_no_other_limit() {
+    let v1 = HostFacts {
+        limits_protect: true,
+        capacity: 640 * MIB,
+        ..HOST
+    };
+    let mut e = Engine::new(params());
+    let mut worker = Ctx::new("/worker", 300);
+    let mut sleeper = Ctx::new("/sleeper", 300);
+    e.track(worker.id.clone(), Class::Extend, class(16), s(0.0));
+    e.track(sleeper.id.clone(), Class::Extend, class(16), s(0.0));
+    for i in 0..=8 {
+        let at = f64::from(i);
+        worker.cpu += Duration::from_millis(500);
+        if i == 8 {
+            sleeper.usage = 16 * MIB;
+            sleeper.swapped = 284 * MIB;
+        }
+        for c in [&worker, &sleeper] {
+            let o = e.observe(&c.id, c.sample(at), false);
+            if o.wants_working_set {
+                e.record_working_set(&c.id, s(at), &[(100, vec![(0, c.usage)])]);
+            }
+        }
+        let d = e.decide(s(at), &v1, &never_busy);
+        for c in &d.commands {
+            e.executed(c, Outcome::Done, s(at));
+        }
+    }
+    assert!(e.get(&sleeper.id).is_some_and(|t| t.out), "pushed out");
+    assert!(e
+        .poll(&sleeper.id, s(8.2), sleeper.cpu + Duration::from_millis(20))
+        .is_some());
+    let cmds = e.serve_wake(&sleeper.id, s(8.2), &v1, &never_busy);
+    assert!(limits_of(&cmds, &worker.id).is_empty(), "{cmds:?}");
+    assert_eq!(bring_backs(&cmds).len(), 1, "{cmds:?}");
+}
