@@ -5,9 +5,10 @@ line `# EPOCH`) and prints, per sample, the sum of the contexts' targets and
 of what they held (anon + file), in total and per kind (state, held, out;
 an active context is `busy`, or `quiet` between two calls, where the status
 says so). With `--summary`, one table instead: per kind, the mean over the
-samples of how many, their targets, what they held, their limits, and the
-room planned for them but not held (target above resident): where DRAM the
-plan hands out sits unused.
+samples of how many, their targets, what they held, what was charged to
+them (`usage_bytes`; resident where the status has no usage), their
+limits, and the room planned for them but not charged (target above
+usage): where DRAM the plan hands out sits unused.
 
 Usage: stattab.py SAMPLES [FROM_EPOCH TO_EPOCH] [--summary]
 """
@@ -47,15 +48,18 @@ def kind(c):
 
 
 def by_kind(cs):
-    """{kind: [n, target, resident, limit, planned above resident]} in bytes."""
-    agg = collections.defaultdict(lambda: [0, 0, 0, 0, 0])
+    """{kind: [n, target, resident, usage, limit, planned above usage]} in
+    bytes (usage: resident where the status has none)."""
+    agg = collections.defaultdict(lambda: [0, 0, 0, 0, 0, 0])
     for c in cs:
         a = agg[kind(c)]
+        usage = c.get("usage_bytes", c["resident_bytes"])
         a[0] += 1
         a[1] += c["target_bytes"]
         a[2] += c["resident_bytes"]
-        a[3] += c.get("limit_bytes") or 0
-        a[4] += max(0, c["target_bytes"] - c["resident_bytes"])
+        a[3] += usage
+        a[4] += c.get("limit_bytes") or 0
+        a[5] += max(0, c["target_bytes"] - usage)
     return agg
 
 
@@ -63,14 +67,14 @@ def summary(rows):
     """Mean per kind over `rows` (a list of by_kind results): a table."""
     n = max(len(rows), 1)
     kinds = sorted({k for r in rows for k in r})
-    out = ["| kind | contexts | targets MiB | held MiB | limits MiB | planned, not held MiB |", "|---|---|---|---|---|---|"]
-    tot = [0.0] * 5
+    out = ["| kind | contexts | targets MiB | resident MiB | charged MiB | limits MiB | planned, not charged MiB |",
+           "|---|---|---|---|---|---|---|"]
+    tot = [0.0] * 6
     for k in kinds:
-        m = [sum(r[k][j] for r in rows if k in r) / n for j in range(5)]
+        m = [sum(r[k][j] for r in rows if k in r) / n for j in range(6)]
         tot = [t + x for t, x in zip(tot, m)]
-        out.append(f"| {k} | {m[0]:.1f} | {m[1] / MIB:.0f} | {m[2] / MIB:.0f} | {m[3] / MIB:.0f} | {m[4] / MIB:.0f} |")
-    out.append(f"| all ({len(rows)} samples) | {tot[0]:.1f} | {tot[1] / MIB:.0f} | {tot[2] / MIB:.0f} | "
-               f"{tot[3] / MIB:.0f} | {tot[4] / MIB:.0f} |")
+        out.append(f"| {k} | {m[0]:.1f} | " + " | ".join(f"{x / MIB:.0f}" for x in m[1:]) + " |")
+    out.append(f"| all ({len(rows)} samples) | {tot[0]:.1f} | " + " | ".join(f"{x / MIB:.0f}" for x in tot[1:]) + " |")
     return "\n".join(out)
 
 

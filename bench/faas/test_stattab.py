@@ -12,9 +12,11 @@ import stattab  # noqa: E402
 MIB = 1 << 20
 
 
-def ctx(state, target, resident, quiet=None, held=False, out=False, limit=None):
+def ctx(state, target, resident, quiet=None, held=False, out=False, limit=None, usage=None):
     c = {"state": state, "target_bytes": target * MIB, "resident_bytes": resident * MIB, "held": held, "out": out,
          "limit_bytes": None if limit is None else limit * MIB}
+    if usage is not None:
+        c["usage_bytes"] = usage * MIB
     if quiet is not None:
         c["quiet"] = quiet
     return c
@@ -37,13 +39,13 @@ class StatTab(unittest.TestCase):
         self.assertEqual(stattab.kind(ctx("active", 40, 40)), "active", "an older status")
         self.assertEqual(stattab.kind(ctx("idle", 4, 1, out=True)), "idle/out")
 
-    def test_room_planned_but_not_held_counts_only_targets_above_what_is_held(self):
-        rows = [stattab.by_kind([ctx("active", 100, 60, quiet=False, limit=100), ctx("idle", 4, 10)]),
-                stattab.by_kind([ctx("active", 80, 60, quiet=False, limit=80)])]
+    def test_room_planned_but_not_charged_counts_only_targets_above_the_usage(self):
+        rows = [stattab.by_kind([ctx("active", 100, 60, quiet=False, limit=100, usage=64), ctx("idle", 4, 10)]),
+                stattab.by_kind([ctx("active", 80, 60, quiet=False, limit=80, usage=64)])]
         table = stattab.summary(rows)
-        self.assertIn("| busy | 1.0 | 90 | 60 | 90 | 30 |", table)
-        self.assertIn("| idle | 0.5 | 2 | 5 | 0 | 0 |", table, "held above its target: nothing unheld")
-        self.assertIn("| all (2 samples) | 1.5 | 92 | 65 | 90 | 30 |", table)
+        self.assertIn("| busy | 1.0 | 90 | 60 | 64 | 90 | 26 |", table)
+        self.assertIn("| idle | 0.5 | 2 | 5 | 5 | 0 | 0 |", table, "no usage: resident; above its target: none")
+        self.assertIn("| all (2 samples) | 1.5 | 92 | 65 | 69 | 90 | 26 |", table)
 
 
 if __name__ == "__main__":

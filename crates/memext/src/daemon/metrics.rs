@@ -260,6 +260,7 @@ mod tests {
             cgroup: "/a/b".into(),
             state: State::Idle,
             target_bytes: 16 << 20,
+            usage_bytes: 16 << 20,
             resident_bytes: 15 << 20,
             swapped_bytes: 240 << 20,
             working_set_bytes: 256 << 20,

@@ -689,6 +689,7 @@ impl Daemon {
                     cgroup: t.id.clone(),
                     state: t.model.state,
                     target_bytes: t.target,
+                    usage_bytes: t.memory.usage,
                     resident_bytes: t.memory.resident,
                     swapped_bytes: t.memory.swapped,
                     working_set_bytes: t.working_set_bytes(),

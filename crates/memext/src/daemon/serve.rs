@@ -32,6 +32,10 @@ pub struct ContextReport {
     pub cgroup: ContextId,
     pub state: State,
     pub target_bytes: u64,
+    /// Charged to it (v1 `memory.usage_in_bytes`, v2 `memory.current`):
+    /// what the plan counts, its resident pages and the kernel's own.
+    #[serde(default)]
+    pub usage_bytes: u64,
     pub resident_bytes: u64,
     pub swapped_bytes: u64,
     pub working_set_bytes: u64,
@@ -254,6 +258,7 @@ mod tests {
             cgroup: cgroup.into(),
             state: State::Idle,
             target_bytes: 32 << 20,
+            usage_bytes: 31 << 20,
             resident_bytes: 30 << 20,
             swapped_bytes: 500 << 20,
             working_set_bytes: 512 << 20,
