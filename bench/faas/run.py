@@ -117,9 +117,11 @@ def run_mode(a, server, fleet_names, heaps, trace, tier, mode, rnd, bandwidth, c
         time.sleep(a.settle)
         log(f"    replaying {len(trace.calls)} calls over {trace.params.seconds:.0f} s")
         sockets = [fleet.socket(n) for n in fleet_names]
+        hits0 = server.cap_hits()
         with srv.Window(server, controller) as w:
             t0 = time.time() + 0.5
             records = host.replay(trace.calls, sockets, t0, timeout=a.call_timeout)
+        hits = None if hits0 is None or mode == "ideal" else server.cap_hits() - hits0
         if controller is not None:  # to read the controller's log against the calls
             with open(os.path.join(a.out, f"functions-{tier}-{mode}-r{rnd}.json"), "w") as f:
                 json.dump({"trace_start_epoch": t0, "cgroups": {n: f"{PARENT}/{cid}" for n, cid in
@@ -131,6 +133,7 @@ def run_mode(a, server, fleet_names, heaps, trace, tier, mode, rnd, bandwidth, c
                **results.cold_limit(records, heaps, None if mode == "ideal" else bandwidth),
                **results.dram(series, records, None if mode == "ideal" else a.cap),
                **{k: w.result[k] for k in ("cpu_controller_s", "swapin_mib", "swapout_mib", "zswpin_mib")},
+               "cap_hits": hits,
                "oom_kills": None if kills0 is None else server.oom_kills() - kills0 + functions_oom_kills(fleet)}
         with open(os.path.join(a.out, f"calls-{row['tier']}-{mode}-r{rnd}.csv"), "w") as f:
             f.write("function,class,t,latency_ms,handler_ms,error,majflt\n")
@@ -257,7 +260,7 @@ def main(argv=None):
                 series[f"{row['tier'] if mode != 'ideal' else 'ideal'}/{mode}-r{rnd}"] = s
                 log(f"    p50 {row['p50_ms']} ms, p99 {row['p99_ms']} ms, DRAM mean {row['dram_mean_mib']} MiB, "
                     f"unused while waiting {row['unused_while_waiting_mib']} MiB, errors {row['errors']}, "
-                    f"OOM kills {row['oom_kills']}")
+                    f"cap hits {row['cap_hits']}, OOM kills {row['oom_kills']}")
                 mb.write_json(os.path.join(a.out, "results.json"),
                               {"rows": rows, "bandwidth_mib_s": bandwidth, "failed": failed})
                 results.write(a.out, rows, series)  # a cut run keeps what it measured

@@ -47,6 +47,18 @@ class Server:
     def usage(self):
         return int(read(f"{self.mem_dir}/memory.usage_in_bytes" if mb.V1 else f"{self.mem_dir}/memory.current"))
 
+    def cap_hits(self):
+        """How often a charge met the parent's cap and the kernel reclaimed
+        there (v1 memory.failcnt, v2 memory.events `max`), or None where it
+        cannot be read."""
+        try:
+            if mb.V1:
+                return int(read(f"{self.mem_dir}/memory.failcnt"))
+            text = read(f"{self.mem_dir}/memory.events")
+            return int(dict(line.split() for line in text.splitlines()).get("max"))
+        except (OSError, TypeError, ValueError):
+            return None
+
     def oom_kills(self):
         """OOM kills in the server since the parent was made (v1 oom_control,
         v2 memory.events), or None where the kernel does not count them."""
