@@ -176,6 +176,11 @@ pub struct ContextState {
     /// then `limit` still bounds it.
     #[serde(skip)]
     pub reclaiming: Option<u64>,
+    /// Brought back since its last sample (or sampled while its pages
+    /// moved): what it was seen to charge is what it held before. Until a
+    /// sample after the read-back it is planned with all it has.
+    #[serde(skip)]
+    pub reading_back: bool,
 }
 
 /// What memext last wrote to a context's knobs, and when. A command that
@@ -248,6 +253,17 @@ impl ContextState {
             applied: Applied::default(),
             limit: None,
             reclaiming: None,
+            reading_back: false,
+        }
+    }
+
+    /// What it charges, as far as memext knows: its last sample's usage,
+    /// and what it had in swap too while a read-back brings that in.
+    pub fn charged(&self) -> u64 {
+        if self.reading_back {
+            self.memory.usage.saturating_add(self.memory.swapped)
+        } else {
+            self.memory.usage
         }
     }
 

@@ -143,6 +143,8 @@ impl Engine {
             t.faults_by_memext.1 += majflt;
         }
         t.was_moving = moving;
+        // A sample after the read-back sees what came in.
+        t.reading_back &= moving;
         t.memory = m;
         t.pids = sample.pids;
         let c = t.counters(now, sample.cpu.unwrap_or_default());
@@ -300,9 +302,10 @@ impl Engine {
                 } else {
                     t.model.state
                 },
-                usage: t.memory.usage,
+                // A read-back on its way: planned with all it has.
+                usage: t.charged(),
                 working_set: t.working_set_bytes(),
-                swapped: t.memory.swapped,
+                swapped: if t.reading_back { 0 } else { t.memory.swapped },
                 // Never below what its own swap limit keeps in DRAM.
                 floor: t.params.floor.max(t.memory.unswappable),
                 headroom_pct: t.params.headroom_pct,
@@ -395,11 +398,14 @@ impl Engine {
             .contexts
             .get(id)
             .is_some_and(|t| t.waiting_since.is_some());
-        // The others' limits keep a critical context's room only where
-        // there is one (without, the plan's lowerings wait for the tick and
-        // the usages it reads).
-        let protect =
-            host.limits_protect && self.contexts.values().any(|t| t.class == Class::Critical);
+        // On v1 the others' limits make the wake's room (without, the
+        // parent's cap reclaims it, in the kernel's order): where they keep
+        // a critical context's room, and where a lowering below the usage
+        // goes to the background. Not else: from usages a tick old, such
+        // writes reclaimed in the daemon's loop, squeezing bench/faas'
+        // functions just read back for their calls.
+        let critical = self.contexts.values().any(|t| t.class == Class::Critical);
+        let protect = host.limits_protect && (host.background_reclaim || critical);
         let plan = (queued || protect).then(|| plan(&self.plan_input(at, host.capacity)));
         if let Some(plan) = plan.as_ref().filter(|_| queued) {
             let waits = plan
@@ -443,6 +449,9 @@ impl Engine {
             },
         ]);
         let mut out = self.commands(&actions, false, at, host, busy);
+        if !critical {
+            out = self.others_in_background(out, id);
+        }
         out.extend(t.cpu_weight(at).map(|weight| Command::CpuWeight {
             id: id.clone(),
             weight,
@@ -479,6 +488,7 @@ impl Engine {
             Command::Freeze { frozen, .. } => t.frozen = *frozen,
             Command::BringBack(b) => {
                 t.out = false;
+                t.reading_back = true;
                 t.squeezed = false;
                 // Held until well past the predicted wake; a wake ends it sooner.
                 // (A refill is for no wake in particular: not held.)

@@ -235,19 +235,10 @@ fn extend_limits_never_sum_past_the_room_a_critical_context_leaves() {
     assert!(raised && bring_backs(&cmds).len() == 1, "{cmds:?}");
 }
 
-/// Without a critical context the extend limits protect nobody: a wake
-/// served between ticks raises its own limit and lowers no other's (those
-/// the plan lowers come at the tick, from usages read then: between ticks
-/// the engine's usages are a tick old, and a bench/faas function read back
-/// since was squeezed to its stale usage in the daemon's loop, its call
-/// faulting back what had just come in).
-#[test]
-fn without_a_critical_context_a_wake_between_ticks_lowers_no_other_limit() {
-    let v1 = HostFacts {
-        limits_protect: true,
-        capacity: 640 * MIB,
-        ..HOST
-    };
+/// A v1 host without a critical context, 640 MiB: a busy 300 MiB worker,
+/// and a 300 MiB sleeper gone idle and pushed out (16 MiB left, the rest
+/// in swap) after 8 ticks.
+fn worker_and_pushed_out_sleeper(v1: &HostFacts) -> (Engine, Ctx, Ctx) {
     let mut e = Engine::new(params());
     let mut worker = Ctx::new("/worker", 300);
     let mut sleeper = Ctx::new("/sleeper", 300);
@@ -266,16 +257,79 @@ fn without_a_critical_context_a_wake_between_ticks_lowers_no_other_limit() {
                 e.record_working_set(&c.id, s(at), &[(100, vec![(0, c.usage)])]);
             }
         }
-        let d = e.decide(s(at), &v1, &never_busy);
+        let d = e.decide(s(at), v1, &never_busy);
         for c in &d.commands {
             e.executed(c, Outcome::Done, s(at));
         }
     }
     assert!(e.get(&sleeper.id).is_some_and(|t| t.out), "pushed out");
-    assert!(e
-        .poll(&sleeper.id, s(8.2), sleeper.cpu + Duration::from_millis(20))
-        .is_some());
-    let cmds = e.serve_wake(&sleeper.id, s(8.2), &v1, &never_busy);
-    assert!(limits_of(&cmds, &worker.id).is_empty(), "{cmds:?}");
-    assert_eq!(bring_backs(&cmds).len(), 1, "{cmds:?}");
+    (e, worker, sleeper)
+}
+
+/// Without a critical context, a wake served between ticks lowers the
+/// others' limits for its room only in the background: from usages a tick
+/// old, a limit written in the daemon's loop reclaimed there (a bench/faas
+/// function read back since that tick was squeezed back to its old usage
+/// while its call ran). Without a reclaimer it lowers none (the tick does).
+#[test]
+fn without_a_critical_context_a_wake_between_ticks_lowers_others_only_in_the_background() {
+    for background in [false, true] {
+        let v1 = HostFacts {
+            limits_protect: true,
+            background_reclaim: background,
+            capacity: 640 * MIB,
+            ..HOST
+        };
+        let (mut e, worker, sleeper) = worker_and_pushed_out_sleeper(&v1);
+        let before = e.get(&worker.id).map(ContextState::limit_in_force);
+        assert!(e
+            .poll(&sleeper.id, s(8.2), sleeper.cpu + Duration::from_millis(20))
+            .is_some());
+        let cmds = e.serve_wake(&sleeper.id, s(8.2), &v1, &never_busy);
+        let written: Vec<u64> = limits_of(&cmds, &worker.id);
+        assert!(
+            written.iter().all(|&b| Some(b) >= before),
+            "no lowering written between ticks: {cmds:?}"
+        );
+        let lowered = cmds
+            .iter()
+            .any(|c| matches!(c, Command::Reclaim { id, .. } if *id == worker.id));
+        assert_eq!(lowered, background, "{cmds:?}");
+        assert_eq!(bring_backs(&cmds).len(), 1, "{cmds:?}");
+    }
+}
+
+/// A context brought back since its last sample is planned with all it
+/// has (its sample is from before the read-back), not squeezed toward what
+/// it held before. A sample after the read-back ends it.
+#[test]
+fn a_context_read_back_since_its_last_sample_is_planned_with_all_it_has() {
+    let v1 = HostFacts {
+        limits_protect: true,
+        background_reclaim: true,
+        capacity: 640 * MIB,
+        ..HOST
+    };
+    let (mut e, mut worker, mut sleeper) = worker_and_pushed_out_sleeper(&v1);
+    // It wakes at a tick: brought back, and all it has in its limit.
+    sleeper.cpu += Duration::from_millis(500);
+    worker.cpu += Duration::from_millis(500);
+    for c in [&worker, &sleeper] {
+        e.observe(&c.id, c.sample(9.0), false);
+    }
+    let d = e.decide(s(9.0), &v1, &never_busy);
+    assert_eq!(bring_backs(&d.commands).len(), 1, "{:?}", d.commands);
+    for c in &d.commands {
+        e.executed(c, Outcome::Done, s(9.0));
+    }
+    assert!(e.get(&sleeper.id).is_some_and(|t| t.reading_back));
+    // A plan before its next sample (a wake served between ticks) counts
+    // what it had in swap as in: not 16 MiB, which it held before.
+    let input = e.plan_input(s(9.3), v1.capacity);
+    let c = input.contexts.iter().find(|c| c.key == sleeper.id);
+    assert_eq!(c.map(|c| (c.usage, c.swapped)), Some((300 * MIB, 0)));
+    // Read back: a sample after it ends the estimate.
+    (sleeper.usage, sleeper.swapped) = (300 * MIB, 0);
+    e.observe(&sleeper.id, sleeper.sample(10.0), false);
+    assert!(e.get(&sleeper.id).is_some_and(|t| !t.reading_back));
 }

@@ -106,8 +106,9 @@ impl Engine {
                     // needs the room now, not at the mover's pace (held,
                     // the noise of bench/peers' redis x burst grew into a
                     // critical Redis: 125k major faults in a window).
+                    let usage = t.charged();
                     let bytes = if (in_flight || pushing.contains(id)) && !throttle {
-                        (*bytes).max(t.memory.usage)
+                        (*bytes).max(usage)
                     } else {
                         *bytes
                     };
@@ -116,7 +117,7 @@ impl Engine {
                     // to the background, its room counted once it is done
                     // (`reclaimed`). Not while a critical context is under
                     // pressure: it needs the room now.
-                    let below = bytes < t.memory.usage && !throttle && host.background_reclaim;
+                    let below = bytes < usage && !throttle && host.background_reclaim;
                     let reclaim =
                         (below && t.reclaiming.is_none() && !in_flight).then(|| Command::Reclaim {
                             id: id.clone(),
@@ -124,7 +125,7 @@ impl Engine {
                             urgent: false,
                         });
                     let bytes = if below {
-                        t.memory.usage.min(t.limit_in_force())
+                        usage.min(t.limit_in_force())
                     } else {
                         bytes
                     };
@@ -190,6 +191,40 @@ impl Engine {
             }));
         }
         out
+    }
+
+    /// The lowerings of contexts other than `id` in `out`, all to the
+    /// background: from usages a tick old, a limit written between ticks
+    /// may reclaim in the daemon's loop; the reclaimer steps down from
+    /// what the knob holds, off the loop.
+    pub(super) fn others_in_background(&self, out: Vec<Command>, id: &ContextId) -> Vec<Command> {
+        let backgrounded: BTreeSet<ContextId> = out
+            .iter()
+            .filter_map(|c| match c {
+                Command::Reclaim { id: o, .. } if o != id => Some(o.clone()),
+                _ => None,
+            })
+            .collect();
+        out.into_iter()
+            .filter_map(|c| match c {
+                Command::Limit { id: o, bytes } if &o != id => {
+                    let lowers = self
+                        .contexts
+                        .get(&o)
+                        .is_some_and(|t| bytes < t.limit_in_force());
+                    match (lowers, backgrounded.contains(&o)) {
+                        (false, _) => Some(Command::Limit { id: o, bytes }),
+                        (true, true) => None, // its Reclaim follows
+                        (true, false) => Some(Command::Reclaim {
+                            id: o,
+                            bytes,
+                            urgent: false,
+                        }),
+                    }
+                }
+                c => Some(c),
+            })
+            .collect()
     }
 
     fn bring_back(
