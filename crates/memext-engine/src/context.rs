@@ -273,6 +273,11 @@ impl ContextState {
         self.limit.unwrap_or(self.memory.usage)
     }
 
+    /// Active, but no activity seen for a while: between two calls.
+    pub fn is_quiet(&self, now: Instant) -> bool {
+        self.model.state == State::Active && self.model.is_quiet(now)
+    }
+
     /// Pushed out only when the room is needed (`when-needed`): a host
     /// whose DRAM is meant to be full.
     pub fn fills_room(&self) -> bool {

@@ -232,7 +232,7 @@ impl Engine {
             .map(|t| t.id.clone())
             .collect();
         let admission = self.admission(&plan.actions, now);
-        let mut commands = self.commands(&plan.actions, plan.throttle, now, host, busy);
+        let mut commands = self.commands(&plan.actions, plan.throttle, now, host, busy, None);
         // Freezes before anything else; thaws once the limits are raised and
         // the bring-backs queued.
         let (freezes, thaws): (Vec<Command>, Vec<Command>) = admission
@@ -331,7 +331,7 @@ impl Engine {
                     overdue: now.saturating_sub(since) >= t.params.admit_within,
                 }),
                 keep_while_room: t.fills_room(),
-                quiet: t.model.state == State::Active && t.model.is_quiet(now),
+                quiet: t.is_quiet(now),
                 // Only the planner's keep order reads it: not worked out for
                 // the (default) contexts pushed out when idle.
                 expected_wake_in: t
@@ -448,10 +448,8 @@ impl Engine {
                 reason: PrefetchReason::Woke,
             },
         ]);
-        let mut out = self.commands(&actions, false, at, host, busy);
-        if !critical {
-            out = self.others_in_background(out, id);
-        }
+        let background = (!critical).then_some(id);
+        let mut out = self.commands(&actions, false, at, host, busy, background);
         out.extend(t.cpu_weight(at).map(|weight| Command::CpuWeight {
             id: id.clone(),
             weight,

@@ -36,7 +36,10 @@ impl Engine {
     /// first, then bring-backs, then push-outs, then lowered limits; nothing
     /// squeezed below its usage while its pages move (the targeted page-out
     /// goes first, the limit after), nothing pushed out twice or brought
-    /// back that is in.
+    /// back that is in. `others_in_background`: between ticks, serving
+    /// that context's wake from usages a tick old, the others' lowerings go
+    /// to the reclaimer only (it steps down from what the knob holds; a
+    /// limit written in the loop below a usage grown since reclaimed there).
     pub(super) fn commands(
         &self,
         actions: &[Action],
@@ -44,6 +47,7 @@ impl Engine {
         now: Instant,
         host: &HostFacts,
         busy: &dyn Fn(&ContextId) -> bool,
+        others_in_background: Option<&ContextId>,
     ) -> Vec<Command> {
         let slow = if throttle { THROTTLE_DIVISOR } else { 1 };
         let mut sorted: Vec<(&Action, &ContextState)> = actions
@@ -141,6 +145,15 @@ impl Engine {
                     let Some(bytes) = fitted else {
                         continue;
                     };
+                    let other = others_in_background.is_some_and(|w| w != id);
+                    if other && bytes < t.limit_in_force() {
+                        out.push(reclaim.unwrap_or(Command::Reclaim {
+                            id: id.clone(),
+                            bytes,
+                            urgent: false,
+                        }));
+                        continue;
+                    }
                     out.push(Command::Limit {
                         id: id.clone(),
                         bytes,
@@ -191,40 +204,6 @@ impl Engine {
             }));
         }
         out
-    }
-
-    /// The lowerings of contexts other than `id` in `out`, all to the
-    /// background: from usages a tick old, a limit written between ticks
-    /// may reclaim in the daemon's loop; the reclaimer steps down from
-    /// what the knob holds, off the loop.
-    pub(super) fn others_in_background(&self, out: Vec<Command>, id: &ContextId) -> Vec<Command> {
-        let backgrounded: BTreeSet<ContextId> = out
-            .iter()
-            .filter_map(|c| match c {
-                Command::Reclaim { id: o, .. } if o != id => Some(o.clone()),
-                _ => None,
-            })
-            .collect();
-        out.into_iter()
-            .filter_map(|c| match c {
-                Command::Limit { id: o, bytes } if &o != id => {
-                    let lowers = self
-                        .contexts
-                        .get(&o)
-                        .is_some_and(|t| bytes < t.limit_in_force());
-                    match (lowers, backgrounded.contains(&o)) {
-                        (false, _) => Some(Command::Limit { id: o, bytes }),
-                        (true, true) => None, // its Reclaim follows
-                        (true, false) => Some(Command::Reclaim {
-                            id: o,
-                            bytes,
-                            urgent: false,
-                        }),
-                    }
-                }
-                c => Some(c),
-            })
-            .collect()
     }
 
     fn bring_back(

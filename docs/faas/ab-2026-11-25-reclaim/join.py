@@ -4,9 +4,10 @@ cgroup's memory.usage_in_bytes every 2 s, sampled beside it) and prints
 bench/faas/stattab.py's summary with usage_bytes filled in from the nearest
 usage sample (within 1.5 s). Usage: join.py STATUS USAGE [FROM TO]"""
 import bisect
+import os
 import sys
 
-sys.path.insert(0, "/work/main/bench/faas")
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "../../../bench/faas"))
 import stattab  # noqa: E402
 
 
@@ -18,7 +19,7 @@ def usage_samples(path):
                 out.append((ts, cur))
             ts, cur = float(line[2:]), {}
         elif line.strip():
-            p, _, v = line.split()[0], None, line.split()[-1]
+            p, v = line.split()[0], line.split()[-1]
             if v.isdigit():
                 cur[p] = int(v)
     if ts is not None:

@@ -97,16 +97,9 @@ impl Actuator {
             }
             Command::Limit { id, bytes } => {
                 self.stop_reclaim(id, cg);
-                if cg.version() == Version::V2 {
-                    return self.guarded(id, cg, LimitKnob::High, Limit::Bytes(*bytes));
-                }
-                // A v1 limit is hard: a wake that outruns its raise would
-                // OOM-kill the context. With OOM kills off, the task pauses
-                // instead until memext raises the limit. (v2's memory.high
-                // throttles and never kills.)
-                match self.guarded(id, cg, LimitKnob::V1OomKillDisable, Limit::Bytes(1)) {
-                    Outcome::Foreign => Outcome::Foreign,
-                    _ => self.guarded(id, cg, LimitKnob::V1Limit, Limit::Bytes(*bytes)),
+                match self.limit_knob(id, cg) {
+                    Some(knob) => self.guarded(id, cg, knob, Limit::Bytes(*bytes)),
+                    None => Outcome::Foreign,
                 }
             }
             Command::Reclaim { id, bytes, urgent } => self.reclaim(id, cg, *bytes, *urgent),
@@ -155,17 +148,18 @@ impl Actuator {
     }
 
     /// The limit knob of `cg`'s version; on v1 OOM kills are turned off
-    /// first (see `Command::Limit`). `None`: someone else's.
+    /// first. `None`: someone else's. (A v1 limit is hard: a wake that
+    /// outruns its raise would OOM-kill the context. With OOM kills off,
+    /// the task pauses instead until memext raises the limit. v2's
+    /// `memory.high` throttles and never kills.)
     fn limit_knob(&mut self, id: &ContextId, cg: &AnyCgroup) -> Option<LimitKnob> {
-        match cg.version() {
-            Version::V2 => Some(LimitKnob::High),
-            Version::V1 => {
-                match self.guarded(id, cg, LimitKnob::V1OomKillDisable, Limit::Bytes(1)) {
-                    Outcome::Foreign => None,
-                    _ => Some(LimitKnob::V1Limit),
-                }
-            }
+        if cg.version() == Version::V1
+            && self.guarded(id, cg, LimitKnob::V1OomKillDisable, Limit::Bytes(1))
+                == Outcome::Foreign
+        {
+            return None;
         }
+        Some(memory_limit_knob(cg.version()))
     }
 
     /// Hands a lowering below the usage to the reclaimer, recorded in the
@@ -222,11 +216,7 @@ impl Actuator {
         if !self.reclaimer.as_ref().is_some_and(|r| r.stop_job(id)) {
             return;
         }
-        let knob = match cg.version() {
-            Version::V1 => LimitKnob::V1Limit,
-            Version::V2 => LimitKnob::High,
-        };
-        let held = self.settle(id, cg, knob);
+        let held = self.settle(id, cg, memory_limit_knob(cg.version()));
         self.reclaimed.push((id.clone(), held));
     }
 
@@ -379,6 +369,15 @@ impl Actuator {
                 .for_each(|p| tracing::warn!("not restored: {p}")),
             Err(e) => tracing::error!("restoring knobs: {e:#}"),
         }
+    }
+}
+
+/// The knob memext limits a context's memory with: v1's hard limit, v2's
+/// `memory.high`.
+fn memory_limit_knob(v: Version) -> LimitKnob {
+    match v {
+        Version::V1 => LimitKnob::V1Limit,
+        Version::V2 => LimitKnob::High,
     }
 }
 

@@ -62,14 +62,14 @@ pub struct KnobRecord {
 impl KnobRecord {
     /// Whether the knob holding `current` is as memext left it.
     pub fn is_ours(&self, current: Limit) -> bool {
+        let below_written = |c: u64| match self.written {
+            Limit::Bytes(w) => c <= w,
+            Limit::Max => true,
+        };
         current == self.written
             || matches!(
-                (self.lowering_to, current, self.written),
-                (Some(Limit::Bytes(to)), Limit::Bytes(c), Limit::Bytes(w)) if to <= c && c <= w
-            )
-            || matches!(
-                (self.lowering_to, current, self.written),
-                (Some(Limit::Bytes(to)), Limit::Bytes(c), Limit::Max) if to <= c
+                (self.lowering_to, current),
+                (Some(Limit::Bytes(to)), Limit::Bytes(c)) if to <= c && below_written(c)
             )
     }
 }
@@ -84,6 +84,18 @@ pub enum Lowering {
     Nothing,
     /// Someone else changed the knob (as [`Written::Foreign`]).
     Foreign { found: Limit, ours: Limit },
+}
+
+/// A knob against the ledger ([`Ledger::check`]).
+enum Check {
+    Ours {
+        current: Limit,
+        record: Option<usize>,
+    },
+    Foreign {
+        found: Limit,
+        ours: Limit,
+    },
 }
 
 /// What a guarded write did.
@@ -212,30 +224,15 @@ impl Ledger {
         knob: LimitKnob,
         value: Limit,
     ) -> Result<Written, LedgerError> {
-        let path = cg.path().as_str().to_owned();
-        if self.foreign.contains(&path) {
-            return Ok(Written::Foreign {
-                found: Limit::Max,
-                ours: Limit::Max,
-            });
-        }
+        let (current, i) = match self.check(cg, knob)? {
+            Check::Foreign { found, ours } => return Ok(Written::Foreign { found, ours }),
+            Check::Ours { current, record } => (current, record),
+        };
         let value = if knob.is_bytes() {
             page_aligned(value, self.page)
         } else {
             value
         };
-        let current = cg.read_limit(knob)?;
-        let i = self.find(&path, knob);
-        if let Some(i) = i {
-            let ours = self.records[i].written;
-            if !self.records[i].is_ours(current) {
-                self.take_foreign(path)?;
-                return Ok(Written::Foreign {
-                    found: current,
-                    ours,
-                });
-            }
-        }
         if current == value {
             return Ok(Written::Unchanged);
         }
@@ -251,21 +248,7 @@ impl Ledger {
                 self.records[i].lowering_to = None;
                 i
             }
-            None => {
-                self.index
-                    .entry(path.clone())
-                    .or_default()
-                    .push((knob, self.records.len()));
-                self.records.push(KnobRecord {
-                    cgroup: path.clone(),
-                    knob,
-                    original: current,
-                    written: value,
-                    refused: None,
-                    lowering_to: None,
-                });
-                self.records.len() - 1
-            }
+            None => self.new_record(cg, knob, current, value),
         };
         self.save(Entry::Set(self.records[i].clone()))?;
         let wrote = cg.write_limit(knob, value);
@@ -294,41 +277,12 @@ impl Ledger {
         knob: LimitKnob,
         to: u64,
     ) -> Result<Lowering, LedgerError> {
-        let path = cg.path().as_str().to_owned();
-        if self.foreign.contains(&path) {
-            return Ok(Lowering::Foreign {
-                found: Limit::Max,
-                ours: Limit::Max,
-            });
-        }
-        let to = page_aligned(Limit::Bytes(to), self.page);
-        let current = cg.read_limit(knob)?;
-        let i = match self.find(&path, knob) {
-            Some(i) if !self.records[i].is_ours(current) => {
-                let ours = self.records[i].written;
-                self.take_foreign(path)?;
-                return Ok(Lowering::Foreign {
-                    found: current,
-                    ours,
-                });
-            }
-            Some(i) => i,
-            None => {
-                self.index
-                    .entry(path.clone())
-                    .or_default()
-                    .push((knob, self.records.len()));
-                self.records.push(KnobRecord {
-                    cgroup: path,
-                    knob,
-                    original: current,
-                    written: current,
-                    refused: None,
-                    lowering_to: None,
-                });
-                self.records.len() - 1
-            }
+        let (current, i) = match self.check(cg, knob)? {
+            Check::Foreign { found, ours } => return Ok(Lowering::Foreign { found, ours }),
+            Check::Ours { current, record } => (current, record),
         };
+        let to = page_aligned(Limit::Bytes(to), self.page);
+        let i = i.unwrap_or_else(|| self.new_record(cg, knob, current, current));
         let above = matches!((current, to), (Limit::Max, _))
             || matches!((current, to), (Limit::Bytes(c), Limit::Bytes(t)) if c > t);
         if !above || self.records[i].refused == Some(to) {
@@ -337,6 +291,54 @@ impl Ledger {
         self.records[i].lowering_to = Some(to);
         self.save(Entry::Set(self.records[i].clone()))?;
         Ok(Lowering::From(current))
+    }
+
+    /// What `cg`'s knob holds now and its record, unless someone else
+    /// changed it since memext wrote it (then the cgroup is theirs from
+    /// here on).
+    fn check(&mut self, cg: &impl MemoryCgroup, knob: LimitKnob) -> Result<Check, LedgerError> {
+        let path = cg.path().as_str().to_owned();
+        if self.foreign.contains(&path) {
+            return Ok(Check::Foreign {
+                found: Limit::Max,
+                ours: Limit::Max,
+            });
+        }
+        let current = cg.read_limit(knob)?;
+        let record = self.find(&path, knob);
+        if let Some(i) = record.filter(|&i| !self.records[i].is_ours(current)) {
+            let ours = self.records[i].written;
+            self.take_foreign(path)?;
+            return Ok(Check::Foreign {
+                found: current,
+                ours,
+            });
+        }
+        Ok(Check::Ours { current, record })
+    }
+
+    /// A record for a knob memext has not written before (not saved yet).
+    fn new_record(
+        &mut self,
+        cg: &impl MemoryCgroup,
+        knob: LimitKnob,
+        original: Limit,
+        written: Limit,
+    ) -> usize {
+        let path = cg.path().as_str().to_owned();
+        self.index
+            .entry(path.clone())
+            .or_default()
+            .push((knob, self.records.len()));
+        self.records.push(KnobRecord {
+            cgroup: path,
+            knob,
+            original,
+            written,
+            refused: None,
+            lowering_to: None,
+        });
+        self.records.len() - 1
     }
 
     /// Someone else changed a knob of `path`: its records go, and memext

@@ -710,8 +710,7 @@ impl Daemon {
                         .then(|| self.observer.wake_path(&t.id).to_string()),
                     limit_bytes: t.limit,
                     reclaiming_to: t.reclaiming,
-                    quiet: t.model.state == memext_engine::model::State::Active
-                        && t.model.is_quiet(now),
+                    quiet: t.is_quiet(now),
                 })
             })
             .collect();
