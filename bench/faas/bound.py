@@ -61,8 +61,9 @@ def expected_wake_in(times, now):
     return max(now / len(times), now - times[-1])
 
 
-def simulate(calls, sizes, classes, cap, policy, lead=3.0, reserve=0.0):
-    """Warm calls of `calls` [(t, function index)], in total and per class."""
+def simulate(calls, sizes, classes, cap, policy, lead=3.0, reserve=0.0, per_call=None):
+    """Warm calls of `calls` [(t, function index)], in total and per class;
+    `per_call`, a list, gets each call's warmth in the order of `calls`."""
     if policy not in POLICIES:
         raise ValueError(f"unknown policy {policy!r}")
     next_use = [float("inf")] * len(calls)
@@ -77,6 +78,7 @@ def simulate(calls, sizes, classes, cap, policy, lead=3.0, reserve=0.0):
     history = collections.defaultdict(list)
     upcoming = {}  # function -> index of its next call (belady)
     warm = collections.Counter()
+    flags = [False] * len(calls)
 
     def cost(g, now):
         if policy == "belady":
@@ -109,12 +111,15 @@ def simulate(calls, sizes, classes, cap, policy, lead=3.0, reserve=0.0):
         if f in resident:
             warm[classes[f]] += 1
             warm["all"] += 1
+            flags[k] = True
         else:
             load(f, t)
         history[f].append(t)
         p = period(history[f]) if policy == "memext" else None
         if p is not None:
             heapq.heappush(events, (t + p - lead, 0, k, f))
+    if per_call is not None:
+        per_call.extend(flags)
     return dict(warm)
 
 

@@ -7,8 +7,13 @@ daemon's events for its context on the trace's clock. The summary tallies
 calls by what the daemon did since the function's previous call (a periodic
 bring-back, a push-out, nothing) and their latency.
 
+With --bound, each call is also marked with what bound.py's memext policy
+(the engine's keep order, transfers free) would have made of it, and the
+summary crosses the two: the calls the run lost that the order would have
+kept, by what the daemon did.
+
 Usage: timeline.py DIR [--tier zram] [--mode memext] [--round 0]
-                       [--class timer] [--function fn0014] [--summary]"""
+                       [--class timer] [--function fn0014] [--summary] [--bound]"""
 import argparse
 import collections
 import csv
@@ -17,6 +22,13 @@ import gzip
 import json
 import os
 import statistics
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import bound as faas_bound  # noqa: E402
+import trace as faas_trace  # noqa: E402
+
+WARM_MAJFLT = 100  # a call with fewer major faults in its handler is warm (as absum.py)
 
 # The engine events a call is read against (see crates/memext/src/daemon/events.rs).
 EVENTS = ("became-idle", "woke", "onset", "settled", "bringing-back", "pushing-out", "frozen", "thawed", "read-back")
@@ -80,6 +92,33 @@ def summarize(rows):
     return {lab: (len(v), statistics.median(v), max(v)) for lab, v in sorted(by.items())}
 
 
+def bound_warmth(d):
+    """{(function name, call ordinal from 0): warm} under bound.py's memext
+    policy for the run's trace, cap and heaps (its default lead and reserve)."""
+    with open(os.path.join(d, "params.json")) as f:
+        saved = json.load(f)
+    trace = faas_trace.generate(faas_trace.Params(**saved["trace"]))
+    cap = saved["params"]["cap"] / 2**20
+    sizes = [h + faas_bound.BASE_MIB for h in saved["heaps_mib"]]
+    classes = [f.cls for f in trace.functions]
+    flags = []
+    faas_bound.simulate(trace.calls, sizes, classes, cap, "memext", reserve=cap / 32, per_call=flags)
+    out, seen = {}, collections.Counter()
+    for (_, i), warm in zip(trace.calls, flags):
+        name = trace.functions[i].name
+        out[(name, seen[name])] = warm
+        seen[name] += 1
+    return out
+
+
+def warmth(call):
+    """`warm` or `cold` from the handler's major faults (`?` if not counted)."""
+    try:
+        return "warm" if int(call["majflt"]) < WARM_MAJFLT else "cold"
+    except (KeyError, TypeError, ValueError):
+        return "?"
+
+
 def load(d, tier, mode, rnd):
     with open(os.path.join(d, f"functions-{tier}-{mode}-r{rnd}.json")) as f:
         meta = json.load(f)
@@ -104,6 +143,8 @@ def main():
     ap.add_argument("--class", dest="cls", default="timer", help="timer, poisson, bursty or all")
     ap.add_argument("--function", help="only this function")
     ap.add_argument("--summary", action="store_true", help="only the tally")
+    ap.add_argument("--bound", action="store_true",
+                    help="cross each call with bound.py's memext policy (needs params.json)")
     a = ap.parse_args()
     try:
         meta, calls, events = load(a.dir, a.tier, a.mode, a.round)
@@ -113,6 +154,10 @@ def main():
     for c in calls:
         if (a.cls == "all" or c["class"] == a.cls) and (not a.function or c["function"] == a.function):
             by_fn[c["function"]].append(c)
+    try:
+        bounds = bound_warmth(a.dir) if a.bound else None
+    except (OSError, KeyError, TypeError, ValueError) as e:
+        raise SystemExit(f"{a.dir}: no trace to bound ({e})")
     tally, by_ordinal = [], collections.defaultdict(list)
     for fn in sorted(by_fn):
         evs = events.get(meta["cgroups"].get(fn), [])
@@ -120,6 +165,8 @@ def main():
             print(f"{fn} ({by_fn[fn][0]['class']}) {meta['cgroups'].get(fn)}")
         for i, (c, gap) in enumerate(calls_with_gaps(by_fn[fn], evs)):
             lab = label(gap)
+            if bounds is not None:
+                lab = f"{warmth(c)} ({'warm' if bounds.get((fn, i)) else 'cold'} in bound) {lab}"
             tally.append((lab, c["latency_ms"]))
             by_ordinal[min(i + 1, 6)].append(c["latency_ms"])
             if a.summary:
@@ -130,7 +177,7 @@ def main():
             print(f"  {c['t']:8.2f}  CALL {i + 1}: {c['latency_ms']:.0f} ms{faults}  [{lab}]")
     print(f"calls of class {a.cls} by what the daemon did since the function's previous call:")
     for lab, (n, p50, mx) in summarize(tally).items():
-        print(f"  {lab:<22} {n:4d} calls  p50 {p50:8.1f} ms  max {mx:8.1f} ms")
+        print(f"  {lab:<42} {n:4d} calls  p50 {p50:8.1f} ms  max {mx:8.1f} ms")
     print("by the call's ordinal (6 = sixth and later):")
     for k in sorted(by_ordinal):
         v = by_ordinal[k]

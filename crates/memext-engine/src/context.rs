@@ -8,6 +8,7 @@ use std::time::Duration;
 use crate::activity::Counters;
 use crate::model::{ContextModel, ModelParams, State, Transition};
 use crate::predict::PrefetchReason;
+use crate::refault::Refaults;
 use crate::workingset::WorkingSet;
 use crate::{Class, ContextId, Instant};
 
@@ -151,6 +152,16 @@ pub struct ContextState {
     /// faults): (minor, major), left out of what the model sees, so that
     /// memext's own bring-back is never taken for a wake.
     pub faults_by_memext: (u64, u64),
+    /// CPU time the context spent refaulting what memext took from it
+    /// (`refault`), left out of what the model sees, as `faults_by_memext`.
+    #[serde(default)]
+    pub cpu_by_memext: Duration,
+    /// Its CPU time at the last reading (tick or poll), as the kernel counts it.
+    #[serde(default)]
+    pub cpu_seen: Option<Duration>,
+    /// The window after memext last took memory from it, and its budget.
+    #[serde(skip)]
+    pub refaults: Refaults,
     /// The mover had a job for it at the last tick.
     pub was_moving: bool,
     /// Its DRAM target from the last plan.
@@ -245,6 +256,9 @@ impl ContextState {
             squeezed: false,
             held: None,
             faults_by_memext: (0, 0),
+            cpu_by_memext: Duration::ZERO,
+            cpu_seen: None,
+            refaults: Refaults::default(),
             was_moving: false,
             target: 0,
             accuracy: None,
@@ -255,6 +269,39 @@ impl ContextState {
             reclaiming: None,
             reading_back: false,
         }
+    }
+
+    /// memext took memory from it at `now` (a push-out, a lowered limit): what
+    /// it refaults in the next moments is memext's doing.
+    pub fn took_memory(&mut self, now: Instant) {
+        self.refaults.open(now);
+    }
+
+    /// Its CPU time `cpu` (as the kernel counts it) at `now`, less what it
+    /// spent refaulting what memext took; `faults` and `majors` (increments
+    /// since the last tick) are credited likewise, unless they already are
+    /// (`moving`: the mover's own).
+    pub fn own_cpu(
+        &mut self,
+        now: Instant,
+        cpu: Duration,
+        faults: u64,
+        majors: u64,
+        moving: bool,
+    ) -> Duration {
+        if self.reclaiming.is_some() {
+            self.refaults.extend(now);
+        }
+        let ran = self
+            .cpu_seen
+            .map_or(Duration::ZERO, |c| cpu.saturating_sub(c));
+        self.cpu_seen = Some(cpu);
+        let (faults, majors) = if moving { (0, 0) } else { (faults, majors) };
+        let credit = self.refaults.credit(now, faults, majors, ran);
+        self.cpu_by_memext += credit.cpu;
+        self.faults_by_memext.0 += credit.faults;
+        self.faults_by_memext.1 += credit.majors;
+        cpu.saturating_sub(self.cpu_by_memext)
     }
 
     /// What it charges, as far as memext knows: its last sample's usage,

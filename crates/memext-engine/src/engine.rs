@@ -138,16 +138,21 @@ impl Engine {
         let majflt = m.pgmajfault.saturating_sub(t.memory.pgmajfault);
         t.under_pressure = sample.psi_some_avg10.is_some_and(|p| p > PRESSURE_PSI)
             || (t.memory.pgmajfault > 0 && majflt > PRESSURE_MAJFLT);
-        if moving || t.was_moving {
-            t.faults_by_memext.0 += m.pgfault.saturating_sub(t.memory.pgfault);
+        let faults = m.pgfault.saturating_sub(t.memory.pgfault);
+        let by_mover = moving || t.was_moving;
+        if by_mover {
+            t.faults_by_memext.0 += faults;
             t.faults_by_memext.1 += majflt;
         }
         t.was_moving = moving;
+        let cpu = sample
+            .cpu
+            .map(|cpu| t.own_cpu(now, cpu, faults, majflt, by_mover));
         // A sample after the read-back sees what came in.
         t.reading_back &= moving;
         t.memory = m;
         t.pids = sample.pids;
-        let c = t.counters(now, sample.cpu.unwrap_or_default());
+        let c = t.counters(now, cpu.unwrap_or_default());
         // A frozen context neither settles nor sleeps: it waits, as it woke.
         let transition = if t.frozen {
             None
@@ -374,6 +379,7 @@ impl Engine {
     pub fn poll(&mut self, id: &ContextId, at: Instant, cpu: Duration) -> Option<Transition> {
         let t = self.contexts.get_mut(id)?;
         let expected = t.held.is_some();
+        let cpu = t.own_cpu(at, cpu, 0, 0, false);
         let tr = t.model.poll(at, cpu, &t.params.model(), expected)?;
         t.held = None; // the wake it was held for has come
         if tr == Transition::Woke {
@@ -501,6 +507,7 @@ impl Engine {
             // again whenever it is squeezed anew; its next onset or
             // predicted call brings it back.
             Command::PushOut(_) => {
+                t.took_memory(now);
                 if t.model.state == State::Idle {
                     t.out = true;
                 } else {
@@ -508,12 +515,18 @@ impl Engine {
                 }
             }
             Command::Limit { bytes, .. } => {
+                if *bytes < t.memory.usage {
+                    t.took_memory(now);
+                }
                 t.limit = Some(*bytes);
                 // A write of the limit ends a lowering in the background
                 // (the actuator stops it first).
                 t.reclaiming = None;
             }
-            Command::Reclaim { bytes, .. } => t.reclaiming = Some(*bytes),
+            Command::Reclaim { bytes, .. } => {
+                t.took_memory(now);
+                t.reclaiming = Some(*bytes);
+            }
             Command::Protect { .. } | Command::CpuWeight { .. } => {}
         }
     }
@@ -528,6 +541,8 @@ impl Engine {
         if t.reclaiming.take().is_none() {
             return; // ended by a later write of the limit
         }
+        // Its last steps took pages too: their refaults are memext's.
+        t.took_memory(now);
         if let Some(b) = held {
             t.limit = Some(b);
             t.applied.limit = Some((b, now));

@@ -642,6 +642,9 @@ mod out;
 #[path = "engine_reclaim_tests.rs"]
 mod reclaim;
 
+#[path = "engine_refault_tests.rs"]
+mod refault;
+
 /// `push_out = "when-needed"`: an idle context is not pushed out while the
 /// capacity has room for it; when a waking one needs that room, it is
 /// pushed out only as far as needed.

@@ -17,6 +17,8 @@
 //! - [`limit_room`]: on a host without kernel protection for critical
 //!   contexts, the extend limits never sum past the room they leave.
 //! - [`command`]: the commands a decision comes out as, and their outcomes.
+//! - [`refault`]: what a context refaults after memext took memory from it
+//!   is not activity.
 #![forbid(unsafe_code)]
 
 pub mod activity;
@@ -28,6 +30,7 @@ pub mod limit_room;
 pub mod model;
 pub mod planner;
 pub mod predict;
+pub mod refault;
 pub mod workingset;
 
 /// Time since the daemon started (monotonic). The engine never reads a clock.

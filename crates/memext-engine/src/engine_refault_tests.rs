@@ -1,0 +1,106 @@
+//! What a context refaults after memext took memory from it is not a call
+//! (`refault`): measured, an idle function's event loop refaulted 70 pages
+//! with 1-2 ms of CPU after its limit was lowered, and the engine recorded an
+//! onset for it, a call that never came.
+
+use super::*;
+
+/// A function on a host meant to be full: busy at 0-1 s, quiet (between
+/// calls) from 3 s on, sampled at every whole second up to `until`.
+fn resting_function(e: &mut Engine, until: f64) -> Ctx {
+    let mut f = Ctx::new("/func", 60);
+    let p = ClassParams {
+        push_out: PushOutWhen::Needed,
+        idle_after: Duration::from_secs(60),
+        ..class(4)
+    };
+    e.track(f.id.clone(), Class::Extend, p, s(0.0));
+    let mut at = 0.0;
+    while at <= until {
+        if at < 2.0 {
+            f.cpu += Duration::from_millis(300);
+        }
+        e.observe(&f.id, f.sample(at), false);
+        at += 1.0;
+    }
+    assert!(e.get(&f.id).is_some_and(|t| t.is_quiet(s(until))));
+    f
+}
+
+/// Its event loop wakes after `at`'s lowering: 70 pages back from the tier.
+fn housekeeping(f: &mut Ctx) {
+    f.majflt += 70;
+    f.cpu += Duration::from_millis(1);
+}
+
+fn lower(e: &mut Engine, f: &Ctx, at: f64) {
+    let cmd = Command::Limit {
+        id: f.id.clone(),
+        bytes: 4 * MIB,
+    };
+    e.executed(&cmd, Outcome::Done, s(at));
+}
+
+#[test]
+fn the_refaults_after_a_lowered_limit_are_no_onset_a_call_is() {
+    for took in [false, true] {
+        let mut e = Engine::new(params());
+        let mut f = resting_function(&mut e, 4.0);
+        if took {
+            lower(&mut e, &f, 4.0);
+        }
+        housekeeping(&mut f);
+        let o = e.observe(&f.id, f.sample(5.0), false);
+        let want = (!took).then_some(Transition::Onset);
+        assert_eq!(o.transition, want, "memory taken: {took}");
+        if took {
+            // A call within the same window touches its heap: seen at once.
+            f.majflt += 9000;
+            f.cpu += Duration::from_millis(60);
+            let o = e.observe(&f.id, f.sample(5.5), false);
+            assert_eq!(o.transition, Some(Transition::Onset));
+        }
+    }
+}
+
+#[test]
+fn a_polled_refault_is_no_onset() {
+    for took in [false, true] {
+        let mut e = Engine::new(params());
+        let mut f = resting_function(&mut e, 4.0);
+        if took {
+            lower(&mut e, &f, 4.0);
+        }
+        assert_eq!(e.poll(&f.id, s(4.1), f.cpu), None);
+        // 9 ms of CPU in 400 ms is above the activity share (2%).
+        f.cpu += Duration::from_millis(9);
+        let want = (!took).then_some(Transition::Onset);
+        assert_eq!(e.poll(&f.id, s(4.4), f.cpu), want, "memory taken: {took}");
+    }
+}
+
+/// A lowering in the background keeps the window open until it is done,
+/// and its last steps open one more; then the context's faults are its own.
+#[test]
+fn a_lowering_in_the_background_keeps_its_refaults_memexts_until_done() {
+    let mut e = Engine::new(params());
+    let mut f = resting_function(&mut e, 4.0);
+    let cmd = Command::Reclaim {
+        id: f.id.clone(),
+        bytes: 4 * MIB,
+        urgent: false,
+    };
+    e.executed(&cmd, Outcome::Done, s(4.0));
+    for at in [5.0, 6.0, 7.0] {
+        housekeeping(&mut f);
+        let o = e.observe(&f.id, f.sample(at), false);
+        assert_eq!(o.transition, None, "still lowering at {at}");
+    }
+    e.reclaimed(&f.id, Some(4 * MIB), s(7.5));
+    housekeeping(&mut f);
+    assert_eq!(e.observe(&f.id, f.sample(8.0), false).transition, None);
+    assert_eq!(e.observe(&f.id, f.sample(10.0), false).transition, None);
+    housekeeping(&mut f);
+    let o = e.observe(&f.id, f.sample(10.5), false);
+    assert_eq!(o.transition, Some(Transition::Onset), "its own, long after");
+}
