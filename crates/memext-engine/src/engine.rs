@@ -14,7 +14,7 @@ use std::time::Duration;
 pub use crate::command::{BringBack, Command, Decision, Observed, Outcome, PushOut};
 pub use crate::context::WAKE_CPU_WEIGHT;
 use crate::context::{Applied, ClassParams, ContextState, Sample};
-use crate::model::{State, Transition};
+use crate::model::{State, Transition, Via};
 use crate::planner::{plan, Action, ContextInput, PlanInput, Queued};
 use crate::predict::{self, PredictParams, PrefetchReason};
 use crate::{Class, ContextId, Instant};
@@ -128,6 +128,23 @@ impl Engine {
     /// Takes one tick's sample of a context. `moving`: the mover has a job for
     /// it now (faults counted meanwhile are memext's, not the context's).
     pub fn observe(&mut self, id: &ContextId, sample: Sample, moving: bool) -> Observed {
+        self.observe_sample(id, sample, moving, false)
+    }
+
+    /// Takes a sample read because the kernel said the context charged
+    /// memory past what memext left it: that is activity unless memext
+    /// caused it (its pages moving, its refaults after a push-out).
+    pub fn observe_fired(&mut self, id: &ContextId, sample: Sample, moving: bool) -> Observed {
+        self.observe_sample(id, sample, moving, true)
+    }
+
+    fn observe_sample(
+        &mut self,
+        id: &ContextId,
+        sample: Sample,
+        moving: bool,
+        fired: bool,
+    ) -> Observed {
         let ws_every = self.params.ws_interval;
         let Some(t) = self.contexts.get_mut(id) else {
             return Observed::default();
@@ -154,10 +171,16 @@ impl Engine {
         t.pids = sample.pids;
         let c = t.counters(now, cpu.unwrap_or_default());
         // A frozen context neither settles nor sleeps: it waits, as it woke.
+        let via = if fired {
+            let own = !by_mover && !t.refaults.is_open(now);
+            Via::Fired { own }
+        } else {
+            Via::Tick
+        };
         let transition = if t.frozen {
             None
         } else {
-            t.model.observe(c, &t.params.model())
+            t.model.observe_via(c, &t.params.model(), via)
         };
         if transition == Some(Transition::Woke) {
             t.queue_wake(now);

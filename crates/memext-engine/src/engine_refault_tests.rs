@@ -8,10 +8,14 @@ use super::*;
 /// A function on a host meant to be full: busy at 0-1 s, quiet (between
 /// calls) from 3 s on, sampled at every whole second up to `until`.
 fn resting_function(e: &mut Engine, until: f64) -> Ctx {
+    resting_function_idle_after(e, until, 60)
+}
+
+fn resting_function_idle_after(e: &mut Engine, until: f64, idle_after: u64) -> Ctx {
     let mut f = Ctx::new("/func", 60);
     let p = ClassParams {
         push_out: PushOutWhen::Needed,
-        idle_after: Duration::from_secs(60),
+        idle_after: Duration::from_secs(idle_after),
         ..class(4)
     };
     e.track(f.id.clone(), Class::Extend, p, s(0.0));
@@ -103,4 +107,47 @@ fn a_lowering_in_the_background_keeps_its_refaults_memexts_until_done() {
     housekeeping(&mut f);
     let o = e.observe(&f.id, f.sample(10.5), false);
     assert_eq!(o.transition, Some(Transition::Onset), "its own, long after");
+}
+
+/// Its first faults 10 ms into a call, at the 4 MiB limit memext left it,
+/// fire its usage event: 40 faults, 2 ms of CPU, too little to judge by.
+fn first_faults_of_a_call(f: &mut Ctx) {
+    f.majflt += 40;
+    f.cpu += Duration::from_millis(2);
+}
+
+/// The kernel's event is the activity: a call seen at its first faults,
+/// not taken for the moment the function went idle (measured: 58 calls of
+/// a bench/faas run, the wake seen only at the next tick, p50 156 ms).
+#[test]
+fn a_fired_event_is_an_onset_not_an_idle() {
+    let mut e = Engine::new(params());
+    let mut f = resting_function_idle_after(&mut e, 5.0, 5);
+    lower(&mut e, &f, 3.0);
+    assert_eq!(e.get(&f.id).map(|t| t.model.state), Some(State::Active));
+    first_faults_of_a_call(&mut f);
+    let o = e.observe_fired(&f.id, f.sample(6.5), false);
+    assert_eq!(o.transition, Some(Transition::Onset));
+    // The same reading at a tick is not enough to call it a call.
+    let mut e = Engine::new(params());
+    let mut f = resting_function_idle_after(&mut e, 5.0, 5);
+    lower(&mut e, &f, 3.0);
+    first_faults_of_a_call(&mut f);
+    let o = e.observe(&f.id, f.sample(6.5), false);
+    assert_eq!(o.transition, Some(Transition::BecameIdle));
+}
+
+/// An event while memext moves its pages, or just after it took some, is
+/// judged on the counters (credited as ever), and is never the idle moment.
+#[test]
+fn a_fired_event_memext_caused_is_judged_on_the_counters() {
+    for moving in [false, true] {
+        let mut e = Engine::new(params());
+        let mut f = resting_function_idle_after(&mut e, 5.0, 5);
+        lower(&mut e, &f, if moving { 3.0 } else { 6.4 });
+        first_faults_of_a_call(&mut f);
+        let o = e.observe_fired(&f.id, f.sample(6.5), moving);
+        assert_eq!(o.transition, None, "moving: {moving}");
+        assert_eq!(e.get(&f.id).map(|t| t.model.state), Some(State::Active));
+    }
 }

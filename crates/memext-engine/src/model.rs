@@ -110,6 +110,18 @@ pub struct ContextModel {
     pub onset: Option<Instant>,
 }
 
+/// Why a sample was taken.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Via {
+    /// The tick's reading.
+    Tick,
+    /// The kernel said the context charged memory past what memext left it
+    /// (a v1 usage threshold, a PSI trigger). `own`: none of it is memext's
+    /// doing (no pages of it moving, no refaults of what memext just took):
+    /// the charge itself is activity, whatever the CPU counted so far.
+    Fired { own: bool },
+}
+
 /// The largest multiplier of `idle_after` a context can learn.
 pub const MAX_IDLE_SCALE: u32 = 16;
 
@@ -153,10 +165,17 @@ impl ContextModel {
 
     /// Takes one sample; returns the transition it caused, if any.
     pub fn observe(&mut self, c: Counters, p: &ModelParams) -> Option<Transition> {
-        let active = self
-            .last
-            .as_ref()
-            .is_some_and(|l| is_active(l, &c, &p.thresholds));
+        self.observe_via(c, p, Via::Tick)
+    }
+
+    /// Takes one sample, taken because the kernel said the context charged
+    /// memory (`Via::Fired`); returns the transition it caused, if any.
+    pub fn observe_via(&mut self, c: Counters, p: &ModelParams, via: Via) -> Option<Transition> {
+        let active = via == Via::Fired { own: true }
+            || self
+                .last
+                .as_ref()
+                .is_some_and(|l| is_active(l, &c, &p.thresholds));
         self.last = Some(c);
         self.poll_ref = Some((c.at, c.cpu));
         let now = c.at;
@@ -168,8 +187,13 @@ impl ContextModel {
             return Some(self.record_onset(now));
         }
         let (next, event) = match self.state {
+            // An event is a reading taken as the context charges memory:
+            // never the moment it went idle (what it does is not counted
+            // yet: 10 ms into a call, its first faults at a 4 MiB limit).
             State::Active
-                if !active && now.saturating_sub(self.last_activity) >= self.idle_after(p) =>
+                if !active
+                    && via == Via::Tick
+                    && now.saturating_sub(self.last_activity) >= self.idle_after(p) =>
             {
                 (State::Idle, Transition::BecameIdle)
             }

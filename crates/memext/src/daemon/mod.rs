@@ -434,7 +434,7 @@ impl Daemon {
                         .is_none_or(|at| now.saturating_sub(at) >= idle_read)
             });
         for id in full {
-            if let Some(tr) = self.observe_one(&id)? {
+            if let Some(tr) = self.observe_one(&id, false)? {
                 self.on_transition(&id, tr, "tick");
             }
         }
@@ -456,10 +456,12 @@ impl Daemon {
     }
 
     /// Samples one context into the engine (a context whose cgroup is gone
-    /// is dropped); records the working set the engine asks for.
+    /// is dropped); records the working set the engine asks for. `fired`:
+    /// read because its kernel event fired.
     fn observe_one(
         &mut self,
         id: &ContextId,
+        fired: bool,
     ) -> anyhow::Result<Option<memext_engine::model::Transition>> {
         let Some(t) = self.tracked.get(id) else {
             return Ok(None);
@@ -477,7 +479,11 @@ impl Daemon {
         if let Some(t) = self.tracked.get_mut(id) {
             t.sampled = Some(at);
         }
-        let o = self.engine.observe(id, sample, moving);
+        let o = if fired {
+            self.engine.observe_fired(id, sample, moving)
+        } else {
+            self.engine.observe(id, sample, moving)
+        };
         if o.wants_working_set {
             let pids = self
                 .engine
@@ -615,7 +621,7 @@ impl Daemon {
                 },
                 // The kernel says it is using memory again: a full sample
                 // tells the engine whether that is a wake (or an onset).
-                Seen::Fired(id) => match self.observe_one(&id)? {
+                Seen::Fired(id) => match self.observe_one(&id, true)? {
                     Some(tr @ (Transition::Woke | Transition::Onset)) => (id, "event", tr),
                     Some(tr) => {
                         self.on_transition(&id, tr, "event");
