@@ -166,13 +166,15 @@ impl Engine {
             .cpu
             .map(|cpu| t.own_cpu(now, cpu, faults, majflt, by_mover));
         // A sample after the read-back sees what came in.
+        let read_back = t.reading_back;
         t.reading_back &= moving;
         t.memory = m;
         t.pids = sample.pids;
         let c = t.counters(now, cpu.unwrap_or_default());
         // A frozen context neither settles nor sleeps: it waits, as it woke.
         let via = if fired {
-            let own = !by_mover && !t.refaults.is_open(now);
+            // (A read-back done since the last sample charged it too.)
+            let own = !by_mover && !read_back && !t.refaults.is_open(now);
             Via::Fired { own }
         } else {
             Via::Tick

@@ -137,17 +137,30 @@ fn a_fired_event_is_an_onset_not_an_idle() {
     assert_eq!(o.transition, Some(Transition::BecameIdle));
 }
 
-/// An event while memext moves its pages, or just after it took some, is
-/// judged on the counters (credited as ever), and is never the idle moment.
+/// An event while memext moves its pages, after it read some back, or just
+/// after it took some, is judged on the counters (credited as ever), and is
+/// never the idle moment.
 #[test]
 fn a_fired_event_memext_caused_is_judged_on_the_counters() {
-    for moving in [false, true] {
+    for cause in ["moving", "read back", "took"] {
         let mut e = Engine::new(params());
         let mut f = resting_function_idle_after(&mut e, 5.0, 5);
-        lower(&mut e, &f, if moving { 3.0 } else { 6.4 });
+        lower(&mut e, &f, if cause == "took" { 6.4 } else { 3.0 });
+        if cause == "read back" {
+            let back = Command::BringBack(BringBack {
+                id: f.id.clone(),
+                pids: vec![100],
+                order: Vec::new(),
+                bandwidth: 0,
+                reason: PrefetchReason::Refill,
+                map_back: false,
+                from_the_end: false,
+            });
+            e.executed(&back, Outcome::Done, s(6.3));
+        }
         first_faults_of_a_call(&mut f);
-        let o = e.observe_fired(&f.id, f.sample(6.5), moving);
-        assert_eq!(o.transition, None, "moving: {moving}");
+        let o = e.observe_fired(&f.id, f.sample(6.5), cause == "moving");
+        assert_eq!(o.transition, None, "{cause}");
         assert_eq!(e.get(&f.id).map(|t| t.model.state), Some(State::Active));
     }
 }
