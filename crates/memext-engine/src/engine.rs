@@ -435,7 +435,7 @@ impl Engine {
         // goes to the background. Not else: from usages a tick old, such
         // writes reclaimed in the daemon's loop, squeezing bench/faas'
         // functions just read back for their calls.
-        let critical = self.contexts.values().any(|t| t.class == Class::Critical);
+        let critical = self.any_critical();
         let protect = host.limits_protect && (host.background_reclaim || critical);
         let plan = (queued || protect).then(|| plan(&self.plan_input(at, host.capacity)));
         if let Some(plan) = plan.as_ref().filter(|_| queued) {

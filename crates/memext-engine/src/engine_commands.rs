@@ -12,7 +12,7 @@ use crate::limit_room::LimitRoom;
 use crate::model::State;
 use crate::planner::Action;
 use crate::predict::PrefetchReason;
-use crate::{ContextId, Instant};
+use crate::{Class, ContextId, Instant};
 
 impl Engine {
     /// Leaves out knob commands that would write what was written less than
@@ -206,6 +206,11 @@ impl Engine {
         out
     }
 
+    /// Whether a critical context is tracked.
+    pub(super) fn any_critical(&self) -> bool {
+        self.contexts.values().any(|t| t.class == Class::Critical)
+    }
+
     fn bring_back(
         &self,
         t: &ContextState,
@@ -219,7 +224,16 @@ impl Engine {
             reason,
             pids: t.pids.clone(),
             order: t.ws.ranked(now, HEAT_LIFETIME),
-            bandwidth: t.params.prefetch_bandwidth / slow,
+            // Its process waits on it: a woken context's read-back goes as
+            // fast as the tier reads, unless a critical context shares the
+            // host (its CPU and I/O are what the pacing keeps). (Paced at
+            // `prefetch_bandwidth`, 512 MiB/s, a bench/faas function's wake
+            // read back at a third of what zram gives, 1.5-1.7 GiB/s.)
+            bandwidth: if reason == PrefetchReason::Woke && !self.any_critical() {
+                0
+            } else {
+                t.params.prefetch_bandwidth / slow
+            },
             // Mapping is for a wake still `prefetch_lead` away: a context
             // already touching its pages (woke) or about to (its leader woke,
             // it follows within a second) would race the collapse and lose

@@ -238,3 +238,33 @@ fn a_warm_call_of_an_active_held_context_is_seen_and_recorded() {
     assert_eq!(t.model.history.last(), Some(s(4.52)), "recorded");
     assert!(t.held.is_none(), "the call it was held for came");
 }
+
+/// A woken context's process waits on its read-back: unpaced, unless a
+/// critical context shares the host (then at `prefetch_bandwidth`, as
+/// every predicted one).
+#[test]
+fn a_wake_is_read_back_unpaced_unless_a_critical_context_shares_the_host() {
+    for critical in [false, true] {
+        let mut e = Engine::new(params());
+        let mut c = Ctx::new("/woken", 64);
+        let db = Ctx::new("/db", 100);
+        e.track(c.id.clone(), Class::Extend, class(16), s(0.0));
+        if critical {
+            e.track(db.id.clone(), Class::Critical, class(0), s(0.0));
+        }
+        for i in 0..=6 {
+            tick(&mut e, &[&c, &db], f64::from(i));
+        }
+        assert!(e.get(&c.id).is_some_and(|t| t.out), "pushed out");
+        c.swapped = 48 * MIB;
+        c.cpu += Duration::from_millis(50);
+        let (tr, cmds) = tick(&mut e, &[&c, &db], 7.0);
+        assert_eq!(tr[0], Some(Transition::Woke));
+        let b = bring_backs(&cmds);
+        let want = if critical { 800 * MIB } else { 0 };
+        assert!(
+            b.len() == 1 && b[0].bandwidth == want,
+            "critical {critical}: {cmds:?}"
+        );
+    }
+}
