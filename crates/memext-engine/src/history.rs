@@ -116,16 +116,47 @@ impl ActivationHistory {
     }
 }
 
-/// The share of `leader`'s wakes (among those `follower` could have followed)
-/// that `follower` followed within `window`. `None` until there are at least
-/// three such wakes of the leader.
-pub fn follow_ratio(
+/// How often a follower woke right after a leader, and how often it would
+/// have by chance.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Following {
+    /// Of the leader's wakes the follower could have followed (after its
+    /// own first wake, and at least `window` ago), how many it did.
+    pub followed: usize,
+    pub of: usize,
+    /// The chance that the follower wakes within `window` after any given
+    /// instant, at its own rate.
+    pub chance: f64,
+}
+
+impl Following {
+    pub fn ratio(&self) -> f64 {
+        self.followed as f64 / self.of as f64
+    }
+
+    /// How likely following at least this often is by chance alone (the
+    /// binomial tail): among a hundred functions that wake every 10-60 s
+    /// independently, two in three of a leader's wakes are followed within
+    /// 2 s by chance often enough that most co-wake predictions of a
+    /// bench/faas run (whose trace has no co-wakes) were read-backs for nothing.
+    pub fn by_chance(&self) -> f64 {
+        binomial_tail(self.followed, self.of, self.chance)
+    }
+}
+
+/// `follower`'s following of `leader` within `window`, judged at `now`.
+/// `None` until there are at least three leader wakes to judge.
+pub fn following(
     leader: &ActivationHistory,
     follower: &ActivationHistory,
     window: Duration,
-) -> Option<f64> {
+    now: Instant,
+) -> Option<Following> {
     let first = follower.wakes.front().copied()?;
-    let candidates: Vec<Instant> = leader.wakes().filter(|&w| w + window >= first).collect();
+    let candidates: Vec<Instant> = leader
+        .wakes()
+        .filter(|&w| w + window >= first && w + window <= now)
+        .collect();
     if candidates.len() < 3 {
         return None;
     }
@@ -133,7 +164,28 @@ pub fn follow_ratio(
         .iter()
         .filter(|&&w| follower.wakes().any(|f| f >= w && f <= w + window))
         .count();
-    Some(followed as f64 / candidates.len() as f64)
+    let span = now.saturating_sub(first).max(window).as_secs_f64();
+    let rate = follower.count() as f64 / span;
+    Some(Following {
+        followed,
+        of: candidates.len(),
+        chance: 1.0 - (-rate * window.as_secs_f64()).exp(),
+    })
+}
+
+/// P(X >= k) for X ~ Binomial(n, p).
+fn binomial_tail(k: usize, n: usize, p: f64) -> f64 {
+    let mut choose = 1.0; // C(n, j), from j = 0
+    let mut tail = 0.0;
+    for j in 0..=n {
+        if j > 0 {
+            choose = choose * (n + 1 - j) as f64 / j as f64;
+        }
+        if j >= k {
+            tail += choose * p.powi(j as i32) * (1.0 - p).powi((n - j) as i32);
+        }
+    }
+    tail.min(1.0)
 }
 
 #[cfg(test)]
@@ -227,8 +279,42 @@ mod tests {
         let follower = hist(&[10.4, 50.3, 90.6, 130.2]);
         let stranger = hist(&[20.0, 70.0, 100.0, 140.0]);
         let w = Duration::from_secs(1);
-        assert_eq!(follow_ratio(&leader, &follower, w), Some(1.0));
-        assert_eq!(follow_ratio(&leader, &stranger, w), Some(0.0));
-        assert_eq!(follow_ratio(&leader, &hist(&[]), w), None);
+        let now = Duration::from_secs(150);
+        let f = following(&leader, &follower, w, now).expect("judged");
+        assert_eq!((f.followed, f.of), (4, 4));
+        assert!(f.by_chance() < 1e-4, "{f:?}");
+        let s = following(&leader, &stranger, w, now).expect("judged");
+        // (Its leader's first wake came before its own first.)
+        assert_eq!((s.followed, s.of), (0, 3));
+        assert!(s.by_chance() > 0.999);
+        assert_eq!(following(&leader, &hist(&[]), w, now), None);
+        // A leader's wake less than a window ago cannot be judged yet.
+        let f = following(&leader, &follower, w, Duration::from_secs_f64(130.5));
+        assert_eq!(f.map(|f| (f.followed, f.of)), Some((3, 3)));
+    }
+
+    /// Two of three wakes followed by a function that wakes every 10 s
+    /// anyway is chance; five of five is not.
+    #[test]
+    fn following_by_chance() {
+        let every_10s: Vec<f64> = (0..30).map(|i| 1.5 + 10.0 * f64::from(i)).collect();
+        let follower = hist(&every_10s);
+        let w = Duration::from_secs(2);
+        let leader = hist(&[100.0, 137.0, 221.0]);
+        let f = following(&leader, &follower, w, Duration::from_secs(300)).expect("judged");
+        assert_eq!((f.followed, f.of), (2, 3));
+        assert!((f.chance - 0.18).abs() < 0.01, "{f:?}");
+        assert!(f.by_chance() > 0.05, "{f:?}");
+        let leader = hist(&[100.0, 130.0, 160.0, 200.0, 250.0]);
+        let f = following(&leader, &follower, w, Duration::from_secs(300)).expect("judged");
+        assert_eq!((f.followed, f.of), (5, 5));
+        assert!(f.by_chance() < 1e-3, "{f:?}");
+    }
+
+    #[test]
+    fn binomial_tails() {
+        assert!((binomial_tail(0, 5, 0.3) - 1.0).abs() < 1e-12);
+        assert!((binomial_tail(3, 3, 0.5) - 0.125).abs() < 1e-12);
+        assert!((binomial_tail(2, 3, 0.5) - 0.5).abs() < 1e-12);
     }
 }

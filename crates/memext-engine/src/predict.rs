@@ -5,7 +5,7 @@
 
 use std::time::Duration;
 
-use crate::history::follow_ratio;
+use crate::history::following;
 use crate::model::{ContextModel, State};
 use crate::Instant;
 
@@ -46,6 +46,9 @@ pub struct PredictParams {
     pub follow_window: Duration,
     /// Share of the leader's wakes the follower must have followed.
     pub follow_ratio: f64,
+    /// ... and how unlikely following that often must be by chance alone,
+    /// at the follower's own rate (`Following::by_chance`).
+    pub follow_chance: f64,
 }
 
 impl Default for PredictParams {
@@ -54,6 +57,7 @@ impl Default for PredictParams {
             lead: Duration::from_secs(3),
             follow_window: Duration::from_secs(2),
             follow_ratio: 0.6,
+            follow_chance: 1e-3,
         }
     }
 }
@@ -96,8 +100,10 @@ pub fn decide(
                 }
                 let follows = leaders.iter().any(|&l| {
                     l != i
-                        && follow_ratio(&models[l].history, &m.history, p.follow_window)
-                            .is_some_and(|r| r >= p.follow_ratio)
+                        && following(&models[l].history, &m.history, p.follow_window, now)
+                            .is_some_and(|f| {
+                                f.ratio() >= p.follow_ratio && f.by_chance() <= p.follow_chance
+                            })
                 });
                 follows.then_some(PrefetchReason::FollowsLeader)
             }
