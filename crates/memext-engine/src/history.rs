@@ -182,7 +182,8 @@ fn binomial_tail(k: usize, n: usize, p: f64) -> f64 {
             choose = choose * (n + 1 - j) as f64 / j as f64;
         }
         if j >= k {
-            tail += choose * p.powi(j as i32) * (1.0 - p).powi((n - j) as i32);
+            let pow = |x: f64, e: usize| x.powi(i32::try_from(e).unwrap_or(i32::MAX));
+            tail += choose * pow(p, j) * pow(1.0 - p, n - j);
         }
     }
     tail.min(1.0)
