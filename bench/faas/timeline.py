@@ -39,9 +39,10 @@ def epoch(ts):
     return datetime.datetime.fromisoformat(ts.replace("Z", "+00:00")).timestamp()
 
 
-def daemon_events(lines, cgroups, start):
+def daemon_events(lines, cgroups, start, events=EVENTS):
     """{cgroup: [(trace time s, event, detail)]} from the daemon's JSON log
-    lines, for the cgroups given; non-JSON lines are skipped."""
+    lines, for the cgroups and `events` given (detail: a bring-back's reason,
+    else how the transition was seen, `via`); non-JSON lines are skipped."""
     out = collections.defaultdict(list)
     for line in lines:
         try:
@@ -49,7 +50,7 @@ def daemon_events(lines, cgroups, start):
         except ValueError:
             continue
         ctx, ev = e.get("context"), e.get("event")
-        if ctx not in cgroups or ev not in EVENTS or "timestamp" not in e:
+        if ctx not in cgroups or ev not in events or "timestamp" not in e:
             continue
         detail = e.get("reason") or e.get("via") or ""
         if ev == "read-back":

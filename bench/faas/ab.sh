@@ -1,0 +1,28 @@
+#!/bin/bash
+# bench/faas A/B(/C...): builds, each from its own worktree, two rounds each,
+# in rotation; `memext status --json` sampled beside each run.
+# Usage: bench/faas/ab.sh OUT NAME TREE [NAME TREE ...]
+# e.g. bench/faas/ab.sh /var/tmp/ab old /var/tmp/worktree-at-old new .
+# (worktrees: `git worktree add /var/tmp/worktree-at-old COMMIT`; each run
+# builds its tree's release binary first). Results: OUT/NAME-rN (a bench/faas
+# results directory), OUT/NAME-rN.status (status samples), OUT/ab.log.
+set -u
+OUT=$(realpath -m "$1")
+shift
+names=() trees=()
+while [ $# -ge 2 ]; do names+=("$1"); trees+=("$2"); shift 2; done
+SAMPLER=$(cd "$(dirname "$0")" && pwd)/statsampler.sh
+mkdir -p "$OUT"
+for r in 1 2; do
+  for i in "${!names[@]}"; do
+    b=${names[$i]} tree=${trees[$i]}
+    echo "$(date +%T) $b-r$r" >> "$OUT/ab.log"
+    bash "$SAMPLER" "$OUT/$b-r$r.status" &
+    sp=$!
+    (cd "$tree" && python3 bench/faas/run.py --functions 100 --seconds 180 --settle 20 --time-scale 0.5 \
+       --tiers zram --modes memext --rounds 1 --out "$OUT/$b-r$r" > "$OUT/$b-r$r.log" 2>&1)
+    echo "$(date +%T) $b-r$r rc=$?" >> "$OUT/ab.log"
+    kill $sp
+  done
+done
+echo done >> "$OUT/ab.log"

@@ -1,0 +1,43 @@
+"""wakes.py: the daemon's wakes and onsets read against the trace's calls."""
+import os
+import sys
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import wakes  # noqa: E402
+from test_timeline import START, line  # noqa: E402
+
+
+class Wakes(unittest.TestCase):
+    def test_a_wake_without_a_call_is_counted_and_blamed_on_a_lowering_before_it(self):
+        calls = {"fn0": [10.0, 40.0]}
+        events = {"fn0": [
+            (10.02, "woke", "poll"),       # its call
+            (20.0, "reclaimed", ""),
+            (21.0, "onset", "tick"),       # no call: 1 s after memext took memory
+            (30.0, "onset", "poll"),       # no call, nothing taken before it
+            (40.9, "onset", "event"),      # its call, seen late
+            (177.0, "woke", "poll"),       # the functions being stopped
+        ]}
+        no_call = wakes.tally(calls, events, trace_end=180.0)
+        self.assertEqual(no_call, {"after memext took memory": 1, "other": 1})
+
+    def test_a_call_taken_for_going_idle_at_its_event(self):
+        evs = [(50.01, "became-idle", "event"), (50.7, "woke", "tick")]
+        self.assertTrue(wakes.idle_at_event(50.0, evs))
+        self.assertFalse(wakes.idle_at_event(49.0, evs), "too long before")
+        self.assertFalse(wakes.idle_at_event(50.0, [(50.01, "became-idle", "tick")]))
+        self.assertAlmostEqual(wakes.seen_after(50.0, evs), 0.7)
+        self.assertEqual(wakes.bucket(wakes.seen_after(50.0, evs)), "0.3-1 s")
+        self.assertEqual(wakes.bucket(0.01), "< 30 ms")
+        self.assertEqual(wakes.bucket(None), "not seen within 1 s")
+
+    def test_the_log_is_read_on_the_traces_clock_for_the_functions_only(self):
+        lines = [line(3.0, "woke", via="event"), line(4.0, "read-back"),
+                 line(5.0, "onset", ctx="/memext-faas/other", via="poll"), "not json"]
+        ev = wakes.parse(lines, {"/memext-faas/a"}, START)
+        self.assertEqual([(round(t, 2), e, v) for t, e, v in ev["/memext-faas/a"]], [(3.0, "woke", "event")])
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,130 @@
+#!/usr/bin/env python3
+"""How the memext daemon saw a bench/faas run's calls, from its log: each
+wake or onset it recorded matched against the calls of the trace.
+
+- *No call*: a wake or onset with no call of that function from 0.5 s
+  before to 1.2 s after it: recorded in the function's history (a timer's
+  period broken by it) and read back for nothing. Counted up to 5 s before
+  the trace's end (the functions are stopped after it). Of those, how many
+  came within 3 s after memext took memory from the function (a push-out,
+  a lowering by the reclaimer).
+- *Idle at its event*: a call whose first faults fired the function's
+  kernel event and whose reading was taken for the function going idle
+  (`became-idle ... event` within 0.3 s after the call): its wake is seen
+  later, at a tick or a poll.
+- *Seen after*: for each cold call (at least 100 major faults), the time
+  from the call to the first wake or onset recorded for its function, in
+  buckets, with the calls' latency.
+
+Usage: wakes.py DIR [DIR ...] [--tier zram] [--mode memext] [--round 0]"""
+import argparse
+import collections
+import csv
+import gzip
+import json
+import os
+import statistics
+
+import timeline
+
+MATCH = (-0.5, 1.2)  # a wake or onset this close to a call (s) is that call's
+TOOK_WITHIN = 3.0
+IDLE_AT_EVENT = 0.3
+END_MARGIN = 5.0
+READ = ("woke", "onset", "became-idle", "pushing-out", "reclaimed")
+BUCKETS = ((0.03, "< 30 ms"), (0.1, "30-100 ms"), (0.3, "100-300 ms"), (1.0, "0.3-1 s"))
+
+
+def parse(lines, cgroups, start):
+    """{cgroup: [(trace time, event, via)]} for the events this reads:
+    wakes, onsets, went-idle, and memext taking memory."""
+    return timeline.daemon_events(lines, cgroups, start, events=READ)
+
+
+def tally(calls, events, trace_end):
+    """The three counts above, from {function: sorted call times},
+    {function: [(t, event, via)]} and the trace's length."""
+    no_call = collections.Counter()
+    for fn, evs in events.items():
+        times = calls.get(fn, [])
+        took = [t for t, ev, _ in evs if ev in ("pushing-out", "reclaimed")]
+        for t, ev, _ in evs:
+            if ev not in ("woke", "onset") or t > trace_end - END_MARGIN:
+                continue
+            if any(MATCH[0] <= t - c <= MATCH[1] for c in times):
+                continue
+            no_call["after memext took memory" if any(0 <= t - x <= TOOK_WITHIN for x in took) else "other"] += 1
+    return no_call
+
+
+def idle_at_event(call_t, evs):
+    return any(ev == "became-idle" and via == "event" and 0 <= t - call_t <= IDLE_AT_EVENT
+               for t, ev, via in evs)
+
+
+def seen_after(call_t, evs):
+    """Seconds from the call to the first wake or onset after it (None: none within 1 s)."""
+    after = [t - call_t for t, ev, _ in evs if ev in ("woke", "onset") and -0.05 <= t - call_t <= 1.0]
+    return min(after) if after else None
+
+
+def bucket(dt):
+    if dt is None:
+        return "not seen within 1 s"
+    for hi, name in BUCKETS:
+        if dt < hi:
+            return name
+    return "0.3-1 s"
+
+
+def report(d, tier, mode, rnd):
+    with open(os.path.join(d, f"functions-{tier}-{mode}-r{rnd}.json")) as f:
+        meta = json.load(f)
+    with open(os.path.join(d, "params.json")) as f:
+        trace_end = json.load(f)["trace"]["seconds"]
+    with open(os.path.join(d, f"calls-{tier}-{mode}-r{rnd}.csv")) as f:
+        rows = list(csv.DictReader(f))
+    log = os.path.join(d, f"{mode}-daemon-{tier}-r{rnd}.log")
+    opener = (lambda: gzip.open(log + ".gz", "rt")) if not os.path.exists(log) else (lambda: open(log))
+    with opener() as f:
+        by_cg = parse(f, set(meta["cgroups"].values()), meta["trace_start_epoch"])
+    events = {fn: by_cg.get(cg, []) for fn, cg in meta["cgroups"].items()}
+    calls = collections.defaultdict(list)
+    for r in rows:
+        calls[r["function"]].append(float(r["t"]))
+    no_call = tally(calls, events, trace_end)
+    idle, buckets = [], collections.defaultdict(list)
+    for r in rows:
+        t, ms, evs = float(r["t"]), float(r["latency_ms"]), events.get(r["function"], [])
+        if idle_at_event(t, evs):
+            idle.append(ms)
+        if int(r.get("majflt") or 0) >= timeline.WARM_MAJFLT:
+            buckets[bucket(seen_after(t, evs))].append(ms)
+    print(f"{d}: {len(rows)} calls")
+    print(f"  wakes and onsets with no call: {sum(no_call.values())}"
+          f" ({no_call['after memext took memory']} within {TOOK_WITHIN:.0f} s after memext took memory)")
+    med = f", p50 {statistics.median(idle):.0f} ms, max {max(idle):.0f} ms" if idle else ""
+    print(f"  calls taken for the function going idle at their event: {len(idle)}{med}")
+    print("  cold calls by when their wake was seen:")
+    for name in [n for _, n in BUCKETS] + ["not seen within 1 s"]:
+        v = buckets.get(name)
+        if v:
+            print(f"    {name:<20} {len(v):4d}  p50 {statistics.median(v):6.0f} ms  max {max(v):6.0f} ms")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("dirs", nargs="+", help="bench/faas results directories of a memext mode")
+    ap.add_argument("--tier", default="zram")
+    ap.add_argument("--mode", default="memext")
+    ap.add_argument("--round", type=int, default=0)
+    a = ap.parse_args()
+    for d in a.dirs:
+        try:
+            report(d, a.tier, a.mode, a.round)
+        except FileNotFoundError as e:
+            raise SystemExit(f"{e.filename}: missing (a memext mode's run of bench/faas writes it)")
+
+
+if __name__ == "__main__":
+    main()
