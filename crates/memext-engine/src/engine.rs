@@ -171,7 +171,6 @@ impl Engine {
         t.memory = m;
         t.pids = sample.pids;
         let c = t.counters(now, cpu.unwrap_or_default());
-        // A frozen context neither settles nor sleeps: it waits, as it woke.
         let via = if fired {
             // (A read-back done since the last sample charged it too.)
             let own = !by_mover && !read_back && !t.refaults.is_open(now);
@@ -179,6 +178,7 @@ impl Engine {
         } else {
             Via::Tick
         };
+        // A frozen context neither settles nor sleeps: it waits, as it woke.
         let transition = if t.frozen {
             None
         } else {
