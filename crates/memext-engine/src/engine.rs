@@ -13,7 +13,7 @@ use std::time::Duration;
 
 pub use crate::command::{BringBack, Command, Decision, Observed, Outcome, PushOut};
 pub use crate::context::WAKE_CPU_WEIGHT;
-use crate::context::{Applied, ClassParams, ContextState, Sample};
+use crate::context::{Applied, ClassParams, ContextState, Sample, OUT_SWAPPED_BYTES};
 use crate::model::{State, Transition, Via};
 use crate::planner::{plan, Action, ContextInput, PlanInput, Queued};
 use crate::predict::{self, PredictParams, PrefetchReason};
@@ -248,6 +248,7 @@ impl Engine {
         host: &HostFacts,
         busy: &dyn Fn(&ContextId) -> bool,
     ) -> Decision {
+        self.hold_the_resident_due(now);
         let input = self.plan_input(now, host.capacity);
         let plan = plan(&input);
         for (c, target) in input.contexts.iter().zip(&plan.targets) {
@@ -284,6 +285,32 @@ impl Engine {
             plan,
             commands,
             pressed,
+        }
+    }
+
+    /// An extend context whose periodic wake is due within `prefetch_lead`
+    /// and that has nothing out to read back is held as it is: kept (not
+    /// pushed out before its call) and watched, so that its warm call, a
+    /// few ms of CPU and no fault, is seen and recorded. (Held only by a
+    /// read-back before, a timer's function left resident went unwatched,
+    /// its warm call was missed at the tick, and its history's period was
+    /// broken by the gap for the rest of a bench/faas run.)
+    fn hold_the_resident_due(&mut self, now: Instant) {
+        let models: Vec<_> = self.contexts.values().map(|t| &t.model).collect();
+        let pp = PredictParams {
+            lead: self.params.prefetch_lead,
+            ..Default::default()
+        };
+        let due: Vec<bool> = predict::decide(now, &models, &pp)
+            .into_iter()
+            .map(|p| p == Some(PrefetchReason::Periodic))
+            .collect();
+        let hold_until = now + 2 * self.params.prefetch_lead;
+        for (t, due) in self.contexts.values_mut().zip(due) {
+            let resident = !t.out && !t.squeezed && t.memory.swapped < OUT_SWAPPED_BYTES;
+            if due && resident && t.class == Class::Extend && t.held.is_none() {
+                t.held = Some((hold_until, PrefetchReason::Periodic));
+            }
         }
     }
 

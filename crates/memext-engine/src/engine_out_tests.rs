@@ -268,3 +268,43 @@ fn a_wake_is_read_back_unpaced_unless_a_critical_context_shares_the_host() {
         );
     }
 }
+
+/// A timer's function that nothing pushed out: when its call is due it is
+/// held as it is (nothing to read back) and watched, so its warm call is
+/// seen and recorded; before, only a read-back held it, the warm call was
+/// missed at the tick (2 ms of CPU), and the gap broke its period.
+#[test]
+fn a_resident_context_due_for_its_periodic_wake_is_held_and_its_warm_call_recorded() {
+    let mut e = Engine::new(params());
+    let mut f = Ctx::new("/timer", 60);
+    let p = ClassParams {
+        push_out: PushOutWhen::Needed,
+        ..class(16)
+    };
+    e.track(f.id.clone(), Class::Extend, p, s(0.0));
+    // Called at 10, 20 and 30 s (seen at the ticks), idle between calls.
+    for i in 0..=36 {
+        if [10, 20, 30].contains(&i) {
+            f.cpu += Duration::from_millis(300);
+        }
+        tick(&mut e, &[&f], f64::from(i));
+    }
+    let t = e.get(&f.id).expect("tracked");
+    assert_eq!(t.model.history.period(), Some(s(10.0)));
+    assert!(
+        !t.out && t.held.is_none() && e.watched().is_empty(),
+        "resident, not watched yet"
+    );
+    // Due at 40 s: held from 37 s on (its lead is 3 s), and watched.
+    tick(&mut e, &[&f], 37.5);
+    assert!(e.get(&f.id).is_some_and(|t| t.held.is_some()));
+    assert_eq!(e.watched(), vec![f.id.clone()]);
+    let polls = poll_twice(&mut e, &mut f, (40.0, 40.02), 2);
+    assert!(
+        matches!(polls, (None, Some(Transition::Woke | Transition::Onset))),
+        "{polls:?}"
+    );
+    let t = e.get(&f.id).expect("tracked");
+    assert_eq!(t.model.history.last(), Some(s(40.02)), "recorded");
+    assert_eq!(t.model.history.period(), Some(s(10.0)), "its period kept");
+}
