@@ -134,6 +134,30 @@ def bounds(params, heaps_mib, cap_mib, lead=3.0, reserve_mib=0.0):
     return out, dict(totals)
 
 
+def load_run(run_dir):
+    """A bench/faas run's trace parameters, heaps (MiB) and cap (MiB), from
+    its params.json."""
+    with open(os.path.join(run_dir, "params.json")) as f:
+        saved = json.load(f)
+    return tr.Params(**saved["trace"]), saved["heaps_mib"], saved["params"]["cap"] / 2**20
+
+
+def per_call_warmth(run_dir, lead=3.0, reserve_div=32):
+    """{(function name, its call's ordinal from 0): warm} under the memext
+    policy for a run's trace, cap and heaps."""
+    params, heaps, cap = load_run(run_dir)
+    trace = tr.generate(params)
+    flags = []
+    simulate(trace.calls, [h + BASE_MIB for h in heaps], [f.cls for f in trace.functions], cap,
+             "memext", lead, cap / reserve_div if reserve_div > 0 else 0.0, per_call=flags)
+    out, seen = {}, collections.Counter()
+    for (_, i), warm in zip(trace.calls, flags):
+        name = trace.functions[i].name
+        out[(name, seen[name])] = warm
+        seen[name] += 1
+    return out
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -143,10 +167,7 @@ def main(argv=None):
                     help="memext keeps 1/N of the cap free (default 32; 0: none)")
     a = ap.parse_args(argv)
     try:
-        with open(os.path.join(a.run_dir, "params.json")) as f:
-            saved = json.load(f)
-        params = tr.Params(**saved["trace"])
-        heaps, cap = saved["heaps_mib"], saved["params"]["cap"] / 2**20
+        params, heaps, cap = load_run(a.run_dir)
     except (OSError, KeyError, TypeError, ValueError) as e:
         ap.error(f"{a.run_dir}: not a bench/faas run ({e})")
     reserve = cap / a.reserve_div if a.reserve_div > 0 else 0.0

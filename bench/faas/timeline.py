@@ -26,7 +26,6 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import bound as faas_bound  # noqa: E402
-import trace as faas_trace  # noqa: E402
 
 WARM_MAJFLT = 100  # a call with fewer major faults in its handler is warm (as absum.py)
 
@@ -96,20 +95,7 @@ def summarize(rows):
 def bound_warmth(d):
     """{(function name, call ordinal from 0): warm} under bound.py's memext
     policy for the run's trace, cap and heaps (its default lead and reserve)."""
-    with open(os.path.join(d, "params.json")) as f:
-        saved = json.load(f)
-    trace = faas_trace.generate(faas_trace.Params(**saved["trace"]))
-    cap = saved["params"]["cap"] / 2**20
-    sizes = [h + faas_bound.BASE_MIB for h in saved["heaps_mib"]]
-    classes = [f.cls for f in trace.functions]
-    flags = []
-    faas_bound.simulate(trace.calls, sizes, classes, cap, "memext", reserve=cap / 32, per_call=flags)
-    out, seen = {}, collections.Counter()
-    for (_, i), warm in zip(trace.calls, flags):
-        name = trace.functions[i].name
-        out[(name, seen[name])] = warm
-        seen[name] += 1
-    return out
+    return faas_bound.per_call_warmth(d)
 
 
 def warmth(call):

@@ -248,8 +248,9 @@ impl Engine {
         host: &HostFacts,
         busy: &dyn Fn(&ContextId) -> bool,
     ) -> Decision {
-        self.hold_the_resident_due(now);
-        let input = self.plan_input(now, host.capacity);
+        let predicted = self.predictions(now);
+        self.hold_the_resident_due(now, &predicted);
+        let input = self.plan_input_with(now, host.capacity, predicted);
         let plan = plan(&input);
         for (c, target) in input.contexts.iter().zip(&plan.targets) {
             if let Some(t) = self.contexts.get_mut(&c.key) {
@@ -295,18 +296,11 @@ impl Engine {
     /// read-back before, a timer's function left resident went unwatched,
     /// its warm call was missed at the tick, and its history's period was
     /// broken by the gap for the rest of a bench/faas run.)
-    fn hold_the_resident_due(&mut self, now: Instant) {
-        let models: Vec<_> = self.contexts.values().map(|t| &t.model).collect();
-        let pp = PredictParams {
-            lead: self.params.prefetch_lead,
-            ..Default::default()
-        };
-        let due: Vec<bool> = predict::decide(now, &models, &pp)
-            .into_iter()
-            .map(|p| p == Some(PrefetchReason::Periodic))
-            .collect();
+    /// `predicted`: `predictions(now)`.
+    fn hold_the_resident_due(&mut self, now: Instant, predicted: &[Option<PrefetchReason>]) {
         let hold_until = now + 2 * self.params.prefetch_lead;
-        for (t, due) in self.contexts.values_mut().zip(due) {
+        for (t, p) in self.contexts.values_mut().zip(predicted) {
+            let due = *p == Some(PrefetchReason::Periodic);
             let resident = !t.out && !t.squeezed && t.memory.swapped < OUT_SWAPPED_BYTES;
             if due && resident && t.class == Class::Extend && t.held.is_none() {
                 t.held = Some((hold_until, PrefetchReason::Periodic));
@@ -339,13 +333,27 @@ impl Engine {
         out
     }
 
-    fn plan_input(&self, now: Instant, capacity: u64) -> PlanInput {
+    /// What `predict` says of each context at `now` (in the order of
+    /// `contexts`): worked out once a tick, for the hold and the plan.
+    fn predictions(&self, now: Instant) -> Vec<Option<PrefetchReason>> {
         let models: Vec<_> = self.contexts.values().map(|t| &t.model).collect();
         let pp = PredictParams {
             lead: self.params.prefetch_lead,
             ..Default::default()
         };
-        let prefetch = predict::decide(now, &models, &pp);
+        predict::decide(now, &models, &pp)
+    }
+
+    fn plan_input(&self, now: Instant, capacity: u64) -> PlanInput {
+        self.plan_input_with(now, capacity, self.predictions(now))
+    }
+
+    fn plan_input_with(
+        &self,
+        now: Instant,
+        capacity: u64,
+        prefetch: Vec<Option<PrefetchReason>>,
+    ) -> PlanInput {
         let contexts = self
             .contexts
             .values()

@@ -45,14 +45,21 @@ fn lower(e: &mut Engine, f: &Ctx, at: f64) {
     e.executed(&cmd, Outcome::Done, s(at));
 }
 
+/// A resting function (`resting_function` up to 4 s), its limit lowered at
+/// 4 s if `took`.
+fn rested(took: bool) -> (Engine, Ctx) {
+    let mut e = Engine::new(params());
+    let f = resting_function(&mut e, 4.0);
+    if took {
+        lower(&mut e, &f, 4.0);
+    }
+    (e, f)
+}
+
 #[test]
 fn the_refaults_after_a_lowered_limit_are_no_onset_a_call_is() {
     for took in [false, true] {
-        let mut e = Engine::new(params());
-        let mut f = resting_function(&mut e, 4.0);
-        if took {
-            lower(&mut e, &f, 4.0);
-        }
+        let (mut e, mut f) = rested(took);
         housekeeping(&mut f);
         let o = e.observe(&f.id, f.sample(5.0), false);
         let want = (!took).then_some(Transition::Onset);
@@ -70,11 +77,7 @@ fn the_refaults_after_a_lowered_limit_are_no_onset_a_call_is() {
 #[test]
 fn a_polled_refault_is_no_onset() {
     for took in [false, true] {
-        let mut e = Engine::new(params());
-        let mut f = resting_function(&mut e, 4.0);
-        if took {
-            lower(&mut e, &f, 4.0);
-        }
+        let (mut e, mut f) = rested(took);
         assert_eq!(e.poll(&f.id, s(4.1), f.cpu), None);
         // 9 ms of CPU in 400 ms is above the activity share (2%).
         f.cpu += Duration::from_millis(9);

@@ -36,7 +36,6 @@ pub struct Refaults {
     /// The window ends then (None: no window open).
     until: Option<Instant>,
     faults_left: u64,
-    majors_left: u64,
     cpu_left: Duration,
 }
 
@@ -55,7 +54,6 @@ impl Refaults {
         *self = Refaults {
             until: Some(now + REFAULT_WINDOW),
             faults_left: REFAULT_FAULTS,
-            majors_left: REFAULT_FAULTS,
             cpu_left: REFAULT_CPU,
         };
     }
@@ -81,13 +79,15 @@ impl Refaults {
         if !self.is_open(now) {
             return Credit::default();
         }
+        // (A major fault is counted among all faults too: the majors
+        // credited are at most the faults credited.)
+        let credited = faults.min(self.faults_left);
         let c = Credit {
-            faults: faults.min(self.faults_left),
-            majors: majors.min(self.majors_left),
+            faults: credited,
+            majors: majors.min(credited),
             cpu: cpu.min(self.cpu_left),
         };
         self.faults_left -= c.faults;
-        self.majors_left -= c.majors;
         self.cpu_left -= c.cpu;
         c
     }
