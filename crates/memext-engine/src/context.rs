@@ -331,6 +331,12 @@ impl ContextState {
         self.params.push_out == PushOutWhen::Needed
     }
 
+    /// Its pages are in: not pushed out or squeezed, next to nothing in
+    /// swap. Its call then takes no fault, only CPU (`crate::rest`).
+    pub fn is_resident(&self) -> bool {
+        !self.out && !self.squeezed && self.memory.swapped < OUT_SWAPPED_BYTES
+    }
+
     /// Active on a host meant to be full, with pages out: paged out for
     /// room as it rested between calls, or by its limit.
     pub fn rests_paged_out(&self) -> bool {

@@ -14,7 +14,7 @@ use std::time::Duration;
 pub use crate::command::{BringBack, Command, Decision, Observed, Outcome, PushOut};
 pub use crate::context::WAKE_CPU_WEIGHT;
 use crate::context::{Applied, ClassParams, ContextState, Sample, OUT_SWAPPED_BYTES};
-use crate::model::{State, Transition, Via};
+use crate::model::{Known, State, Transition, Via};
 use crate::planner::{plan, Action, ContextInput, PlanInput, Queued};
 use crate::predict::{self, PredictParams, PrefetchReason};
 use crate::{Class, ContextId, Instant};
@@ -182,7 +182,11 @@ impl Engine {
         let transition = if t.frozen {
             None
         } else {
-            t.model.observe_via(c, &t.params.model(), via)
+            let known = Known {
+                expected: false,
+                resident: t.is_resident(),
+            };
+            t.model.observe_via(c, &t.params.model(), via, known)
         };
         if transition == Some(Transition::Woke) {
             t.queue_wake(now);
@@ -438,9 +442,12 @@ impl Engine {
     /// served at once (`serve_wake`).
     pub fn poll(&mut self, id: &ContextId, at: Instant, cpu: Duration) -> Option<Transition> {
         let t = self.contexts.get_mut(id)?;
-        let expected = t.held.is_some();
+        let known = Known {
+            expected: t.held.is_some(),
+            resident: t.is_resident(),
+        };
         let cpu = t.own_cpu(at, cpu, 0, 0, false);
-        let tr = t.model.poll(at, cpu, &t.params.model(), expected)?;
+        let tr = t.model.poll(at, cpu, &t.params.model(), known)?;
         t.held = None; // the wake it was held for has come
         if tr == Transition::Woke {
             t.queue_wake(at);

@@ -645,6 +645,9 @@ mod reclaim;
 #[path = "engine_refault_tests.rs"]
 mod refault;
 
+#[path = "engine_rest_tests.rs"]
+mod rest;
+
 /// `push_out = "when-needed"`: an idle context is not pushed out while the
 /// capacity has room for it; when a waking one needs that room, it is
 /// pushed out only as far as needed.

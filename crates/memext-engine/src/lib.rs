@@ -31,6 +31,7 @@ pub mod model;
 pub mod planner;
 pub mod predict;
 pub mod refault;
+pub mod rest;
 pub mod workingset;
 
 /// Time since the daemon started (monotonic). The engine never reads a clock.

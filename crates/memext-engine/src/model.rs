@@ -23,6 +23,7 @@ use std::time::Duration;
 
 use crate::activity::{cpu_above, is_active, ActivityThresholds, Counters, MIN_CPU_SPAN};
 use crate::history::ActivationHistory;
+use crate::rest::RestCpu;
 use crate::Instant;
 
 /// How long an active context must have been quiet for its next activity
@@ -108,6 +109,9 @@ pub struct ContextModel {
     /// The last onset while active.
     #[serde(skip)]
     pub onset: Option<Instant>,
+    /// Its CPU at rest, to tell a warm call from (`rest`).
+    #[serde(skip)]
+    rest: RestCpu,
 }
 
 /// Why a sample was taken.
@@ -120,6 +124,17 @@ pub enum Via {
     /// doing (no pages of it moving, no refaults of what memext just took):
     /// the charge itself is activity, whatever the CPU counted so far.
     Fired { own: bool },
+}
+
+/// What the engine knows of a context beyond its counters, for judging
+/// a reading of it.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Known {
+    /// A wake is due: it is held in DRAM for a predicted one (polls only).
+    pub expected: bool,
+    /// Its pages are in (not pushed out, next to nothing in swap): its
+    /// call takes no fault, only CPU beyond its rest's.
+    pub resident: bool,
 }
 
 /// The largest multiplier of `idle_after` a context can learn.
@@ -137,6 +152,7 @@ impl ContextModel {
             history: ActivationHistory::default(),
             idle_scale: 1,
             onset: None,
+            rest: RestCpu::default(),
         }
     }
 
@@ -165,17 +181,32 @@ impl ContextModel {
 
     /// Takes one sample; returns the transition it caused, if any.
     pub fn observe(&mut self, c: Counters, p: &ModelParams) -> Option<Transition> {
-        self.observe_via(c, p, Via::Tick)
+        self.observe_via(c, p, Via::Tick, Known::default())
     }
 
     /// Takes one sample, taken because the kernel said the context charged
-    /// memory (`Via::Fired`); returns the transition it caused, if any.
-    pub fn observe_via(&mut self, c: Counters, p: &ModelParams, via: Via) -> Option<Transition> {
+    /// memory (`Via::Fired`) or at a tick; returns the transition it
+    /// caused, if any. Resting with its pages in (`known.resident`), a
+    /// call is also CPU beyond its own rest's (`rest`).
+    pub fn observe_via(
+        &mut self,
+        c: Counters,
+        p: &ModelParams,
+        via: Via,
+        known: Known,
+    ) -> Option<Transition> {
+        let rests = self.rests(c.at);
         let active = via == Via::Fired { own: true }
-            || self
-                .last
-                .as_ref()
-                .is_some_and(|l| is_active(l, &c, &p.thresholds));
+            || self.last.as_ref().is_some_and(|l| {
+                is_active(l, &c, &p.thresholds)
+                    || self.is_warm_call(l, &c, rests && known.resident)
+            });
+        if rests && !active {
+            if let Some(l) = &self.last {
+                self.rest
+                    .learn(c.cpu.saturating_sub(l.cpu), c.at.saturating_sub(l.at));
+            }
+        }
         self.last = Some(c);
         self.poll_ref = Some((c.at, c.cpu));
         let now = c.at;
@@ -208,6 +239,22 @@ impl ContextModel {
         Some(event)
     }
 
+    /// Whether it rests at `now`: idle, or active and quiet.
+    fn rests(&self, now: Instant) -> bool {
+        self.state == State::Idle || (self.state == State::Active && self.is_quiet(now))
+    }
+
+    /// A call of a resting context with its pages in (`judged`): no major
+    /// fault, and more CPU than its rest uses.
+    fn is_warm_call(&self, before: &Counters, after: &Counters, judged: bool) -> bool {
+        judged
+            && after.pgmajfault == before.pgmajfault
+            && self.rest.is_call(
+                after.cpu.saturating_sub(before.cpu),
+                after.at.saturating_sub(before.at),
+            )
+    }
+
     /// A between-ticks reading of an idle (or active but quiet) context's
     /// CPU time (`cpu` at `at`): whether it woke (or had an onset). Judged against the last tick's reading or a
     /// later poll's, over at least `MIN_CPU_SPAN` (see there: a sleeping
@@ -223,7 +270,7 @@ impl ContextModel {
         at: Instant,
         cpu: Duration,
         p: &ModelParams,
-        expected: bool,
+        known: Known,
     ) -> Option<Transition> {
         // Active but quiet, its next activity is an onset, seen as soon as
         // a wake would be; busy, it is the tick's to judge.
@@ -236,12 +283,16 @@ impl ContextModel {
             return None;
         };
         let span = at.saturating_sub(at0);
-        let min_span = if expected {
+        let min_span = if known.expected {
             Duration::ZERO
         } else {
             MIN_CPU_SPAN
         };
-        if cpu < cpu0 || cpu_above(cpu - cpu0, span, min_span, &p.thresholds) {
+        let used = cpu.saturating_sub(cpu0);
+        if cpu < cpu0
+            || cpu_above(used, span, min_span, &p.thresholds)
+            || (known.resident && self.rest.is_call(used, span))
+        {
             self.last_activity = at;
             if resting {
                 return Some(self.record_onset(at));
@@ -249,6 +300,7 @@ impl ContextModel {
             return Some(self.wake(at, p));
         }
         if span >= min_span {
+            self.rest.learn(used, span);
             self.poll_ref = Some((at, cpu));
         }
         None
@@ -473,6 +525,10 @@ mod tests {
             ..Default::default()
         };
         let ms = Duration::from_millis;
+        const EXPECTED: Known = Known {
+            expected: true,
+            resident: false,
+        };
         let mut m = ContextModel::new(Duration::ZERO);
         run(&mut m, &p, &[(0.0, 0), (1.0, 0)]);
         assert_eq!(m.state, State::Idle);
@@ -482,13 +538,13 @@ mod tests {
                 cpu += 1; // one housekeeping run every 0.5 s
             }
             let at = Duration::from_secs(1) + ms(20 * k);
-            assert_eq!(m.poll(at, ms(cpu), &p, false), None, "poll {k}");
+            assert_eq!(m.poll(at, ms(cpu), &p, Known::default()), None, "poll {k}");
         }
         // The tick at 3 s: 4 ms of CPU over 2 s, no wake either.
         assert!(run(&mut m, &p, &[(3.0, cpu)]).is_empty());
-        assert_eq!(m.poll(ms(3020), ms(cpu + 3), &p, false), None);
+        assert_eq!(m.poll(ms(3020), ms(cpu + 3), &p, Known::default()), None);
         assert_eq!(
-            m.poll(ms(3040), ms(cpu + 6), &p, false),
+            m.poll(ms(3040), ms(cpu + 6), &p, Known::default()),
             Some(Transition::Woke),
             "6 ms of CPU within 40 ms"
         );
@@ -496,7 +552,7 @@ mod tests {
         // Held for a predicted wake: 2 ms of CPU within a 20 ms poll is it.
         let mut h = ContextModel::new(Duration::ZERO);
         run(&mut h, &p, &[(0.0, 0), (1.0, 0)]);
-        assert_eq!(h.poll(ms(1020), ms(0), &p, true), None);
-        assert_eq!(h.poll(ms(1040), ms(2), &p, true), Some(Transition::Woke));
+        assert_eq!(h.poll(ms(1020), ms(0), &p, EXPECTED), None);
+        assert_eq!(h.poll(ms(1040), ms(2), &p, EXPECTED), Some(Transition::Woke));
     }
 }

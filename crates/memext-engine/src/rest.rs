@@ -1,0 +1,164 @@
+//! A context's CPU at rest, learned from its own readings, and a warm call
+//! told apart from it.
+//!
+//! A resident context's call takes no fault and little CPU. Measured on
+//! this host (bench/faas' Python handler alone in a v1 cgroup, its 48 MiB
+//! heap resident, read every second): at rest 0.22-0.30 ms of CPU a second
+//! (its server's select loop), a call 1.1-1.6 ms, no fault, no charge. Over
+//! a tick that is far below the activity share (2% of a second: 20 ms), so
+//! such calls went unseen: about 100 of a bench/faas run's 535, a timer's
+//! period broken by the gap for the rest of its history window, a Poisson
+//! function's rate undercounted (the functions kept resident looking rarer
+//! than they were, and pushed out for it).
+//!
+//! So a context that rests (idle, or active and quiet) with its pages in
+//! is judged against its own rest: CPU beyond twice its mean rate (or 1.5
+//! times its busiest second at rest, if more) plus `CALL_CPU` is a call.
+//! Only once `LEARNED` of rest has been seen; only where the pages are in
+//! (a pushed-out context's housekeeping refaults with CPU of its own, and
+//! its call faults anyway: the activity thresholds see it).
+
+use std::time::Duration;
+
+use crate::activity::MIN_CPU_SPAN;
+
+/// Rest seen before it judges.
+pub const LEARNED: Duration = Duration::from_secs(10);
+/// Beyond this much rest seen, what was learned counts half: a rest that
+/// changed (a context brought back, its runtime quieter) is learned anew.
+pub const FORGET_AFTER: Duration = Duration::from_secs(60);
+/// What a call takes beyond the rest's allowance: under the 1.1 ms of the
+/// smallest warm call measured, over five times the rest's second-to-second
+/// spread (0.08 ms).
+pub const CALL_CPU: Duration = Duration::from_micros(500);
+/// The span the rest's allowance is reckoned over, at least: its
+/// housekeeping comes in runs (one every 0.5 s), which a shorter window
+/// either misses or sees whole.
+pub const ALLOWANCE_SPAN: Duration = Duration::from_secs(1);
+
+/// CPU seen at rest: sums of CPU time and span, and the busiest reading of
+/// at least `ALLOWANCE_SPAN` (CPU seconds per second).
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct RestCpu {
+    cpu: Duration,
+    span: Duration,
+    peak: f64,
+}
+
+impl RestCpu {
+    /// A reading at rest that was no activity: `used` CPU over `span`.
+    /// Spans shorter than `MIN_CPU_SPAN` are not learned from.
+    pub fn learn(&mut self, used: Duration, span: Duration) {
+        if span < MIN_CPU_SPAN {
+            return;
+        }
+        self.cpu += used;
+        self.span += span;
+        if span >= ALLOWANCE_SPAN {
+            self.peak = self.peak.max(used.as_secs_f64() / span.as_secs_f64());
+        }
+        if self.span > FORGET_AFTER {
+            self.cpu /= 2;
+            self.span /= 2;
+            self.peak = (self.peak / 2.0).max(self.rate());
+        }
+    }
+
+    /// Mean CPU seconds per second at rest.
+    fn rate(&self) -> f64 {
+        if self.span.is_zero() {
+            return 0.0;
+        }
+        self.cpu.as_secs_f64() / self.span.as_secs_f64()
+    }
+
+    /// What the rest may use over `span` (None: not learned yet).
+    pub fn allowance(&self, span: Duration) -> Option<Duration> {
+        if self.span < LEARNED {
+            return None;
+        }
+        let s = span.max(ALLOWANCE_SPAN).as_secs_f64();
+        let per_s = (2.0 * self.rate()).max(1.5 * self.peak);
+        Some(Duration::from_secs_f64(per_s * s) + CALL_CPU)
+    }
+
+    /// Whether `used` CPU over `span` is more than the rest: a call.
+    pub fn is_call(&self, used: Duration, span: Duration) -> bool {
+        self.allowance(span).is_some_and(|a| used > a)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MS: Duration = Duration::from_millis(1);
+    const S: Duration = Duration::from_secs(1);
+
+    /// Seconds of the measured handler's rest: 0.22-0.30 ms each.
+    fn rested(seconds: u32) -> RestCpu {
+        let mut r = RestCpu::default();
+        for k in 0..seconds {
+            let us = [222, 231, 239, 295, 227][k as usize % 5];
+            r.learn(Duration::from_micros(us), S);
+        }
+        r
+    }
+
+    #[test]
+    fn a_warm_call_is_more_than_the_rest() {
+        let r = rested(20);
+        // The smallest call measured (1.1 ms) with its second's rest.
+        assert!(r.is_call(Duration::from_micros(1340), S));
+        // The rest's own busiest second is not.
+        assert!(!r.is_call(Duration::from_micros(300), S));
+        // Within 20 ms of the last reading, the call alone is.
+        assert!(r.is_call(Duration::from_micros(1100), 20 * MS));
+        assert!(!r.is_call(Duration::from_micros(120), 20 * MS));
+    }
+
+    #[test]
+    fn it_does_not_judge_before_it_has_seen_enough_rest() {
+        let r = rested(9);
+        assert_eq!(r.allowance(S), None);
+        assert!(!r.is_call(100 * MS, S));
+        assert!(rested(10).allowance(S).is_some());
+    }
+
+    #[test]
+    fn short_readings_are_not_learned_from() {
+        let mut r = rested(10);
+        let before = r;
+        r.learn(5 * MS, 20 * MS);
+        assert_eq!(r, before);
+    }
+
+    /// A busier rest (2 ms a second, a runtime's timers) allows more; one
+    /// busy second in it raises the allowance by its peak.
+    #[test]
+    fn the_allowance_follows_the_rest_and_its_busiest_second() {
+        let mut r = RestCpu::default();
+        for _ in 0..20 {
+            r.learn(2 * MS, S);
+        }
+        assert!(!r.is_call(4 * MS, S), "twice the rest");
+        assert!(r.is_call(5 * MS, S));
+        r.learn(4 * MS, S);
+        assert!(!r.is_call(6 * MS, S), "1.5 times its busiest second");
+    }
+
+    /// A rest that became quieter (its pages brought back: no refaults)
+    /// is learned anew: what came before counts half every minute.
+    #[test]
+    fn an_old_rest_is_forgotten() {
+        let mut r = RestCpu::default();
+        for _ in 0..60 {
+            r.learn(2 * MS, S);
+        }
+        assert!(!r.is_call(Duration::from_micros(1500), S));
+        for _ in 0..180 {
+            r.learn(Duration::from_micros(250), S);
+        }
+        assert!(r.is_call(Duration::from_micros(1500), S));
+    }
+}
