@@ -32,6 +32,19 @@ class Wakes(unittest.TestCase):
         self.assertEqual(wakes.bucket(0.01), "< 30 ms")
         self.assertEqual(wakes.bucket(None), "not seen within 1 s")
 
+    def test_calls_not_seen_and_the_cold_calls_after_them(self):
+        rows = [
+            {"function": "fn0", "class": "timer", "t": "10.0", "majflt": "0"},     # seen
+            {"function": "fn0", "class": "timer", "t": "25.0", "majflt": "0"},     # not seen
+            {"function": "fn0", "class": "timer", "t": "40.0", "majflt": "5000"},  # cold, after it
+            {"function": "fn1", "class": "poisson", "t": "41.0", "majflt": "4000"},  # cold, seen late
+        ]
+        events = {"fn0": [(10.01, "woke", "poll"), (40.02, "onset", "event")],
+                  "fn1": [(42.5, "woke", "tick")]}
+        missed, cold_after = wakes.unseen(rows, events)
+        self.assertEqual(missed, {("timer", "warm"): 1, ("poisson", "cold"): 1})
+        self.assertEqual(cold_after, 1, "fn0's cold call at 40 s; fn1 has none after")
+
     def test_the_log_is_read_on_the_traces_clock_for_the_functions_only(self):
         lines = [line(3.0, "woke", via="event"), line(4.0, "read-back"),
                  line(5.0, "onset", ctx="/memext-faas/other", via="poll"), "not json"]

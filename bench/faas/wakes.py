@@ -12,6 +12,11 @@ wake or onset it recorded matched against the calls of the trace.
   kernel event and whose reading was taken for the function going idle
   (`became-idle ... event` within 0.3 s after the call): its wake is seen
   later, at a tick or a poll.
+- *Unseen*: calls with no wake or onset of their function from 0.5 s
+  before to 1.2 s after them, by class and warm or cold: missing from the
+  function's history (a timer's period broken by the gap, a rate
+  undercounted); and how many cold calls of the same function came after
+  the first unseen one.
 - *Seen after*: for each cold call (at least 100 major faults), the time
   from the call to the first wake or onset recorded for its function, in
   buckets, with the calls' latency.
@@ -55,6 +60,25 @@ def tally(calls, events, trace_end):
                 continue
             no_call["after memext took memory" if any(0 <= t - x <= TOOK_WITHIN for x in took) else "other"] += 1
     return no_call
+
+
+def seen(call_t, evs):
+    return any(ev in ("woke", "onset") and MATCH[0] <= t - call_t <= MATCH[1] for t, ev, _ in evs)
+
+
+def unseen(rows, events):
+    """({(class, "warm"/"cold"): calls not seen}, cold calls after one not
+    seen), from the calls (dicts of calls-*.csv, in time order) and
+    {function: [(t, event, via)]}."""
+    missed, cold_after, gone = collections.Counter(), 0, set()
+    for r in rows:
+        fn, warm = r["function"], int(r.get("majflt") or 0) < timeline.WARM_MAJFLT
+        if fn in gone and not warm:
+            cold_after += 1
+        if not seen(float(r["t"]), events.get(fn, [])):
+            missed[(r["class"], "warm" if warm else "cold")] += 1
+            gone.add(fn)
+    return missed, cold_after
 
 
 def idle_at_event(call_t, evs):
@@ -105,6 +129,10 @@ def report(d, tier, mode, rnd):
           f" ({no_call['after memext took memory']} within {TOOK_WITHIN:.0f} s after memext took memory)")
     med = f", p50 {statistics.median(idle):.0f} ms, max {max(idle):.0f} ms" if idle else ""
     print(f"  calls taken for the function going idle at their event: {len(idle)}{med}")
+    missed, cold_after = unseen(sorted(rows, key=lambda r: float(r["t"])), events)
+    by = ", ".join(f"{c} {w} {n}" for (c, w), n in sorted(missed.items()))
+    print(f"  calls not seen: {sum(missed.values())} ({by or 'none'});"
+          f" cold calls of their functions after one: {cold_after}")
     print("  cold calls by when their wake was seen:")
     for name in [n for _, n in BUCKETS] + ["not seen within 1 s"]:
         v = buckets.get(name)
