@@ -300,6 +300,36 @@ fn on_a_full_host_a_wake_gets_its_margin_after_the_resting_keep_theirs() {
     assert_eq!(target(&p, &input, "woken"), 132 * MIB);
 }
 
+/// On a host meant to be full, the refill comes before the margins: 300
+/// - 2 floors (64) - the call's 150 (118 beyond its floor) - the resting
+/// one's slack (2) = 116; 32 kept free, the resting one's 68 read back,
+/// the call's margin out of the rest (16 of the reserve; not its 32 first,
+/// which left no room for the read-back).
+#[test]
+fn on_a_full_host_a_refill_comes_before_the_margins() {
+    let next = ContextInput {
+        swapped: 68 * MIB,
+        keep_while_room: true,
+        expected_wake_in: Some(Duration::from_secs(5)),
+        ..ctx("next", Class::Extend, State::Idle, 32, 100)
+    };
+    let input = PlanInput {
+        capacity: 300 * MIB,
+        contexts: vec![woken("called", 150), next],
+    };
+    let p = plan(&input);
+    assert!(
+        p.actions.contains(&Action::BringBack {
+            key: "next".into(),
+            reason: PrefetchReason::Refill
+        }),
+        "{:?}",
+        p.actions
+    );
+    assert_eq!(target(&p, &input, "next"), 102 * MIB);
+    assert_eq!(target(&p, &input, "called"), 182 * MIB, "its margin too");
+}
+
 /// On a host meant to be full, DRAM free beyond the reserve is refilled:
 /// resting contexts with pages out are read back whole, the most valuable
 /// first, never at the cost of what another keeps; one never called (no
