@@ -54,7 +54,7 @@ fn a_resident_idle_contexts_warm_call_is_a_wake_at_a_poll() {
     let mut e = Engine::new(params());
     let mut f = rested_function(&mut e, 30, 0, PushOutWhen::Idle);
     assert_eq!(e.poll(&f.id, s(30.3), f.cpu), None, "its rest");
-    f.cpu += Duration::from_micros(1100);
+    f.cpu += Duration::from_micros(1300);
     assert_eq!(e.poll(&f.id, s(30.32), f.cpu), Some(Transition::Woke));
 }
 

@@ -14,6 +14,8 @@
 //! So a context that rests (idle, or active and quiet) with its pages in
 //! is judged against its own rest: CPU beyond twice its mean rate (or 1.5
 //! times its busiest second at rest, if more) plus `CALL_CPU` is a call.
+//! (`CALL_CPU` is set from this one handler's calls; a context whose calls
+//! take less CPU than that is still seen only by the activity thresholds.)
 //! Only once `LEARNED` of rest has been seen; only where the pages are in
 //! (a pushed-out context's housekeeping refaults with CPU of its own, and
 //! its call faults anyway: the activity thresholds see it).
@@ -27,10 +29,14 @@ pub const LEARNED: Duration = Duration::from_secs(10);
 /// Beyond this much rest seen, what was learned counts half: a rest that
 /// changed (a context brought back, its runtime quieter) is learned anew.
 pub const FORGET_AFTER: Duration = Duration::from_secs(60);
-/// What a call takes beyond the rest's allowance: under the 1.1 ms of the
-/// smallest warm call measured, over five times the rest's second-to-second
-/// spread (0.08 ms).
-pub const CALL_CPU: Duration = Duration::from_micros(500);
+/// What a call takes beyond the rest's allowance. Measured on the same
+/// handler over 90 s while a bench/faas run loaded the host: its seconds at
+/// rest took 0.26-0.30 ms, a few up to 0.8 ms; a warm call, its touch
+/// (0.43 ms at a run's 5th percentile, 0.85 at its median) and the HTTP
+/// exchange (about 0.5 ms), 0.95-2 ms. At 0.5 ms, 5-7 onsets a run came with
+/// no call; at 0.7 ms the rest's busiest seconds stay below the allowance
+/// (1.2 ms over a second) and the calls above it.
+pub const CALL_CPU: Duration = Duration::from_micros(700);
 /// The span the rest's allowance is reckoned over, at least: its
 /// housekeeping comes in runs (one every 0.5 s), which a shorter window
 /// either misses or sees whole.
@@ -108,12 +114,13 @@ mod tests {
     #[test]
     fn a_warm_call_is_more_than_the_rest() {
         let r = rested(20);
-        // The smallest call measured (1.1 ms) with its second's rest.
+        // A small call (1.1 ms) with its second's rest.
         assert!(r.is_call(Duration::from_micros(1340), S));
-        // The rest's own busiest second is not.
+        // The rest's busiest seconds under load are not.
         assert!(!r.is_call(Duration::from_micros(300), S));
+        assert!(!r.is_call(Duration::from_micros(800), S));
         // Within 20 ms of the last reading, the call alone is.
-        assert!(r.is_call(Duration::from_micros(1100), 20 * MS));
+        assert!(r.is_call(Duration::from_micros(1300), 20 * MS));
         assert!(!r.is_call(Duration::from_micros(120), 20 * MS));
     }
 
@@ -142,7 +149,7 @@ mod tests {
             r.learn(2 * MS, S);
         }
         assert!(!r.is_call(4 * MS, S), "twice the rest");
-        assert!(r.is_call(5 * MS, S));
+        assert!(r.is_call(Duration::from_micros(4800), S));
         r.learn(4 * MS, S);
         assert!(!r.is_call(6 * MS, S), "1.5 times its busiest second");
     }
@@ -155,10 +162,10 @@ mod tests {
         for _ in 0..60 {
             r.learn(2 * MS, S);
         }
-        assert!(!r.is_call(Duration::from_micros(1500), S));
+        assert!(!r.is_call(Duration::from_micros(1600), S));
         for _ in 0..180 {
             r.learn(Duration::from_micros(250), S);
         }
-        assert!(r.is_call(Duration::from_micros(1500), S));
+        assert!(r.is_call(Duration::from_micros(1600), S));
     }
 }
