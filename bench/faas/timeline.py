@@ -30,7 +30,7 @@ import bound as faas_bound  # noqa: E402
 WARM_MAJFLT = 100  # a call with fewer major faults in its handler is warm (as absum.py)
 
 # The engine events a call is read against (see crates/memext/src/daemon/events.rs).
-EVENTS = ("became-idle", "woke", "onset", "settled", "bringing-back", "pushing-out", "frozen", "thawed", "read-back")
+EVENTS = ("became-idle", "woke", "onset", "warm-call", "settled", "bringing-back", "pushing-out", "frozen", "thawed", "read-back")
 
 
 def epoch(ts):

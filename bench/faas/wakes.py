@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """How the memext daemon saw a bench/faas run's calls, from its log: each
-wake or onset it recorded matched against the calls of the trace.
+wake, onset or warm call it recorded matched against the calls of the trace.
 
-- *No call*: a wake or onset with no call of that function from 0.5 s
+- *No call*: a wake, onset or warm call with no call of that function from 0.5 s
   before to 1.2 s after it: recorded in the function's history (a timer's
   period broken by it) and read back for nothing. Counted up to 5 s before
   the trace's end (the functions are stopped after it). Of those, how many
@@ -36,7 +36,8 @@ MATCH = (-0.5, 1.2)  # a wake or onset this close to a call (s) is that call's
 TOOK_WITHIN = 3.0
 IDLE_AT_EVENT = 0.3
 END_MARGIN = 5.0
-READ = ("woke", "onset", "became-idle", "pushing-out", "reclaimed")
+READ = ("woke", "onset", "warm-call", "became-idle", "pushing-out", "reclaimed")
+CALLS = ("woke", "onset", "warm-call")  # what the daemon logs for a call it saw
 BUCKETS = ((0.03, "< 30 ms"), (0.1, "30-100 ms"), (0.3, "100-300 ms"), (1.0, "0.3-1 s"))
 
 
@@ -54,7 +55,7 @@ def tally(calls, events, trace_end):
         times = calls.get(fn, [])
         took = [t for t, ev, _ in evs if ev in ("pushing-out", "reclaimed")]
         for t, ev, _ in evs:
-            if ev not in ("woke", "onset") or t > trace_end - END_MARGIN:
+            if ev not in CALLS or t > trace_end - END_MARGIN:
                 continue
             if any(MATCH[0] <= t - c <= MATCH[1] for c in times):
                 continue
@@ -63,7 +64,7 @@ def tally(calls, events, trace_end):
 
 
 def seen(call_t, evs):
-    return any(ev in ("woke", "onset") and MATCH[0] <= t - call_t <= MATCH[1] for t, ev, _ in evs)
+    return any(ev in CALLS and MATCH[0] <= t - call_t <= MATCH[1] for t, ev, _ in evs)
 
 
 def unseen(rows, events):
@@ -125,7 +126,7 @@ def report(d, tier, mode, rnd):
         if int(r.get("majflt") or 0) >= timeline.WARM_MAJFLT:
             buckets[bucket(seen_after(t, evs))].append(ms)
     print(f"{d}: {len(rows)} calls")
-    print(f"  wakes and onsets with no call: {sum(no_call.values())}"
+    print(f"  wakes, onsets and warm calls with no call: {sum(no_call.values())}"
           f" ({no_call['after memext took memory']} within {TOOK_WITHIN:.0f} s after memext took memory)")
     med = f", p50 {statistics.median(idle):.0f} ms, max {max(idle):.0f} ms" if idle else ""
     print(f"  calls taken for the function going idle at their event: {len(idle)}{med}")

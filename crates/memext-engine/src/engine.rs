@@ -449,8 +449,11 @@ impl Engine {
         let cpu = t.own_cpu(at, cpu, 0, 0, false);
         let tr = t.model.poll(at, cpu, &t.params.model(), known)?;
         t.held = None; // the wake it was held for has come
-        if tr == Transition::Woke {
-            t.queue_wake(at);
+        match tr {
+            Transition::Woke => t.queue_wake(at),
+            // Done with its pages in: nothing to serve, its knobs stand.
+            Transition::WarmCall => return Some(tr),
+            _ => {}
         }
         t.applied = Applied::default();
         Some(tr)

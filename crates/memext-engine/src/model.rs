@@ -74,16 +74,24 @@ pub enum Transition {
     Settled,
     /// Active, it started again after a quiet stretch (no state change).
     Onset,
+    /// Resting with its pages in, it was called and done within a reading
+    /// (`crate::rest`): recorded in its history, nothing else changes. It
+    /// needs no room and nothing brought back, and it rests on as before
+    /// (served as a wake, each such call took a woken context's room and
+    /// margin from the others for its settle time).
+    WarmCall,
 }
 
 impl Transition {
-    /// The name events carry (`became-idle`, `woke`, `settled`, `onset`).
+    /// The name events carry (`became-idle`, `woke`, `settled`, `onset`,
+    /// `warm-call`).
     pub fn name(self) -> &'static str {
         match self {
             Transition::BecameIdle => "became-idle",
             Transition::Woke => "woke",
             Transition::Settled => "settled",
             Transition::Onset => "onset",
+            Transition::WarmCall => "warm-call",
         }
     }
 }
@@ -197,11 +205,16 @@ impl ContextModel {
     ) -> Option<Transition> {
         let rests = self.rests(c.at);
         let active = via == Via::Fired { own: true }
-            || self.last.as_ref().is_some_and(|l| {
-                is_active(l, &c, &p.thresholds)
-                    || self.is_warm_call(l, &c, rests && known.resident)
-            });
-        if rests && !active {
+            || self
+                .last
+                .as_ref()
+                .is_some_and(|l| is_active(l, &c, &p.thresholds));
+        let warm = !active
+            && self
+                .last
+                .as_ref()
+                .is_some_and(|l| self.is_warm_call(l, &c, rests && known.resident));
+        if rests && !active && !warm {
             if let Some(l) = &self.last {
                 self.rest
                     .learn(c.cpu.saturating_sub(l.cpu), c.at.saturating_sub(l.at));
@@ -209,6 +222,9 @@ impl ContextModel {
         }
         self.last = Some(c);
         self.poll_ref = Some((c.at, c.cpu));
+        if warm {
+            return Some(self.warm_call(c.at));
+        }
         let now = c.at;
         let onset = active && self.state == State::Active && self.is_quiet(now);
         if active {
@@ -289,21 +305,28 @@ impl ContextModel {
             MIN_CPU_SPAN
         };
         let used = cpu.saturating_sub(cpu0);
-        if cpu < cpu0
-            || cpu_above(used, span, min_span, &p.thresholds)
-            || (known.resident && self.rest.is_call(used, span))
-        {
+        if cpu < cpu0 || cpu_above(used, span, min_span, &p.thresholds) {
             self.last_activity = at;
             if resting {
                 return Some(self.record_onset(at));
             }
             return Some(self.wake(at, p));
         }
+        if known.resident && self.rest.is_call(used, span) {
+            self.poll_ref = Some((at, cpu));
+            return Some(self.warm_call(at));
+        }
         if span >= min_span {
             self.rest.learn(used, span);
             self.poll_ref = Some((at, cpu));
         }
         None
+    }
+
+    /// A warm call while it rests: in its history, nothing else changes.
+    fn warm_call(&mut self, now: Instant) -> Transition {
+        self.history.record(now);
+        Transition::WarmCall
     }
 
     /// Active, it started again after a quiet stretch: recorded like a wake.

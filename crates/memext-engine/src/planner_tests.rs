@@ -300,11 +300,11 @@ fn on_a_full_host_a_wake_gets_its_margin_after_the_resting_keep_theirs() {
     assert_eq!(target(&p, &input, "woken"), 132 * MIB);
 }
 
-/// On a host meant to be full, the refill comes before the margins: 300
-/// - 2 floors (64) - the call's 150 (118 beyond its floor) - the resting
-/// one's slack (2) = 116; 32 kept free, the resting one's 68 read back,
-/// the call's margin out of the rest (16 of the reserve; not its 32 first,
-/// which left no room for the read-back).
+/// On a host meant to be full, the refill comes before the margins. Of
+/// 300 MiB, less 2 floors (64), the call's 150 (118 beyond its floor) and
+/// the resting one's slack (2), 116 are left; 32 kept free, the resting
+/// one's 68 are read back, the call's margin comes out of the rest (16 of
+/// the reserve; its 32 first left no room for the read-back).
 #[test]
 fn on_a_full_host_a_refill_comes_before_the_margins() {
     let next = ContextInput {

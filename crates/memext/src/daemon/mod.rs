@@ -616,6 +616,11 @@ impl Daemon {
             use memext_engine::model::Transition;
             let (id, via, tr) = match s {
                 Seen::Cpu(r) => match self.engine.poll(&r.id, r.at, r.cpu) {
+                    // A warm call is only remembered: nothing to serve.
+                    Some(Transition::WarmCall) => {
+                        self.on_transition(&r.id, Transition::WarmCall, "poll");
+                        continue;
+                    }
                     Some(tr) => (r.id, "poll", tr),
                     None => continue,
                 },
