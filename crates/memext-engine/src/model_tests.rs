@@ -1,0 +1,223 @@
+//! The state machine on traces of samples and polls.
+
+use super::*;
+
+/// A trace: (seconds, cpu ms so far).
+fn run(model: &mut ContextModel, p: &ModelParams, trace: &[(f64, u64)]) -> Vec<(f64, Transition)> {
+    trace
+        .iter()
+        .filter_map(|&(t, cpu)| {
+            let c = Counters {
+                at: Duration::from_secs_f64(t),
+                cpu: Duration::from_millis(cpu),
+                ..Default::default()
+            };
+            model.observe(c, p).map(|e| (t, e))
+        })
+        .collect()
+}
+
+#[test]
+fn sleeps_then_wakes_then_settles() {
+    let p = ModelParams {
+        idle_after: Duration::from_secs(10),
+        ..Default::default()
+    };
+    let mut m = ContextModel::new(Duration::ZERO);
+    // Busy for 5 s (500 ms CPU per second), then quiet, then busy again at 30 s.
+    let mut trace = vec![];
+    let mut cpu = 0;
+    for i in 0..=40 {
+        let t = f64::from(i);
+        if !(6..30).contains(&i) {
+            cpu += 500;
+        }
+        trace.push((t, cpu));
+    }
+    let events = run(&mut m, &p, &trace);
+    assert_eq!(
+        events,
+        vec![
+            (15.0, Transition::BecameIdle),
+            (30.0, Transition::Woke),
+            (32.0, Transition::Settled)
+        ]
+    );
+    assert_eq!(m.history.last(), Some(Duration::from_secs(30)));
+    assert_eq!(m.state, State::Active);
+}
+
+#[test]
+fn false_idles_lengthen_the_threshold_and_true_ones_shorten_it() {
+    let p = ModelParams {
+        idle_after: Duration::from_secs(3),
+        settle: Duration::from_secs(1),
+        ..Default::default()
+    };
+    let mut m = ContextModel::new(Duration::ZERO);
+    let mut cpu = 0;
+    let mut trace = Vec::new();
+    for i in 0..=60 {
+        if [10, 15, 40].contains(&i) {
+            cpu += 500;
+        }
+        trace.push((f64::from(i), cpu));
+    }
+    let events = run(&mut m, &p, &trace);
+    // Idle at 3, woke at 10 (slept 7 >= 3: true idle, scale stays 1);
+    // settled 11, idle at 13, woke at 15 (slept 2 < 3: false, scale 2);
+    // settled 16, now idle needs 6 s: at 21; woke at 40 (slept 19 >= 6:
+    // true, scale back to 1); settled 41, idle again at 43.
+    let idle_at: Vec<f64> = events
+        .iter()
+        .filter(|e| e.1 == Transition::BecameIdle)
+        .map(|e| e.0)
+        .collect();
+    assert_eq!(idle_at, vec![3.0, 13.0, 21.0, 43.0]);
+    assert_eq!(m.idle_scale, 1);
+}
+
+/// A function called every 8 s, judged idle only after 10 s: it never
+/// sleeps, but each call after a quiet stretch is an onset, recorded,
+/// and its period is learned from them.
+#[test]
+fn calls_of_a_context_that_never_sleeps_are_onsets_in_its_history() {
+    let p = ModelParams {
+        idle_after: Duration::from_secs(10),
+        ..Default::default()
+    };
+    let mut m = ContextModel::new(Duration::ZERO);
+    let mut cpu = 0;
+    let mut trace = Vec::new();
+    for i in 0..=44 {
+        if i % 8 == 4 {
+            cpu += 200; // a call
+        }
+        trace.push((f64::from(i), cpu));
+    }
+    let events = run(&mut m, &p, &trace);
+    let at = |t: &[f64]| {
+        t.iter()
+            .map(|&s| (s, Transition::Onset))
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(events, at(&[4.0, 12.0, 20.0, 28.0, 36.0, 44.0]));
+    assert_eq!(m.state, State::Active);
+    assert_eq!(m.history.period(), Some(Duration::from_secs(8)));
+    assert!(m.had_onset(Duration::from_secs(45), Duration::from_secs(2)));
+    // Busy without a pause: no onset.
+    let mut busy = ContextModel::new(Duration::ZERO);
+    let steady: Vec<(f64, u64)> = (0..=20u32)
+        .map(|i| (f64::from(i), 500 * u64::from(i)))
+        .collect();
+    assert!(run(&mut busy, &p, &steady).is_empty());
+}
+
+/// A periodic context whose call comes soon after it was judged idle,
+/// on the schedule its history predicts, was truly idle: the threshold
+/// stays; off its schedule, the same short sleep doubles it.
+#[test]
+fn a_wake_on_its_schedule_is_no_false_idle() {
+    let p = ModelParams {
+        idle_after: Duration::from_secs(10),
+        settle: Duration::from_secs(1),
+        ..Default::default()
+    };
+    // Called every 20 s; judged idle at 71, 10 s after the call at 61.
+    for (wake, scale) in [(80, 1), (73, 2)] {
+        let mut m = ContextModel::new(Duration::from_secs(60));
+        for w in [0.0, 20.0, 40.0, 60.0] {
+            m.history.record(Duration::from_secs_f64(w));
+        }
+        let mut cpu = 0;
+        let mut trace = Vec::new();
+        for i in 60..=82 {
+            if i == 61 || i == wake {
+                cpu += 200;
+            }
+            trace.push((f64::from(i), cpu));
+        }
+        let events = run(&mut m, &p, &trace);
+        assert!(
+            events.contains(&(f64::from(wake), Transition::Woke)),
+            "{events:?}"
+        );
+        assert_eq!(m.idle_scale, scale, "wake at {wake}");
+    }
+}
+
+#[test]
+fn a_fresh_context_is_active_until_proven_idle() {
+    let p = ModelParams {
+        idle_after: Duration::from_secs(10),
+        ..Default::default()
+    };
+    let mut m = ContextModel::new(Duration::ZERO);
+    let events = run(&mut m, &p, &[(0.0, 0), (5.0, 0), (9.9, 0)]);
+    assert!(events.is_empty());
+    assert_eq!(m.state, State::Active);
+    assert_eq!(
+        run(&mut m, &p, &[(10.0, 0)]),
+        vec![(10.0, Transition::BecameIdle)]
+    );
+}
+
+#[test]
+fn wake_is_seen_on_the_first_active_sample() {
+    let p = ModelParams {
+        idle_after: Duration::from_secs(1),
+        ..Default::default()
+    };
+    let mut m = ContextModel::new(Duration::ZERO);
+    run(&mut m, &p, &[(0.0, 0), (1.0, 0)]);
+    assert_eq!(m.state, State::Idle);
+    // Sampled every 20 ms: 6 ms of CPU in 20 ms is activity at once.
+    assert_eq!(
+        run(&mut m, &p, &[(1.02, 0), (1.04, 6)]),
+        vec![(1.04, Transition::Woke)]
+    );
+}
+
+/// Between ticks: a runtime's housekeeping (1 ms of CPU every 0.5 s,
+/// read every 20 ms) is no wake; 6 ms of CPU is, at the poll that sees
+/// it; the tick after a poll still judges its whole interval.
+#[test]
+fn polls_judge_cpu_over_a_quarter_second_at_least() {
+    let p = ModelParams {
+        idle_after: Duration::from_secs(1),
+        ..Default::default()
+    };
+    let ms = Duration::from_millis;
+    const EXPECTED: Known = Known {
+        expected: true,
+        resident: false,
+    };
+    let mut m = ContextModel::new(Duration::ZERO);
+    run(&mut m, &p, &[(0.0, 0), (1.0, 0)]);
+    assert_eq!(m.state, State::Idle);
+    let mut cpu = 0;
+    for k in 1..=100u64 {
+        if k % 25 == 0 {
+            cpu += 1; // one housekeeping run every 0.5 s
+        }
+        let at = Duration::from_secs(1) + ms(20 * k);
+        assert_eq!(m.poll(at, ms(cpu), &p, Known::default()), None, "poll {k}");
+    }
+    // The tick at 3 s: 4 ms of CPU over 2 s, no wake either.
+    assert!(run(&mut m, &p, &[(3.0, cpu)]).is_empty());
+    assert_eq!(m.poll(ms(3020), ms(cpu + 3), &p, Known::default()), None);
+    assert_eq!(
+        m.poll(ms(3040), ms(cpu + 6), &p, Known::default()),
+        Some(Transition::Woke),
+        "6 ms of CPU within 40 ms"
+    );
+    assert_eq!(m.state, State::Waking);
+    // Held for a predicted wake: 2 ms of CPU within a 20 ms poll is it.
+    let mut h = ContextModel::new(Duration::ZERO);
+    run(&mut h, &p, &[(0.0, 0), (1.0, 0)]);
+    assert_eq!(h.poll(ms(1020), ms(0), &p, EXPECTED), None);
+    assert_eq!(
+        h.poll(ms(1040), ms(2), &p, EXPECTED),
+        Some(Transition::Woke)
+    );
+}
