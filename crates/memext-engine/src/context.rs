@@ -6,6 +6,7 @@
 use std::time::Duration;
 
 use crate::activity::Counters;
+use crate::growth::Growth;
 use crate::model::{ContextModel, ModelParams, State, Transition};
 use crate::predict::PrefetchReason;
 use crate::refault::Refaults;
@@ -162,6 +163,9 @@ pub struct ContextState {
     /// The window after memext last took memory from it, and its budget.
     #[serde(skip)]
     pub refaults: Refaults,
+    /// How fast it grows between two readings: its margin in the plan.
+    #[serde(skip)]
+    pub growth: Growth,
     /// The mover had a job for it at the last tick.
     pub was_moving: bool,
     /// Its DRAM target from the last plan.
@@ -259,6 +263,7 @@ impl ContextState {
             cpu_by_memext: Duration::ZERO,
             cpu_seen: None,
             refaults: Refaults::default(),
+            growth: Growth::default(),
             was_moving: false,
             target: 0,
             accuracy: None,

@@ -168,6 +168,9 @@ impl Engine {
         // A sample after the read-back sees what came in.
         let read_back = t.reading_back;
         t.reading_back &= moving;
+        // Its own growth only: no pages of it moving, none swapped in.
+        let own_growth = !by_mover && !read_back && majflt == 0;
+        t.growth.observe(now, m.usage, own_growth);
         t.memory = m;
         t.pids = sample.pids;
         let c = t.counters(now, cpu.unwrap_or_default());
@@ -410,6 +413,7 @@ impl Engine {
                         m.history.expected_wake_in(now, m.watched_since)
                     })
                     .flatten(),
+                growth: t.growth.margin(),
             })
             .collect();
         PlanInput { capacity, contexts }

@@ -913,3 +913,39 @@ fn what_its_limit_paged_out_is_brought_back_at_an_onset_on_a_full_host() {
         }
     }
 }
+
+/// A running context's margin in the plan is learned from its own growth
+/// (`growth`): a function that does not grow gets the smallest one once
+/// read for 20 s; a read-back charging it (its usage up by what came in)
+/// is no growth.
+#[test]
+fn a_running_contexts_margin_follows_its_own_growth() {
+    let mut e = Engine::new(params());
+    let mut f = Ctx::new("/func", 60);
+    e.track(f.id.clone(), Class::Extend, class(4), s(0.0));
+    let margin = |e: &Engine, at: f64| {
+        let input = e.plan_input(s(at), 1024 * MIB);
+        input.contexts[0].growth
+    };
+    for k in 0..=19u32 {
+        f.cpu += Duration::from_millis(300);
+        e.observe(&f.id, f.sample(f64::from(k)), false);
+    }
+    assert_eq!(
+        margin(&e, 19.0),
+        crate::planner::GROWTH_BYTES,
+        "not learned yet"
+    );
+    f.cpu += Duration::from_millis(300);
+    e.observe(&f.id, f.sample(20.0), false);
+    assert_eq!(margin(&e, 20.0), crate::growth::MIN_MARGIN);
+    // Its pages moving: 40 MiB more charged is not growth.
+    f.usage += 40 * MIB;
+    e.observe(&f.id, f.sample(21.0), true);
+    e.observe(&f.id, f.sample(22.0), false);
+    assert_eq!(margin(&e, 22.0), crate::growth::MIN_MARGIN);
+    // Its own: it is.
+    f.usage += 10 * MIB;
+    e.observe(&f.id, f.sample(23.0), false);
+    assert_eq!(margin(&e, 23.0), 20 * MIB);
+}

@@ -25,6 +25,7 @@ pub mod activity;
 pub mod command;
 pub mod context;
 pub mod engine;
+pub mod growth;
 pub mod history;
 pub mod limit_room;
 pub mod model;

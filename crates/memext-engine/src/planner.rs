@@ -36,7 +36,8 @@ use crate::model::State;
 use crate::predict::PrefetchReason;
 use crate::{Class, ContextId, Instant};
 
-/// Room an active extend context gets above its current use, at least.
+/// Room an active extend context gets above its current use, at most (and
+/// until its own growth is learned: `crate::growth`).
 pub const GROWTH_BYTES: u64 = 32 << 20;
 /// A context within this much of its target is not pushed out.
 pub const PUSH_SLACK_BYTES: u64 = 8 << 20;
@@ -80,6 +81,9 @@ pub struct ContextInput {
     /// contexts that keep what they hold, those whose next wake per byte
     /// held is soonest are kept first.
     pub expected_wake_in: Option<Duration>,
+    /// The room it gets above what it has while it runs: learned from how
+    /// fast it grew (`crate::growth`), `GROWTH_BYTES` until then.
+    pub growth: u64,
 }
 
 /// A waking context's place in the admission queue.
@@ -178,7 +182,7 @@ fn demand(c: &ContextInput) -> u64 {
         return with_headroom(c.usage.max(c.working_set), c.headroom_pct);
     }
     let has = has(c);
-    let grown = with_headroom(has, c.headroom_pct).max(has.saturating_add(GROWTH_BYTES));
+    let grown = with_headroom(has, c.headroom_pct).max(has.saturating_add(c.growth));
     match (c.state, c.prefetch) {
         (State::Active, None) | (State::Waking | State::Active, Some(_)) => grown,
         // Waking or prefetched: its working set, plus the room an active context

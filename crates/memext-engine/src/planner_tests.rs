@@ -21,6 +21,7 @@ fn ctx(key: &str, class: Class, state: State, usage_mib: u64, ws_mib: u64) -> Co
         keep_while_room: false,
         quiet: false,
         expected_wake_in: None,
+        growth: GROWTH_BYTES,
     }
 }
 
@@ -298,6 +299,20 @@ fn on_a_full_host_a_wake_gets_its_margin_after_the_resting_keep_theirs() {
     let p = plan(&input);
     assert_eq!(target(&p, &input, "resting"), 102 * MIB, "{:?}", p.actions);
     assert_eq!(target(&p, &input, "woken"), 132 * MIB);
+}
+
+/// A context whose growth was learned (`growth`) gets that margin, not the
+/// flat one: here 4 MiB above the 100 it has.
+#[test]
+fn a_learned_margin_replaces_the_flat_one() {
+    let mut called = woken("woken", 100);
+    called.growth = 4 * MIB;
+    let input = PlanInput {
+        capacity: 250 * MIB,
+        contexts: vec![called, quiet("resting", 5)],
+    };
+    let p = plan(&input);
+    assert_eq!(target(&p, &input, "woken"), 104 * MIB);
 }
 
 /// On a host meant to be full, the refill comes before the margins. Of
@@ -653,6 +668,7 @@ fn any_context() -> impl Strategy<Value = ContextInput> {
                     keep_while_room: keep,
                     quiet: keep,
                     expected_wake_in: wake.map(Duration::from_secs),
+                    growth: GROWTH_BYTES,
                 }
             },
         )

@@ -93,6 +93,7 @@ impl Sim {
                         keep_while_room: false,
                         quiet: false,
                         expected_wake_in: None,
+                        growth: memext_engine::planner::GROWTH_BYTES,
                     }
                 })
                 .collect();
