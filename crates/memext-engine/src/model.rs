@@ -204,21 +204,14 @@ impl ContextModel {
         known: Known,
     ) -> Option<Transition> {
         let rests = self.rests(c.at);
+        let prev = self.last;
         let active = via == Via::Fired { own: true }
-            || self
-                .last
-                .as_ref()
-                .is_some_and(|l| is_active(l, &c, &p.thresholds));
-        let warm = !active
-            && self
-                .last
-                .as_ref()
-                .is_some_and(|l| self.is_warm_call(l, &c, rests && known.resident));
-        if rests && !active && !warm {
-            if let Some(l) = &self.last {
-                self.rest
-                    .learn(c.cpu.saturating_sub(l.cpu), c.at.saturating_sub(l.at));
-            }
+            || prev.is_some_and(|l| is_active(&l, &c, &p.thresholds));
+        let warm =
+            !active && prev.is_some_and(|l| self.is_warm_call(&l, &c, rests && known.resident));
+        if let Some(l) = prev.filter(|_| rests && !active && !warm) {
+            self.rest
+                .learn(c.cpu.saturating_sub(l.cpu), c.at.saturating_sub(l.at));
         }
         self.last = Some(c);
         self.poll_ref = Some((c.at, c.cpu));
