@@ -166,6 +166,10 @@ pub struct ContextState {
     /// How fast it grows between two readings: its margin in the plan.
     #[serde(skip)]
     pub growth: Growth,
+    /// How fast it grows between two readings while it rests: its slack in
+    /// the plan.
+    #[serde(skip)]
+    pub rest_growth: Growth,
     /// The mover had a job for it at the last tick.
     pub was_moving: bool,
     /// Its DRAM target from the last plan.
@@ -264,6 +268,7 @@ impl ContextState {
             cpu_seen: None,
             refaults: Refaults::default(),
             growth: Growth::default(),
+            rest_growth: Growth::default(),
             was_moving: false,
             target: 0,
             accuracy: None,

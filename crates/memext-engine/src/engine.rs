@@ -171,6 +171,11 @@ impl Engine {
         // Its own growth only: no pages of it moving, none swapped in.
         let own_growth = !by_mover && !read_back && majflt == 0;
         t.growth.observe(now, m.usage, own_growth);
+        // At rest over the reading (its state still the last one's): a call
+        // starting within it counts, its first allocations are what the
+        // slack is for.
+        let resting = t.model.state == State::Idle || t.is_quiet(now);
+        t.rest_growth.observe(now, m.usage, own_growth && resting);
         t.memory = m;
         t.pids = sample.pids;
         let c = t.counters(now, cpu.unwrap_or_default());
@@ -414,6 +419,7 @@ impl Engine {
                     })
                     .flatten(),
                 growth: t.growth.margin(),
+                rest_slack: t.rest_growth.rest_slack(),
             })
             .collect();
         PlanInput { capacity, contexts }

@@ -41,11 +41,12 @@ use crate::{Class, ContextId, Instant};
 pub const GROWTH_BYTES: u64 = 32 << 20;
 /// A context within this much of its target is not pushed out.
 pub const PUSH_SLACK_BYTES: u64 = 8 << 20;
-/// What a resting context that keeps what it holds is given above it: room
-/// for its next call's first allocations until its onset is served (polls
-/// are 20 ms apart). (At the push-out slack, 8 MiB for each function it
-/// kept, a bench/faas host held a mean 1089 MiB of its 1705 MiB cap; at 2
-/// MiB, 1416 MiB.)
+/// What a resting context that keeps what it holds is given above it, at
+/// most (and until learned from its own growth at rest: `crate::growth`):
+/// room for its next call's first allocations until its onset is served
+/// (polls are 20 ms apart). (At the push-out slack, 8 MiB for each function
+/// it kept, a bench/faas host held a mean 1089 MiB of its 1705 MiB cap; at
+/// 2 MiB, 1416 MiB.)
 pub const REST_SLACK_BYTES: u64 = 2 << 20;
 /// Idle contexts that keep what they hold while there is room leave this
 /// share of the capacity free (at least `GROWTH_BYTES`): the next wake
@@ -84,6 +85,10 @@ pub struct ContextInput {
     /// The room it gets above what it has while it runs: learned from how
     /// fast it grew (`crate::growth`), `GROWTH_BYTES` until then.
     pub growth: u64,
+    /// The room it keeps above what it holds while it rests: learned from
+    /// how fast it grew at rest (`crate::growth`), `REST_SLACK_BYTES` until
+    /// then.
+    pub rest_slack: u64,
 }
 
 /// A waking context's place in the admission queue.
@@ -376,7 +381,7 @@ impl Room {
         for i in most_valuable_first(cs, |c| c.keep_while_room && resting(c)) {
             let want = cs[i]
                 .usage
-                .saturating_add(REST_SLACK_BYTES)
+                .saturating_add(cs[i].rest_slack)
                 .saturating_sub(self.targets[i]);
             let give = want.min(spare);
             self.targets[i] += give;
@@ -401,7 +406,7 @@ impl Room {
             let whole = cs[i]
                 .usage
                 .saturating_add(cs[i].swapped)
-                .saturating_add(REST_SLACK_BYTES)
+                .saturating_add(cs[i].rest_slack)
                 .saturating_sub(self.targets[i]);
             if whole <= self.left.saturating_sub(reserve) {
                 self.targets[i] += whole;

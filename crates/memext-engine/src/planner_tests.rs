@@ -22,6 +22,7 @@ fn ctx(key: &str, class: Class, state: State, usage_mib: u64, ws_mib: u64) -> Co
         quiet: false,
         expected_wake_in: None,
         growth: GROWTH_BYTES,
+        rest_slack: REST_SLACK_BYTES,
     }
 }
 
@@ -313,6 +314,61 @@ fn a_learned_margin_replaces_the_flat_one() {
     };
     let p = plan(&input);
     assert_eq!(target(&p, &input, "woken"), 104 * MIB);
+}
+
+/// A resting context whose slack was learned (`growth`) keeps what it
+/// holds and that slack, not the flat one; a refill reads one back whole
+/// with its own slack: here 512 KiB on two of them, and the 3 MiB saved
+/// let a third function be read back ahead of its call.
+#[test]
+fn a_learned_rest_slack_replaces_the_flat_one() {
+    let out = |key: &str, wake_s: u64| ContextInput {
+        swapped: 68 * MIB,
+        keep_while_room: true,
+        expected_wake_in: Some(Duration::from_secs(wake_s)),
+        ..ctx(key, Class::Extend, State::Idle, 32, 100)
+    };
+    let learned = |mut c: ContextInput| {
+        c.rest_slack = 512 << 10;
+        c
+    };
+    // 336 - 3 floors (96) = 240; kept: the resting one's 100 and its
+    // slack, the other two their 32 and slack (71 above the floors), 32
+    // kept free: 137 for read-backs, two whole ones of 68.
+    let input = PlanInput {
+        capacity: 336 * MIB,
+        contexts: vec![
+            learned(quiet("resting", 5)),
+            learned(out("soon", 10)),
+            out("later", 20),
+        ],
+    };
+    let refills = |p: &Plan| -> Vec<String> {
+        p.actions
+            .iter()
+            .filter_map(|a| match a {
+                Action::BringBack {
+                    key,
+                    reason: PrefetchReason::Refill,
+                } => Some(key.as_str().to_string()),
+                _ => None,
+            })
+            .collect()
+    };
+    let p = plan(&input);
+    assert_eq!(target(&p, &input, "resting"), 100 * MIB + (512 << 10));
+    assert_eq!(target(&p, &input, "soon"), 100 * MIB + (512 << 10));
+    assert_eq!(target(&p, &input, "later"), 102 * MIB);
+    assert_eq!(refills(&p), vec!["soon", "later"], "{:?}", p.actions);
+    // The flat slack on the same two: 3 MiB more kept unused, and the
+    // second read-back no longer fits.
+    let mut flat = input.clone();
+    for c in &mut flat.contexts {
+        c.rest_slack = REST_SLACK_BYTES;
+    }
+    let q = plan(&flat);
+    assert_eq!(target(&q, &flat, "resting"), 102 * MIB);
+    assert_eq!(refills(&q), vec!["soon"], "{:?}", q.actions);
 }
 
 /// On a host meant to be full, the refill comes before the margins. Of
@@ -669,6 +725,7 @@ fn any_context() -> impl Strategy<Value = ContextInput> {
                     quiet: keep,
                     expected_wake_in: wake.map(Duration::from_secs),
                     growth: GROWTH_BYTES,
+                    rest_slack: REST_SLACK_BYTES,
                 }
             },
         )

@@ -94,6 +94,7 @@ impl Sim {
                         quiet: false,
                         expected_wake_in: None,
                         growth: memext_engine::planner::GROWTH_BYTES,
+                        rest_slack: memext_engine::planner::REST_SLACK_BYTES,
                     }
                 })
                 .collect();
