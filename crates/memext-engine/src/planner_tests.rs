@@ -371,6 +371,36 @@ fn a_learned_rest_slack_replaces_the_flat_one() {
     assert_eq!(refills(&q), vec!["soon"], "{:?}", q.actions);
 }
 
+/// On a host meant to be full, a resting function that holds less than
+/// its floor (pushed out to it, then the kernel took more) is given what
+/// it holds and its slack, not its floor: the rest of the floor is room
+/// another function's call can use (here a call holding 960 MiB leaves no
+/// room to read it back). Elsewhere the floor stays its own.
+#[test]
+fn on_a_full_host_a_floor_above_what_a_resting_context_holds_is_not_kept() {
+    let small = |key: &str, keep: bool| ContextInput {
+        swapped: 70 * MIB,
+        keep_while_room: keep,
+        quiet: keep,
+        expected_wake_in: Some(Duration::from_secs(60)),
+        rest_slack: 512 << 10,
+        ..ctx(key, Class::Extend, State::Idle, 1, 71)
+    };
+    let mut input = PlanInput {
+        capacity: 1024 * MIB,
+        contexts: vec![small("out", true), woken("called", 960)],
+    };
+    // No room to read it back: the call holds 960 MiB.
+    input.contexts[1].usage = 960 * MIB;
+    input.contexts[1].swapped = 0;
+    let p = plan(&input);
+    assert_eq!(target(&p, &input, "out"), MIB + (512 << 10));
+    let mut default = input.clone();
+    default.contexts[0] = small("out", false);
+    let p = plan(&default);
+    assert_eq!(target(&p, &default, "out"), 32 * MIB, "its floor");
+}
+
 /// On a host meant to be full, the refill comes before the margins. Of
 /// 300 MiB, less 2 floors (64), the call's 150 (118 beyond its floor) and
 /// the resting one's slack (2), 116 are left; 32 kept free, the resting
