@@ -276,6 +276,8 @@ mod tests {
             limit_bytes: None,
             reclaiming_to: None,
             quiet: false,
+            margin_bytes: 0,
+            rest_slack_bytes: 0,
         }
     }
 

@@ -722,6 +722,8 @@ impl Daemon {
                     limit_bytes: t.limit,
                     reclaiming_to: t.reclaiming,
                     quiet: t.is_quiet(now),
+                    margin_bytes: t.growth.margin(),
+                    rest_slack_bytes: t.rest_growth.rest_slack(),
                 })
             })
             .collect();

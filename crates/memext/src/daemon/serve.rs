@@ -69,6 +69,14 @@ pub struct ContextReport {
     /// Active, but no activity seen for a while: between two calls.
     #[serde(default)]
     pub quiet: bool,
+    /// The room the plan gives it above what it has while it runs, learned
+    /// from its own growth (`memext_engine::growth`).
+    #[serde(default)]
+    pub margin_bytes: u64,
+    /// The room it keeps above what it holds while it rests, learned from
+    /// its own growth at rest.
+    #[serde(default)]
+    pub rest_slack_bytes: u64,
 }
 
 pub type Reports = Arc<Mutex<Vec<ContextReport>>>;
@@ -274,6 +282,8 @@ mod tests {
             limit_bytes: Some(32 << 20),
             reclaiming_to: None,
             quiet: false,
+            margin_bytes: 0,
+            rest_slack_bytes: 0,
         }
     }
 
