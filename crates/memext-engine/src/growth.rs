@@ -17,8 +17,9 @@
 //! calls), gives its slack: the room above what it holds that a resting
 //! context keeps for its next call's first allocations, until its onset is
 //! served. It was a flat 2 MiB (`planner::REST_SLACK_BYTES`) for every
-//! resting function, about 80 of them on bench/faas' host: 160 MiB planned
-//! and never charged, while calls waited on read-backs. Measured there, a
+//! resting function, about 80 of them on bench/faas' host: 110-112 MiB of
+//! the plan (mean per sample) never charged, while calls waited on
+//! read-backs. Measured there, a
 //! warm call charged its function nothing (30 calls of a 40 MiB handler in
 //! a cgroup of its own, usage before and after each: 0 B, max_usage
 //! unchanged).

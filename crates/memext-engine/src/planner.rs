@@ -183,7 +183,7 @@ fn demand(c: &ContextInput) -> u64 {
     if resting(c) {
         // On a host meant to be full, a floor above what it holds is not
         // kept free for it: what it holds and its slack. (Pushed-out
-        // functions holding 1 MiB of a 4 MiB floor left a mean 28 MiB of
+        // functions holding 1 MiB of a 4 MiB floor left a mean 22-36 MiB of
         // bench/faas' cap unused, once the slack was learned.)
         if c.keep_while_room {
             return c.floor.min(c.usage.saturating_add(c.rest_slack));
