@@ -1,6 +1,6 @@
 #!/bin/bash
-# bench/faas A/B(/C...): builds, each from its own worktree, two rounds each,
-# in rotation; `memext status --json` sampled beside each run.
+# bench/faas A/B(/C...): builds, each from its own worktree, ROUNDS rounds
+# each (default 2), the order rotated by one each round; `memext status --json` sampled beside each run.
 # Usage: bench/faas/ab.sh OUT NAME TREE [NAME TREE ...]
 # e.g. bench/faas/ab.sh /var/tmp/ab old /var/tmp/worktree-at-old new .
 # (worktrees: `git worktree add /var/tmp/worktree-at-old COMMIT`; each run
@@ -13,8 +13,10 @@ names=() trees=()
 while [ $# -ge 2 ]; do names+=("$1"); trees+=("$2"); shift 2; done
 SAMPLER=$(cd "$(dirname "$0")" && pwd)/statsampler.sh
 mkdir -p "$OUT"
-for r in 1 2; do
-  for i in "${!names[@]}"; do
+n=${#names[@]}
+for r in $(seq 1 "${ROUNDS:-2}"); do
+  for k in $(seq 0 $((n - 1))); do
+    i=$(( (k + r - 1) % n ))
     b=${names[$i]} tree=${trees[$i]}
     echo "$(date +%T) $b-r$r" >> "$OUT/ab.log"
     bash "$SAMPLER" "$OUT/$b-r$r.status" &

@@ -15,10 +15,11 @@
 //! On a host meant to be full (`push_out = "when-needed"`), a context
 //! between two calls (idle, or active and quiet) *rests*: it keeps what it
 //! holds while there is room, the most valuable first (its soonest expected
-//! call per byte held); waking and busy contexts get what they have before
-//! that and their room to grow after it; and DRAM still free beyond a small
-//! reserve is refilled: the most valuable resting contexts with pages out
-//! are read back whole ahead of their next call.
+//! call per byte of its whole size); one with pages out is read back whole
+//! ahead of its next call where that fits before the less valuable ones
+//! keep theirs; waking and busy contexts get what they have before that and
+//! their room to grow after it; and DRAM still free beyond a small reserve
+//! is refilled the same way, at no one's cost.
 //!
 //! Admission: a context that wakes under admission control is queued. Queued
 //! contexts are admitted in the order they woke, each only when its whole
@@ -80,7 +81,7 @@ pub struct ContextInput {
     pub quiet: bool,
     /// How long until its next wake is expected (None: no history): of the
     /// contexts that keep what they hold, those whose next wake per byte
-    /// held is soonest are kept first.
+    /// of their whole size is soonest are kept first.
     pub expected_wake_in: Option<Duration>,
     /// The room it gets above what it has while it runs: learned from how
     /// fast it grew (`crate::growth`), `GROWTH_BYTES` until then.
@@ -263,18 +264,20 @@ pub fn plan(input: &PlanInput) -> Plan {
     let busy = of_rank(cs, 2);
     room.share(cs, &busy, demand_first);
     // 3b. Resting contexts that are pushed out only when needed keep what
-    //     they hold while it fits, those expected to wake soonest for what
-    //     they hold first; the rest are pushed out only as far as the room
-    //     requires.
+    //     they hold while it fits (or are read back whole), those expected
+    //     to wake soonest for their size first; the rest are pushed out only
+    //     as far as the room requires.
     let reserve = (input.capacity / KEEP_RESERVE_DIV).max(GROWTH_BYTES);
-    room.keep_resting(cs, reserve);
+    let mut refilled = room.keep_resting(cs, reserve);
     // 3c. What is still free beyond the reserve is refilled: resting
     //     contexts with pages out are read back whole, the most valuable
     //     first, ahead of their next call; the margins of the woken and
     //     busy ones come out of what is left. (Margins first, a bench/faas
     //     host left 106 MiB of them uncharged on average, 5 functions' worth,
     //     while calls waited on read-backs: a function's call does not grow it.)
-    let refilled = room.refill(cs, reserve);
+    for (r, more) in refilled.iter_mut().zip(room.refill(cs, reserve)) {
+        *r |= more;
+    }
     room.share(cs, &woken, demand);
     room.share(cs, &busy, demand);
     // 4. What nobody needs now is split evenly among the active extend
@@ -382,19 +385,32 @@ impl Room {
 
     /// Lets resting `keep_while_room` contexts keep what they hold (and a
     /// little slack) out of what is left beyond `reserve`, the most valuable
-    /// first: the soonest expected wake per byte held (unknown last).
-    fn keep_resting(&mut self, cs: &[ContextInput], reserve: u64) {
+    /// first (`most_valuable_first`). One with pages out is read back whole
+    /// where its whole fits, before the less valuable ones keep theirs:
+    /// part of a function does not make its next call warm, and the kept
+    /// set becomes the most valuable whole functions instead of a partial
+    /// one at every place the boundary of the order once passed. (Kept at
+    /// what they held, the partly paged functions of bench/faas made 21-34
+    /// of a run's cold calls that the keep order alone would have had
+    /// warm.) Returns which are read back (by input index).
+    fn keep_resting(&mut self, cs: &[ContextInput], reserve: u64) -> Vec<bool> {
+        let mut refilled = vec![false; cs.len()];
         let mut spare = self.left.saturating_sub(reserve);
         for i in most_valuable_first(cs, |c| c.keep_while_room && resting(c)) {
-            let want = cs[i]
-                .usage
-                .saturating_add(cs[i].rest_slack)
-                .saturating_sub(self.targets[i]);
-            let give = want.min(spare);
+            let c = &cs[i];
+            let holds = c.usage.saturating_add(c.rest_slack);
+            let whole = holds.saturating_add(c.swapped);
+            let give = if refillable(c) && whole.saturating_sub(self.targets[i]) <= spare {
+                refilled[i] = true;
+                whole.saturating_sub(self.targets[i])
+            } else {
+                holds.saturating_sub(self.targets[i]).min(spare)
+            };
             self.targets[i] += give;
             spare -= give;
             self.left -= give;
         }
+        refilled
     }
 
     /// Reads back resting `keep_while_room` contexts with pages out (and a
@@ -403,12 +419,7 @@ impl Room {
     /// Returns which (by input index).
     fn refill(&mut self, cs: &[ContextInput], reserve: u64) -> Vec<bool> {
         let mut refilled = vec![false; cs.len()];
-        let candidates = most_valuable_first(cs, |c| {
-            c.keep_while_room
-                && resting(c)
-                && c.swapped >= OUT_SWAPPED_BYTES
-                && c.expected_wake_in.is_some()
-        });
+        let candidates = most_valuable_first(cs, |c| c.keep_while_room && resting(c) && refillable(c));
         for i in candidates {
             let whole = cs[i]
                 .usage
@@ -457,6 +468,12 @@ impl Room {
     }
 }
 
+/// A resting context with pages out and a next call expected: one the
+/// plan may read back ahead of that call.
+fn refillable(c: &ContextInput) -> bool {
+    c.swapped >= OUT_SWAPPED_BYTES && c.expected_wake_in.is_some()
+}
+
 /// The extend contexts of rank `r` (queued ones aside), by input index.
 fn of_rank(cs: &[ContextInput], r: u8) -> Vec<usize> {
     (0..cs.len())
@@ -475,13 +492,16 @@ fn soonest_first(cs: &[ContextInput], which: impl Fn(&ContextInput) -> bool) -> 
 }
 
 /// The extend contexts (not queued) that `which` selects, by input index,
-/// in the order of the time to their expected next wake times the bytes
-/// they hold (unknown last): of two contexts called as often, the smaller is
-/// kept first; of two as large, the one called sooner.
+/// in the order of the time to their expected next wake times their whole
+/// size, what they hold and what they have out (unknown last): of two
+/// contexts called as often, the smaller is kept first; of two as large,
+/// the one called sooner. (By what it held, a function paged out in part
+/// looked small and kept its part, which does not make its call warm.)
 fn most_valuable_first(cs: &[ContextInput], which: impl Fn(&ContextInput) -> bool) -> Vec<usize> {
     let cost = |c: &ContextInput| {
-        c.expected_wake_in
-            .map_or(u128::MAX, |d| d.as_millis() * u128::from(c.usage.max(1)))
+        c.expected_wake_in.map_or(u128::MAX, |d| {
+            d.as_millis() * u128::from(c.usage.saturating_add(c.swapped).max(1))
+        })
     };
     let mut order: Vec<usize> = (0..cs.len())
         .filter(|&i| cs[i].class == Class::Extend && cs[i].queued.is_none() && which(&cs[i]))

@@ -477,9 +477,28 @@ fn free_dram_on_a_full_host_is_refilled_most_valuable_first() {
     assert_eq!(target(&p, &input, "kept"), 102 * MIB, "keeps what it holds");
     assert_eq!(target(&p, &input, "never"), 34 * MIB, "what it holds");
 
-    // Less room (104 beyond the reserve): only the most valuable one.
+    // Less room (180 beyond the reserve): "rare", called before "kept" and
+    // as large in whole, is read back whole, and "kept" gives up part of
+    // what it holds for it.
     let mut tight = input.clone();
     tight.capacity = 340 * MIB;
+    let p = plan(&tight);
+    for key in ["soon", "rare"] {
+        assert!(
+            p.actions.contains(&Action::BringBack {
+                key: key.into(),
+                reason: PrefetchReason::Refill
+            }),
+            "{key}: {:?}",
+            p.actions
+        );
+    }
+    assert_eq!(target(&p, &tight, "rare"), 102 * MIB);
+    assert_eq!(target(&p, &tight, "kept"), (32 + 40) * MIB);
+
+    // Less still (120 beyond the reserve): only the most valuable one;
+    // "rare" keeps what it holds, "kept" what is left.
+    tight.capacity = 280 * MIB;
     let p = plan(&tight);
     assert!(p.actions.contains(&Action::BringBack {
         key: "soon".into(),
@@ -489,7 +508,41 @@ fn free_dram_on_a_full_host_is_refilled_most_valuable_first() {
         .actions
         .iter()
         .any(|a| matches!(a, Action::BringBack { key, .. } if key.as_str() == "rare")));
-    assert_eq!(target(&p, &tight, "kept"), 102 * MIB);
+    assert_eq!(target(&p, &tight, "rare"), 34 * MIB);
+    assert_eq!(target(&p, &tight, "kept"), (32 + 48) * MIB);
+}
+
+/// The keep order weighs a resting function by its whole size, what it
+/// holds and what it has out: one paged out in part does not make its
+/// next call warm with the part it holds, so it does not keep that part
+/// before a whole one called a little later (by what it held, it did, and
+/// the whole one was paged out in part too).
+#[test]
+fn a_partly_paged_function_is_weighed_whole_in_the_keep_order() {
+    let resting = |key: &str, usage: u64, swapped: u64, wake_s: u64| ContextInput {
+        swapped: swapped * MIB,
+        floor: 4 * MIB,
+        keep_while_room: true,
+        expected_wake_in: Some(Duration::from_secs(wake_s)),
+        ..ctx(key, Class::Extend, State::Idle, usage, usage + swapped)
+    };
+    // 100 - 2 floors (8) - the reserve (32) = 60 to keep: "whole" (next
+    // call in 15 s, 60 MiB: 900) before "part" (10 s, 100 MiB in whole:
+    // 1000); by what "part" held (20 MiB: 200) it came first.
+    let input = PlanInput {
+        capacity: 100 * MIB,
+        contexts: vec![resting("part", 20, 80, 10), resting("whole", 60, 0, 15)],
+    };
+    let p = plan(&input);
+    assert_eq!(target(&p, &input, "whole"), 62 * MIB, "kept whole");
+    assert!(
+        !p.actions
+            .iter()
+            .any(|a| matches!(a, Action::PushOut { key, .. } if key.as_str() == "whole")),
+        "{:?}",
+        p.actions
+    );
+    assert_eq!(target(&p, &input, "part"), 6 * MIB, "the 2 left");
 }
 
 /// Two predicted wakes and room for one: the sooner is brought back whole,
