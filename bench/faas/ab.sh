@@ -6,6 +6,8 @@
 # (worktrees: `git worktree add /var/tmp/worktree-at-old COMMIT`; each run
 # builds its tree's release binary first). Results: OUT/NAME-rN (a bench/faas
 # results directory), OUT/NAME-rN.status (status samples), OUT/ab.log.
+# To stop early: `touch OUT/stop`; the run under way finishes and is the last
+# (killing a process of this script instead leaves runs overlapping).
 set -u
 OUT=$(realpath -m "$1")
 shift
@@ -18,6 +20,7 @@ for r in $(seq 1 "${ROUNDS:-2}"); do
   for k in $(seq 0 $((n - 1))); do
     i=$(( (k + r - 1) % n ))
     b=${names[$i]} tree=${trees[$i]}
+    [ -e "$OUT/stop" ] && { echo "stopped" >> "$OUT/ab.log"; exit 0; }
     echo "$(date +%T) $b-r$r" >> "$OUT/ab.log"
     bash "$SAMPLER" "$OUT/$b-r$r.status" &
     sp=$!

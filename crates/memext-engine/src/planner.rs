@@ -15,11 +15,11 @@
 //! On a host meant to be full (`push_out = "when-needed"`), a context
 //! between two calls (idle, or active and quiet) *rests*: it keeps what it
 //! holds while there is room, the most valuable first (its soonest expected
-//! call per byte of its whole size); one with pages out is read back whole
-//! ahead of its next call where that fits before the less valuable ones
-//! keep theirs; waking and busy contexts get what they have before that and
-//! their room to grow after it; and DRAM still free beyond a small reserve
-//! is refilled the same way, at no one's cost.
+//! call per byte of its whole size, what it holds and what it has out);
+//! waking and busy contexts get what they have before that and their room
+//! to grow after it; and DRAM still free beyond a small reserve is
+//! refilled: the most valuable resting contexts with pages out are read
+//! back whole ahead of their next call.
 //!
 //! Admission: a context that wakes under admission control is queued. Queued
 //! contexts are admitted in the order they woke, each only when its whole
@@ -32,7 +32,6 @@
 
 use std::time::Duration;
 
-use crate::context::OUT_SWAPPED_BYTES;
 use crate::model::State;
 use crate::predict::PrefetchReason;
 use crate::{Class, ContextId, Instant};
@@ -264,20 +263,18 @@ pub fn plan(input: &PlanInput) -> Plan {
     let busy = of_rank(cs, 2);
     room.share(cs, &busy, demand_first);
     // 3b. Resting contexts that are pushed out only when needed keep what
-    //     they hold while it fits (or are read back whole), those expected
-    //     to wake soonest for their size first; the rest are pushed out only
-    //     as far as the room requires.
+    //     they hold while it fits, those expected to wake soonest for their
+    //     whole size first; the rest are pushed out only as far as the room
+    //     requires.
     let reserve = (input.capacity / KEEP_RESERVE_DIV).max(GROWTH_BYTES);
-    let mut refilled = room.keep_resting(cs, reserve);
+    room.keep_resting(cs, reserve);
     // 3c. What is still free beyond the reserve is refilled: resting
     //     contexts with pages out are read back whole, the most valuable
     //     first, ahead of their next call; the margins of the woken and
     //     busy ones come out of what is left. (Margins first, a bench/faas
     //     host left 106 MiB of them uncharged on average, 5 functions' worth,
     //     while calls waited on read-backs: a function's call does not grow it.)
-    for (r, more) in refilled.iter_mut().zip(room.refill(cs, reserve)) {
-        *r |= more;
-    }
+    let refilled = room.refill(cs, reserve);
     room.share(cs, &woken, demand);
     room.share(cs, &busy, demand);
     // 4. What nobody needs now is split evenly among the active extend
@@ -301,213 +298,6 @@ pub fn plan(input: &PlanInput) -> Plan {
         throttle,
         overcommitted: room.overcommitted,
     }
-}
-
-/// DRAM handed out so far.
-struct Room {
-    targets: Vec<u64>,
-    left: u64,
-    overcommitted: bool,
-}
-
-impl Room {
-    /// Gives each context that `which` selects `amount` of it, whether it fits
-    /// or not (what does not fit is flagged).
-    fn give_each(
-        &mut self,
-        cs: &[ContextInput],
-        which: impl Fn(&ContextInput) -> bool,
-        amount: impl Fn(&ContextInput) -> u64,
-    ) {
-        for (i, c) in cs.iter().enumerate().filter(|(_, c)| which(c)) {
-            self.targets[i] = amount(c);
-            self.overcommitted |= self.targets[i] > self.left;
-            self.left = self.left.saturating_sub(self.targets[i]);
-        }
-    }
-
-    /// Admits queued contexts in wake order: the overdue ones first, sharing
-    /// what is left; then each in full while the next fits. Returns which
-    /// contexts wait (by input index).
-    fn admit_queued(&mut self, cs: &[ContextInput]) -> Vec<bool> {
-        let mut queue: Vec<(Queued, usize)> = (0..cs.len())
-            .filter(|&i| cs[i].class == Class::Extend)
-            .filter_map(|i| Some((cs[i].queued?, i)))
-            .collect();
-        queue.sort_by_key(|(q, i)| (q.since, *i));
-        let overdue: Vec<usize> = queue
-            .iter()
-            .filter(|(q, _)| q.overdue)
-            .map(|(_, i)| *i)
-            .collect();
-        self.share(cs, &overdue, demand);
-        let mut waits = vec![false; cs.len()];
-        let mut blocked = false;
-        for &(_, i) in queue.iter().filter(|(q, _)| !q.overdue) {
-            // It waits only for room its working set needs; the growth
-            // margin on top is given where it fits, never waited for (with
-            // the capacity nearly full, waiting for it froze wakes that fit).
-            blocked = blocked || !self.give_whole(&cs[i], i, fits(&cs[i]));
-            waits[i] = blocked;
-        }
-        waits
-    }
-
-    /// Gives context `i` room for `whole` bytes, and up to its demand
-    /// beyond where there is room; nothing if `whole` does not fit.
-    /// Whether it did.
-    fn give_whole(&mut self, c: &ContextInput, i: usize, whole: u64) -> bool {
-        if whole.saturating_sub(self.targets[i]) > self.left {
-            return false;
-        }
-        let give = demand(c)
-            .max(whole)
-            .saturating_sub(self.targets[i])
-            .min(self.left);
-        self.targets[i] += give;
-        self.left -= give;
-        true
-    }
-
-    /// Serves the prefetched contexts (rank 1), soonest expected wake first,
-    /// each with room for its whole working set (and its growth margin
-    /// where there is room) or with nothing beyond its floor. Returns which
-    /// were served (by input index): only those are brought back.
-    fn prefetch_whole(&mut self, cs: &[ContextInput]) -> Vec<bool> {
-        let mut served = vec![false; cs.len()];
-        for i in soonest_first(cs, |c| rank(c) == 1) {
-            // A read-back brings in all it has in swap, working set or not.
-            let whole = fits(&cs[i]).max(cs[i].usage.saturating_add(cs[i].swapped));
-            served[i] = self.give_whole(&cs[i], i, whole);
-        }
-        served
-    }
-
-    /// Lets resting `keep_while_room` contexts keep what they hold (and a
-    /// little slack) out of what is left beyond `reserve`, the most valuable
-    /// first (`most_valuable_first`). One with pages out is read back whole
-    /// where its whole fits, before the less valuable ones keep theirs:
-    /// part of a function does not make its next call warm, and the kept
-    /// set becomes the most valuable whole functions instead of a partial
-    /// one at every place the boundary of the order once passed. (Kept at
-    /// what they held, the partly paged functions of bench/faas made 21-34
-    /// of a run's cold calls that the keep order alone would have had
-    /// warm.) Returns which are read back (by input index).
-    fn keep_resting(&mut self, cs: &[ContextInput], reserve: u64) -> Vec<bool> {
-        let mut refilled = vec![false; cs.len()];
-        let mut spare = self.left.saturating_sub(reserve);
-        for i in most_valuable_first(cs, |c| c.keep_while_room && resting(c)) {
-            let c = &cs[i];
-            let holds = c.usage.saturating_add(c.rest_slack);
-            let whole = holds.saturating_add(c.swapped);
-            let give = if refillable(c) && whole.saturating_sub(self.targets[i]) <= spare {
-                refilled[i] = true;
-                whole.saturating_sub(self.targets[i])
-            } else {
-                holds.saturating_sub(self.targets[i]).min(spare)
-            };
-            self.targets[i] += give;
-            spare -= give;
-            self.left -= give;
-        }
-        refilled
-    }
-
-    /// Reads back resting `keep_while_room` contexts with pages out (and a
-    /// next call expected), the most valuable first, each whole, out of what
-    /// is left beyond `reserve`: never at the cost of what another keeps.
-    /// Returns which (by input index).
-    fn refill(&mut self, cs: &[ContextInput], reserve: u64) -> Vec<bool> {
-        let mut refilled = vec![false; cs.len()];
-        let candidates = most_valuable_first(cs, |c| c.keep_while_room && resting(c) && refillable(c));
-        for i in candidates {
-            let whole = cs[i]
-                .usage
-                .saturating_add(cs[i].swapped)
-                .saturating_add(cs[i].rest_slack)
-                .saturating_sub(self.targets[i]);
-            if whole <= self.left.saturating_sub(reserve) {
-                self.targets[i] += whole;
-                self.left -= whole;
-                refilled[i] = true;
-            }
-        }
-        refilled
-    }
-
-    /// Serves `group` up to `amount` each, above what each has: in full if
-    /// it fits, else in proportion to what each still needs.
-    fn share(
-        &mut self,
-        cs: &[ContextInput],
-        group: &[usize],
-        amount: impl Fn(&ContextInput) -> u64,
-    ) {
-        let want: Vec<u64> = group
-            .iter()
-            .map(|&i| amount(&cs[i]).saturating_sub(self.targets[i]))
-            .collect();
-        let total: u64 = want.iter().sum();
-        if total == 0 {
-            return;
-        }
-        if total <= self.left {
-            for (&i, &w) in group.iter().zip(&want) {
-                self.targets[i] += w;
-            }
-            self.left -= total;
-            return;
-        }
-        let share = self.left;
-        for (&i, &w) in group.iter().zip(&want) {
-            let give =
-                u64::try_from(u128::from(share) * u128::from(w) / u128::from(total)).unwrap_or(0);
-            self.targets[i] += give;
-            self.left -= give;
-        }
-    }
-}
-
-/// A resting context with pages out and a next call expected: one the
-/// plan may read back ahead of that call.
-fn refillable(c: &ContextInput) -> bool {
-    c.swapped >= OUT_SWAPPED_BYTES && c.expected_wake_in.is_some()
-}
-
-/// The extend contexts of rank `r` (queued ones aside), by input index.
-fn of_rank(cs: &[ContextInput], r: u8) -> Vec<usize> {
-    (0..cs.len())
-        .filter(|&i| cs[i].class == Class::Extend && rank(&cs[i]) == r && cs[i].queued.is_none())
-        .collect()
-}
-
-/// The extend contexts (not queued) that `which` selects, by input index,
-/// the soonest expected wake first (unknown last).
-fn soonest_first(cs: &[ContextInput], which: impl Fn(&ContextInput) -> bool) -> Vec<usize> {
-    let mut order: Vec<usize> = (0..cs.len())
-        .filter(|&i| cs[i].class == Class::Extend && cs[i].queued.is_none() && which(&cs[i]))
-        .collect();
-    order.sort_by_key(|&i| (cs[i].expected_wake_in.unwrap_or(Duration::MAX), i));
-    order
-}
-
-/// The extend contexts (not queued) that `which` selects, by input index,
-/// in the order of the time to their expected next wake times their whole
-/// size, what they hold and what they have out (unknown last): of two
-/// contexts called as often, the smaller is kept first; of two as large,
-/// the one called sooner. (By what it held, a function paged out in part
-/// looked small and kept its part, which does not make its call warm.)
-fn most_valuable_first(cs: &[ContextInput], which: impl Fn(&ContextInput) -> bool) -> Vec<usize> {
-    let cost = |c: &ContextInput| {
-        c.expected_wake_in.map_or(u128::MAX, |d| {
-            d.as_millis() * u128::from(c.usage.saturating_add(c.swapped).max(1))
-        })
-    };
-    let mut order: Vec<usize> = (0..cs.len())
-        .filter(|&i| cs[i].class == Class::Extend && cs[i].queued.is_none() && which(&cs[i]))
-        .collect();
-    order.sort_by_key(|&i| (cost(&cs[i]), i));
-    order
 }
 
 /// The actions that move each context toward its target.
@@ -554,6 +344,10 @@ fn actions(
     }
     actions
 }
+
+#[path = "planner_room.rs"]
+mod room;
+use room::{of_rank, Room};
 
 #[cfg(test)]
 #[path = "planner_tests.rs"]

@@ -1,0 +1,210 @@
+//! DRAM handed out so far, and the orders it is handed out in: the
+//! planner's room, shared among groups of contexts, admitted whole or
+//! kept while it lasts (see the order of service in `planner`).
+
+use std::time::Duration;
+
+use super::{demand, fits, rank, resting, ContextInput, Queued};
+use crate::context::OUT_SWAPPED_BYTES;
+use crate::Class;
+
+/// DRAM handed out so far.
+pub(super) struct Room {
+    pub(super) targets: Vec<u64>,
+    pub(super) left: u64,
+    pub(super) overcommitted: bool,
+}
+
+impl Room {
+    /// Gives each context that `which` selects `amount` of it, whether it fits
+    /// or not (what does not fit is flagged).
+    pub(super) fn give_each(
+        &mut self,
+        cs: &[ContextInput],
+        which: impl Fn(&ContextInput) -> bool,
+        amount: impl Fn(&ContextInput) -> u64,
+    ) {
+        for (i, c) in cs.iter().enumerate().filter(|(_, c)| which(c)) {
+            self.targets[i] = amount(c);
+            self.overcommitted |= self.targets[i] > self.left;
+            self.left = self.left.saturating_sub(self.targets[i]);
+        }
+    }
+
+    /// Admits queued contexts in wake order: the overdue ones first, sharing
+    /// what is left; then each in full while the next fits. Returns which
+    /// contexts wait (by input index).
+    pub(super) fn admit_queued(&mut self, cs: &[ContextInput]) -> Vec<bool> {
+        let mut queue: Vec<(Queued, usize)> = (0..cs.len())
+            .filter(|&i| cs[i].class == Class::Extend)
+            .filter_map(|i| Some((cs[i].queued?, i)))
+            .collect();
+        queue.sort_by_key(|(q, i)| (q.since, *i));
+        let overdue: Vec<usize> = queue
+            .iter()
+            .filter(|(q, _)| q.overdue)
+            .map(|(_, i)| *i)
+            .collect();
+        self.share(cs, &overdue, demand);
+        let mut waits = vec![false; cs.len()];
+        let mut blocked = false;
+        for &(_, i) in queue.iter().filter(|(q, _)| !q.overdue) {
+            // It waits only for room its working set needs; the growth
+            // margin on top is given where it fits, never waited for (with
+            // the capacity nearly full, waiting for it froze wakes that fit).
+            blocked = blocked || !self.give_whole(&cs[i], i, fits(&cs[i]));
+            waits[i] = blocked;
+        }
+        waits
+    }
+
+    /// Gives context `i` room for `whole` bytes, and up to its demand
+    /// beyond where there is room; nothing if `whole` does not fit.
+    /// Whether it did.
+    fn give_whole(&mut self, c: &ContextInput, i: usize, whole: u64) -> bool {
+        if whole.saturating_sub(self.targets[i]) > self.left {
+            return false;
+        }
+        let give = demand(c)
+            .max(whole)
+            .saturating_sub(self.targets[i])
+            .min(self.left);
+        self.targets[i] += give;
+        self.left -= give;
+        true
+    }
+
+    /// Serves the prefetched contexts (rank 1), soonest expected wake first,
+    /// each with room for its whole working set (and its growth margin
+    /// where there is room) or with nothing beyond its floor. Returns which
+    /// were served (by input index): only those are brought back.
+    pub(super) fn prefetch_whole(&mut self, cs: &[ContextInput]) -> Vec<bool> {
+        let mut served = vec![false; cs.len()];
+        for i in soonest_first(cs, |c| rank(c) == 1) {
+            // A read-back brings in all it has in swap, working set or not.
+            let whole = fits(&cs[i]).max(cs[i].usage.saturating_add(cs[i].swapped));
+            served[i] = self.give_whole(&cs[i], i, whole);
+        }
+        served
+    }
+
+    /// Lets resting `keep_while_room` contexts keep what they hold (and a
+    /// little slack) out of what is left beyond `reserve`, the most valuable
+    /// first (`most_valuable_first`).
+    pub(super) fn keep_resting(&mut self, cs: &[ContextInput], reserve: u64) {
+        let mut spare = self.left.saturating_sub(reserve);
+        for i in most_valuable_first(cs, |c| c.keep_while_room && resting(c)) {
+            let want = cs[i]
+                .usage
+                .saturating_add(cs[i].rest_slack)
+                .saturating_sub(self.targets[i]);
+            let give = want.min(spare);
+            self.targets[i] += give;
+            spare -= give;
+            self.left -= give;
+        }
+    }
+
+    /// Reads back resting `keep_while_room` contexts with pages out (and a
+    /// next call expected), the most valuable first, each whole, out of what
+    /// is left beyond `reserve`: never at the cost of what another keeps.
+    /// Returns which (by input index).
+    pub(super) fn refill(&mut self, cs: &[ContextInput], reserve: u64) -> Vec<bool> {
+        let mut refilled = vec![false; cs.len()];
+        let candidates =
+            most_valuable_first(cs, |c| c.keep_while_room && resting(c) && refillable(c));
+        for i in candidates {
+            let whole = cs[i]
+                .usage
+                .saturating_add(cs[i].swapped)
+                .saturating_add(cs[i].rest_slack)
+                .saturating_sub(self.targets[i]);
+            if whole <= self.left.saturating_sub(reserve) {
+                self.targets[i] += whole;
+                self.left -= whole;
+                refilled[i] = true;
+            }
+        }
+        refilled
+    }
+
+    /// Serves `group` up to `amount` each, above what each has: in full if
+    /// it fits, else in proportion to what each still needs.
+    pub(super) fn share(
+        &mut self,
+        cs: &[ContextInput],
+        group: &[usize],
+        amount: impl Fn(&ContextInput) -> u64,
+    ) {
+        let want: Vec<u64> = group
+            .iter()
+            .map(|&i| amount(&cs[i]).saturating_sub(self.targets[i]))
+            .collect();
+        let total: u64 = want.iter().sum();
+        if total == 0 {
+            return;
+        }
+        if total <= self.left {
+            for (&i, &w) in group.iter().zip(&want) {
+                self.targets[i] += w;
+            }
+            self.left -= total;
+            return;
+        }
+        let share = self.left;
+        for (&i, &w) in group.iter().zip(&want) {
+            let give =
+                u64::try_from(u128::from(share) * u128::from(w) / u128::from(total)).unwrap_or(0);
+            self.targets[i] += give;
+            self.left -= give;
+        }
+    }
+}
+
+/// A resting context with pages out and a next call expected: one the
+/// plan may read back ahead of that call.
+fn refillable(c: &ContextInput) -> bool {
+    c.swapped >= OUT_SWAPPED_BYTES && c.expected_wake_in.is_some()
+}
+
+/// The extend contexts of rank `r` (queued ones aside), by input index.
+pub(super) fn of_rank(cs: &[ContextInput], r: u8) -> Vec<usize> {
+    (0..cs.len())
+        .filter(|&i| cs[i].class == Class::Extend && rank(&cs[i]) == r && cs[i].queued.is_none())
+        .collect()
+}
+
+/// The extend contexts (not queued) that `which` selects, by input index,
+/// the soonest expected wake first (unknown last).
+pub(super) fn soonest_first(
+    cs: &[ContextInput],
+    which: impl Fn(&ContextInput) -> bool,
+) -> Vec<usize> {
+    let mut order: Vec<usize> = (0..cs.len())
+        .filter(|&i| cs[i].class == Class::Extend && cs[i].queued.is_none() && which(&cs[i]))
+        .collect();
+    order.sort_by_key(|&i| (cs[i].expected_wake_in.unwrap_or(Duration::MAX), i));
+    order
+}
+
+/// The extend contexts (not queued) that `which` selects, by input index,
+/// in the order of the time to their expected next wake times their whole
+/// size, what they hold and what they have out (unknown last): of two
+/// contexts called as often, the smaller is kept first; of two as large,
+/// the one called sooner. (By what it held, a function paged out in part
+/// looked small and kept its part, which does not make its call warm.)
+pub(super) fn most_valuable_first(
+    cs: &[ContextInput],
+    which: impl Fn(&ContextInput) -> bool,
+) -> Vec<usize> {
+    let cost = |c: &ContextInput| {
+        c.expected_wake_in.map_or(u128::MAX, |d| {
+            d.as_millis() * u128::from(c.usage.saturating_add(c.swapped).max(1))
+        })
+    };
+    let mut order: Vec<usize> = (0..cs.len())
+        .filter(|&i| cs[i].class == Class::Extend && cs[i].queued.is_none() && which(&cs[i]))
+        .collect();
+    order.sort_by_key(|&i| (cost(&cs[i]), i));
+    order
+}
