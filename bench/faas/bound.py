@@ -61,9 +61,12 @@ def expected_wake_in(times, now):
     return max(now / len(times), now - times[-1])
 
 
-def simulate(calls, sizes, classes, cap, policy, lead=3.0, reserve=0.0, per_call=None):
+def simulate(calls, sizes, classes, cap, policy, lead=3.0, reserve=0.0, per_call=None, until=None, state=None):
     """Warm calls of `calls` [(t, function index)], in total and per class;
-    `per_call`, a list, gets each call's warmth in the order of `calls`."""
+    `per_call`, a list, gets each call's warmth in the order of `calls`.
+    With `until`, only what comes before that time is replayed; `state`, a
+    dict, gets the functions resident then (`resident`) and each one's call
+    times (`history`)."""
     if policy not in POLICIES:
         raise ValueError(f"unknown policy {policy!r}")
     next_use = [float("inf")] * len(calls)
@@ -103,6 +106,8 @@ def simulate(calls, sizes, classes, cap, policy, lead=3.0, reserve=0.0, per_call
 
     while events:
         t, kind, k, f = heapq.heappop(events)
+        if until is not None and t >= until:
+            break
         if kind == 0:  # a predicted call: loaded ahead
             if f not in resident:
                 load(f, t)
@@ -120,6 +125,8 @@ def simulate(calls, sizes, classes, cap, policy, lead=3.0, reserve=0.0, per_call
             heapq.heappush(events, (t + p - lead, 0, k, f))
     if per_call is not None:
         per_call.extend(flags)
+    if state is not None:
+        state.update(resident=set(resident), history=dict(history))
     return dict(warm)
 
 

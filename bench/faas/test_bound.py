@@ -32,6 +32,17 @@ class BoundTest(unittest.TestCase):
         # does every later one.
         self.assertEqual(memext.get("all", 0), 5)
 
+    def test_a_replay_until_a_time_reports_what_is_resident_then(self):
+        calls, sizes, classes = frequent_among_one_offs()
+        state = {}
+        bound.simulate(calls, sizes, classes, 20, "memext", until=13.5, state=state)
+        # Calls before 13.5: the frequent one (function 0) at 0 and 10, the
+        # one-offs 1 and 2 at 3 and 6, 3 at 13; room for two.
+        self.assertEqual(state["history"][0], [0.0, 10.0])
+        self.assertNotIn(4, state["history"], "its call at 16 is not replayed")
+        self.assertEqual(len(state["resident"]), 2)
+        self.assertIn(3, state["resident"], "just called")
+
     def test_a_periodic_function_is_loaded_before_its_fourth_call(self):
         calls, sizes, classes = frequent_among_one_offs()
         # Room for one function only: the frequent one is always evicted by

@@ -25,12 +25,15 @@ class Timeline(unittest.TestCase):
             line(2.2, "read-back", bytes=76 << 20, seconds=0.15),
             line(2.3, "woke", ctx="/memext-faas/other", via="poll"),
             line(2.4, "slow-write", ms=12),
+            line(2.5, "reclaimed", to=67 << 20, ms=0.01),
+            line(2.6, "reclaimed", to=4 << 20, ms=66.0),
         ]
         ev = timeline.daemon_events(lines, {"/memext-faas/a"}, START)
         self.assertEqual([(round(t, 2), e, d) for t, e, d in ev["/memext-faas/a"]], [
             (1.5, "pushing-out", "keeping 4 MiB"),
             (2.0, "bringing-back", "periodic"),
             (2.2, "read-back", "76 MiB in 150 ms"),
+            (2.6, "reclaimed", "to 4 MiB in 66 ms"),
         ])
         self.assertNotIn("/memext-faas/other", ev)
 
@@ -42,6 +45,10 @@ class Timeline(unittest.TestCase):
         self.assertEqual(labels, ["out", "back:periodic", "out", "kept"])
         # A push-out after the bring-back leaves it out.
         self.assertEqual(timeline.label([(1, "bringing-back", "woke"), (2, "pushing-out", "")]), "out")
+        # Its limit lowered into what it held, with no push-out: squeezed;
+        # after a push-out, the limit follows it down: still out.
+        self.assertEqual(timeline.label([(1, "bringing-back", "woke"), (2, "reclaimed", "")]), "squeezed")
+        self.assertEqual(timeline.label([(1, "pushing-out", ""), (2, "reclaimed", "")]), "out")
 
     def test_summary_counts_calls_with_their_median_and_worst(self):
         s = timeline.summarize([("out", 100.0), ("out", 300.0), ("out", 200.0), ("kept", 2.0)])

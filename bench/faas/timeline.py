@@ -5,7 +5,7 @@ bench/faas results directory's calls-TIER-MODE-rN.csv, functions-TIER-MODE-rN.js
 daemon's JSON log, or the same gzipped) and prints, per function of a class, its calls and the
 daemon's events for its context on the trace's clock. The summary tallies
 calls by what the daemon did since the function's previous call (a periodic
-bring-back, a push-out, nothing) and their latency.
+bring-back, a push-out, a squeeze of its limit, nothing) and their latency.
 
 With --bound, each call is also marked with what bound.py's memext policy
 (the engine's keep order, transfers free) would have made of it, and the
@@ -30,7 +30,9 @@ import bound as faas_bound  # noqa: E402
 WARM_MAJFLT = 100  # a call with fewer major faults in its handler is warm (as absum.py)
 
 # The engine events a call is read against (see crates/memext/src/daemon/events.rs).
-EVENTS = ("became-idle", "woke", "onset", "warm-call", "settled", "bringing-back", "pushing-out", "frozen", "thawed", "read-back")
+EVENTS = ("became-idle", "woke", "onset", "warm-call", "settled", "bringing-back", "pushing-out", "frozen", "thawed",
+          "read-back", "reclaimed")
+SQUEEZE_MS = 1.0  # a lowering of the limit that took this long reclaimed pages (a hold at the usage takes ~0 ms)
 
 
 def epoch(ts):
@@ -52,7 +54,11 @@ def daemon_events(lines, cgroups, start, events=EVENTS):
         if ctx not in cgroups or ev not in events or "timestamp" not in e:
             continue
         detail = e.get("reason") or e.get("via") or ""
-        if ev == "read-back":
+        if ev == "reclaimed":
+            if e.get("ms", 0) < SQUEEZE_MS:
+                continue  # held at what it holds: nothing paged
+            detail = f"to {e.get('to', 0) / 2**20:.0f} MiB in {e.get('ms', 0):.0f} ms"
+        elif ev == "read-back":
             detail = f"{e.get('bytes', 0) / 2**20:.0f} MiB in {e.get('seconds', 0) * 1e3:.0f} ms"
         elif ev == "pushing-out":
             detail = f"keeping {e.get('keep_bytes', 0) / 2**20:.0f} MiB"
@@ -63,14 +69,18 @@ def daemon_events(lines, cgroups, start, events=EVENTS):
 def label(events):
     """What the daemon did to a function between two of its calls, from the
     events in that gap: the last bring-back's reason if one ran after the
-    last push-out, `out` if it was pushed out and not brought back, else
-    `kept`."""
+    last push-out, `out` if it was pushed out and not brought back,
+    `squeezed` if its limit was lowered into what it held with no push-out
+    (a plan that gave it less than it held, its pages reclaimed by the
+    kernel at the limit) since, else `kept`."""
     state = "kept"
     for _, ev, detail in events:
         if ev == "pushing-out":
             state = "out"
         elif ev == "bringing-back":
             state = f"back:{detail}"
+        elif ev == "reclaimed" and state != "out":
+            state = "squeezed"
     return state
 
 
