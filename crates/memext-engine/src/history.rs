@@ -96,11 +96,11 @@ impl ActivationHistory {
     /// once stands behind one called every few seconds, and one that
     /// stopped falls behind. The time watched before its first call does
     /// not count once it has been called twice: a function started long
-    /// before its calls began is not taken for a rare one. (Counted, the
-    /// 53 s that bench/faas' functions were watched before its trace began
-    /// made a function called at a steady rate look twice as rare 50 s into
-    /// the trace, while a timer's due time does not depend on it: the keep
-    /// order squeezed the Poisson functions first.) None without wakes.
+    /// before its calls began is not taken for a rare one. (bench/faas
+    /// watches its functions 20-71 s before its trace begins, median about
+    /// 45 s: counted, that made a function called at a steady rate look
+    /// almost twice as rare 50 s into the trace, while a timer's due time
+    /// does not depend on it.) None without wakes.
     pub fn expected_wake_in(&self, now: Instant, watched_since: Instant) -> Option<Duration> {
         // Overdue by more than half a period, the period failed (or was a
         // chance match of two intervals): the rate speaks instead, so that

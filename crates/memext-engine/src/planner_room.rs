@@ -111,8 +111,12 @@ impl Room {
     /// Returns which (by input index).
     pub(super) fn refill(&mut self, cs: &[ContextInput], reserve: u64) -> Vec<bool> {
         let mut refilled = vec![false; cs.len()];
-        let candidates =
-            most_valuable_first(cs, |c| c.keep_while_room && resting(c) && refillable(c));
+        let candidates = most_valuable_first(cs, |c| {
+            c.keep_while_room
+                && resting(c)
+                && c.swapped >= OUT_SWAPPED_BYTES
+                && c.expected_wake_in.is_some()
+        });
         for i in candidates {
             let whole = cs[i]
                 .usage
@@ -161,12 +165,6 @@ impl Room {
     }
 }
 
-/// A resting context with pages out and a next call expected: one the
-/// plan may read back ahead of that call.
-fn refillable(c: &ContextInput) -> bool {
-    c.swapped >= OUT_SWAPPED_BYTES && c.expected_wake_in.is_some()
-}
-
 /// The extend contexts of rank `r` (queued ones aside), by input index.
 pub(super) fn of_rank(cs: &[ContextInput], r: u8) -> Vec<usize> {
     (0..cs.len())
@@ -176,10 +174,7 @@ pub(super) fn of_rank(cs: &[ContextInput], r: u8) -> Vec<usize> {
 
 /// The extend contexts (not queued) that `which` selects, by input index,
 /// the soonest expected wake first (unknown last).
-pub(super) fn soonest_first(
-    cs: &[ContextInput],
-    which: impl Fn(&ContextInput) -> bool,
-) -> Vec<usize> {
+fn soonest_first(cs: &[ContextInput], which: impl Fn(&ContextInput) -> bool) -> Vec<usize> {
     let mut order: Vec<usize> = (0..cs.len())
         .filter(|&i| cs[i].class == Class::Extend && cs[i].queued.is_none() && which(&cs[i]))
         .collect();
@@ -193,10 +188,7 @@ pub(super) fn soonest_first(
 /// contexts called as often, the smaller is kept first; of two as large,
 /// the one called sooner. (By what it held, a function paged out in part
 /// looked small and kept its part, which does not make its call warm.)
-pub(super) fn most_valuable_first(
-    cs: &[ContextInput],
-    which: impl Fn(&ContextInput) -> bool,
-) -> Vec<usize> {
+fn most_valuable_first(cs: &[ContextInput], which: impl Fn(&ContextInput) -> bool) -> Vec<usize> {
     let cost = |c: &ContextInput| {
         c.expected_wake_in.map_or(u128::MAX, |d| {
             d.as_millis() * u128::from(c.usage.saturating_add(c.swapped).max(1))

@@ -26,6 +26,13 @@ fn ctx(key: &str, class: Class, state: State, usage_mib: u64, ws_mib: u64) -> Co
     }
 }
 
+/// Whether the plan pushes `key` out.
+fn pushed_out(p: &Plan, key: &str) -> bool {
+    p.actions
+        .iter()
+        .any(|a| matches!(a, Action::PushOut { key: k, .. } if k.as_str() == key))
+}
+
 fn target(p: &Plan, input: &PlanInput, key: &str) -> u64 {
     p.targets[input
         .contexts
@@ -177,10 +184,7 @@ fn idle_contexts_pushed_out_only_when_needed_keep_what_fits_soonest_wake_first()
         key: "unknown".into(),
         keep: 32 * MIB
     }));
-    assert!(!p
-        .actions
-        .iter()
-        .any(|a| matches!(a, Action::PushOut { key, .. } if key.as_str() == "soon")));
+    assert!(!pushed_out(&p, "soon"));
 
     // The default (when idle): every idle context goes to its floor.
     let mut default = tight.clone();
@@ -236,13 +240,7 @@ fn quiet_active_contexts_on_a_full_host_rest_and_the_most_valuable_keep_what_the
         key: "once".into(),
         keep: 46 * MIB
     }));
-    assert!(
-        !p.actions
-            .iter()
-            .any(|a| matches!(a, Action::PushOut { key, .. } if key.as_str() == "often")),
-        "{:?}",
-        p.actions
-    );
+    assert!(!pushed_out(&p, "often"), "{:?}", p.actions);
 
     // Of two called as often, the smaller is kept first.
     let sized = |key: &str, mib: u64| ContextInput {
@@ -515,13 +513,7 @@ fn a_partly_paged_function_is_weighed_whole_in_the_keep_order() {
     };
     let p = plan(&input);
     assert_eq!(target(&p, &input, "whole"), 62 * MIB, "kept whole");
-    assert!(
-        !p.actions
-            .iter()
-            .any(|a| matches!(a, Action::PushOut { key, .. } if key.as_str() == "whole")),
-        "{:?}",
-        p.actions
-    );
+    assert!(!pushed_out(&p, "whole"), "{:?}", p.actions);
     assert_eq!(target(&p, &input, "part"), 6 * MIB, "the 2 left");
 }
 
