@@ -2,6 +2,7 @@
 the harness, the toucher helper (crates/memext-e2e), the memext binary, and a
 cleanup stack that runs on exit, on error and on SIGINT/SIGTERM."""
 import datetime
+import gzip
 import json
 import platform
 import os
@@ -77,8 +78,9 @@ def use_build(profile):
 
 
 def _json_lines(path):
-    """The JSON objects of a file of JSON lines (other lines skipped)."""
-    with open(path) as f:
+    """The JSON objects of a file of JSON lines, gzipped or not (other lines
+    skipped)."""
+    with (gzip.open if path.endswith(".gz") else open)(path, "rt") as f:
         for line in f:
             try:
                 e = json.loads(line)

@@ -9,12 +9,12 @@ limits go to the reclaimer without its push-outs.
 Usage: squeezes.py RUN_DIR [RUN_DIR...]   (memext on zram, round 0)"""
 import bisect
 import collections
-import gzip
-import json
 import os
 import sys
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "../../../bench/faas"))
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path[:0] = [os.path.join(HERE, "../../../bench"), os.path.join(HERE, "../../../bench/faas")]
+import memextbench as mb  # noqa: E402
 import timeline as tl  # noqa: E402
 
 FLOOR = 4 << 20
@@ -22,20 +22,10 @@ NEAR_S = 0.05
 
 
 def tally(d):
-    wakes, lowerings = [], []
-    with gzip.open(os.path.join(d, "memext-daemon-zram-r0.log.gz"), "rt") as f:
-        for line in f:
-            try:
-                e = json.loads(line)
-            except ValueError:
-                continue
-            if "timestamp" not in e:
-                continue
-            at = tl.epoch(e["timestamp"])
-            if e.get("event") in ("woke", "onset") and e.get("via") in ("event", "poll"):
-                wakes.append(at)
-            elif e.get("event") == "reclaimed" and e.get("ms", 0) >= tl.SQUEEZE_MS:
-                lowerings.append((at - e["ms"] / 1000, e["to"]))
+    events = mb.daemon_events(os.path.join(d, "memext-daemon-zram-r0.log.gz"))
+    wakes = [e["at"] for e in events if e["event"] in ("woke", "onset") and e.get("via") in ("event", "poll")]
+    lowerings = [(e["at"] - e["ms"] / 1000, e["to"]) for e in events
+                 if e["event"] == "reclaimed" and e.get("ms", 0) >= tl.SQUEEZE_MS]
     wakes.sort()
     out = collections.Counter()
     for began, to in lowerings:
