@@ -2,17 +2,22 @@
 """The noise of bench/peers that really wakes: one process per container, run
 inside it (mounted read-only), logging each operation as a JSON line to OUT.
 
-  noise.py burst OUT HEAP_MIB SCHEDULE PERIOD_S START_EPOCH SEED
+  noise.py burst OUT HEAP_MIB SCHEDULE PERIOD_S START_EPOCH SEED [HEAP]
       holds a heap and sleeps; at each wake re-touches all of it (one write per
       page) and logs the touch's time as a `wake`. SCHEDULE:
         cron     wakes at START + k*PERIOD, whatever the last wake took (a slot
                  missed while a wake ran is skipped, as cron does);
         jitter   the next wake PERIOD after the last scheduled one, +-25% uniform;
         poisson  exponential gaps of mean PERIOD.
-  noise.py grow OUT PEAK_MIB RAMP_S WORK_S PAUSE_S SEED
+  noise.py grow OUT PEAK_MIB RAMP_S WORK_S PAUSE_S SEED [HEAP]
       a batch job, again and again: allocate up to PEAK over RAMP seconds (16 MiB
       steps), work on it for WORK seconds (re-touching all of it once a second),
       free it, pause. Logs each job's duration as a `job` (nominal RAMP + WORK).
+
+HEAP: `private` (the default), private anonymous memory as a program's heap
+is (malloc, a runtime's heap); `shared`, a shared anonymous mapping (shmem:
+swapped and faulted back through the page cache, as a database's shared
+buffers are). Python's own mmap(-1, n) default is shared.
 
 The heap's pages are half random bytes, half zeros (compressible about 2x, like
 real heaps; all-zero pages would flatter the compressed tiers)."""
@@ -52,12 +57,22 @@ def log(out, **rec):
     out.flush()
 
 
-def burst(out, heap_mib, schedule, period, start, seed):
+HEAPS = {"private": mmap.MAP_PRIVATE, "shared": mmap.MAP_SHARED}
+
+
+def heap(size, kind="private"):
+    """An anonymous mapping of `size` bytes, private or shared (HEAPS)."""
+    if kind not in HEAPS:
+        raise ValueError(f"heap {kind!r} is not private or shared")
+    return mmap.mmap(-1, size, flags=HEAPS[kind])
+
+
+def burst(out, heap_mib, schedule, period, start, seed, kind="private"):
     if schedule not in ("cron", "jitter", "poisson"):
         raise ValueError(f"schedule {schedule!r} is not cron, jitter or poisson")
     rng = random.Random(seed)
     size = heap_mib * MIB
-    m = mmap.mmap(-1, size)
+    m = heap(size, kind)
     fill(m, 0, size, pattern())
     log(out, op="ready", heap=size)
     k, due = 0, start
@@ -73,7 +88,7 @@ def burst(out, heap_mib, schedule, period, start, seed):
         log(out, op="wake", lat=round(touch(m, size), 6), schedule=schedule)
 
 
-def grow(out, peak_mib, ramp, work, pause, seed):
+def grow(out, peak_mib, ramp, work, pause, seed, kind="private"):
     rng = random.Random(seed)
     pat = pattern()
     time.sleep(rng.uniform(0, ramp + work))  # the jobs of a cell do not start in step
@@ -81,7 +96,7 @@ def grow(out, peak_mib, ramp, work, pause, seed):
     while True:
         t0 = time.monotonic()
         size = peak_mib * MIB
-        m = mmap.mmap(-1, size)
+        m = heap(size, kind)
         steps = max(1, size // step)
         for i in range(steps):
             fill(m, i * step, min(size, (i + 1) * step), pat)
@@ -100,10 +115,11 @@ def main(argv):
         sys.exit(__doc__)
     with open(argv[2], "a") as out:
         try:
+            kind = argv[8] if len(argv) > 8 else "private"
             if argv[1] == "burst":
-                burst(out, int(argv[3]), argv[4], float(argv[5]), float(argv[6]), int(argv[7]))
+                burst(out, int(argv[3]), argv[4], float(argv[5]), float(argv[6]), int(argv[7]), kind)
             else:
-                grow(out, int(argv[3]), float(argv[4]), float(argv[5]), float(argv[6]), int(argv[7]))
+                grow(out, int(argv[3]), float(argv[4]), float(argv[5]), float(argv[6]), int(argv[7]), kind)
         except ValueError as e:
             sys.exit(f"noise.py: {e}\n{__doc__}")
 

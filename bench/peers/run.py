@@ -41,6 +41,7 @@ CELL/histograms/ (PostgreSQL: also MODE-rROUND-timeline.csv, its transactions pe
 0.1 s, for tailattr.py), CELL/noise-MODE-rROUND.log, CELL.png; summary.csv,
 summary.md, params.json. Everything it starts is removed afterwards, also on Ctrl-C."""
 import argparse
+import contextlib
 import os
 import shutil
 import sys
@@ -52,6 +53,7 @@ sys.path.insert(0, os.path.dirname(HERE))
 sys.path.insert(0, HERE)
 import memextbench as mb  # noqa: E402
 from memextbench import Cleanup, log, size  # noqa: E402
+import cpuprofile  # noqa: E402
 import report  # noqa: E402
 import server as srv  # noqa: E402
 import workloads as wl  # noqa: E402
@@ -98,7 +100,7 @@ def run_mode(a, server, cell, mode, rnd, cleanup):
             critical.warm(a.warmup)
             hist = os.path.join(a.out, f"{workload}-{noise_kind}", "histograms", f"{mode}-r{rnd}.csv")
             cid = ENGINE.docker("inspect", "-f", "{{.Id}}", wl.CRITICAL)
-            with srv.Window(server, controller, f"{srv.PARENT}/{cid}") as w:
+            with srv.Window(server, controller, f"{srv.PARENT}/{cid}") as w, cpu_profile(a, hist, controller, cid):
                 crit = critical.measure(a.seconds, hist)
         except RuntimeError as e:
             # The critical workload failed (e.g. OOM-killed under the cap): a
@@ -114,6 +116,15 @@ def run_mode(a, server, cell, mode, rnd, cleanup):
                 "oom_kills": server.oom_kills(), "failed": ""}
     finally:
         cleanup.run(mark)
+
+
+def cpu_profile(a, hist, controller, cid):
+    """With --cpu-profile, the window's CPU by who and what (cpuprofile.py)."""
+    if not a.cpu_profile:
+        return contextlib.nullcontext()
+    roles = {"pids": {controller: "controller"} if controller else {},
+             "cgroups": [(f"{srv.PARENT}/{cid}", "critical"), (srv.PARENT, "noise"), (srv.CLIENT, "client")]}
+    return cpuprofile.Profile(hist[:-len(".csv")] + "-cpu.json", roles)
 
 
 def variant(mode):
@@ -169,6 +180,9 @@ def parse(argv):
     ap.add_argument("--noise-containers", type=int, default=12, help="noise containers (default 12)")
     ap.add_argument("--blobs", default="2.5M:32,10M:6,25M:5", help="fetch: blob mix SIZE:COUNT,... scaled to each container")
     ap.add_argument("--pause-us", type=int, default=150, help="fetch: client pause between fetches (us)")
+    ap.add_argument("--noise-heap", default="private", choices=["private", "shared"],
+                    help="burst and grow: the noise's heap as private anonymous memory (default, as a program's heap) "
+                         "or a shared anonymous mapping (shmem, as a database's shared buffers)")
     ap.add_argument("--burst-period", default="20,40", help="burst: wake periods from MIN to MAX seconds")
     ap.add_argument("--grow-phases", default="20,10,5", help="grow: RAMP,WORK,PAUSE seconds")
     ap.add_argument("--warmup", type=float, default=30.0, help="seconds before measuring (default 30)")
@@ -185,6 +199,9 @@ def parse(argv):
     ap.add_argument("--critical", default=",".join(CRITICALS), help="critical workloads: redis,postgres")
     ap.add_argument("--noise", default=",".join(NOISES), help="noise kinds: fetch,burst,grow")
     mb.add_profile_arg(ap)
+    ap.add_argument("--cpu-profile", action="store_true",
+                    help="sample every CPU during each window (perf record) and write who used it doing what: "
+                         "histograms/MODE-rN-cpu.txt and .json (cpuprofile.py; needs linux-perf)")
     ap.add_argument("--quick", action="store_true", help="smaller server, short windows (under 20 min)")
     ap.add_argument("--smoke", action="store_true", help="tiny sizes, seconds-long windows (the test suite)")
     ap.add_argument("--out", default=os.path.join(ROOT, "results", "peers-" + time.strftime("%Y%m%d-%H%M%S")))
@@ -213,6 +230,8 @@ def parse(argv):
         setattr(a, name, picked)
     if len(a.burst_period) != 2 or len(a.grow_phases) != 3 or a.noise_containers < 1:
         ap.error("--burst-period MIN,MAX; --grow-phases RAMP,WORK,PAUSE; --noise-containers >= 1")
+    if a.cpu_profile and not shutil.which("perf"):
+        ap.error("--cpu-profile needs perf (Debian package linux-perf)")
     if os.geteuid() != 0:
         ap.error("needs root (cgroups, swap, zswap, a private Docker engine)")
     return a

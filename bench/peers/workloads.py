@@ -208,6 +208,7 @@ class Noise:
             else:
                 ramp, work, pause = self.a.grow_phases
                 cmd = ["grow", out, str(self.each // MIB), str(ramp), str(work), str(pause), str(i)]
+            cmd.append(self.a.noise_heap)
             run_container(engine, cleanup, name, *docker_args, "-v", f"{self.dir}:/noise",
                           "-v", f"{HERE}:/peers:ro", engine.IMAGE, "python3", "/peers/noise.py", *cmd)
         if self.kind == "burst":
