@@ -110,9 +110,12 @@ def fold(samples, cgroup_of, roles, freq=FREQ, top=12):
     by = collections.defaultdict(collections.Counter)
     leaves = collections.defaultdict(collections.Counter)
     paths = collections.defaultdict(collections.Counter)
+    unplaced = collections.Counter()  # the commands of "other": what no role held
     for comm, pid, frames in samples:
         w, k = who(comm, pid, cgroup_of, roles), what(frames)
         by[w][k] += 1
+        if w == "other":
+            unplaced[f"{comm} ({'no cgroup seen' if pid not in cgroup_of else cgroup_of[pid]})"] += 1
         if frames:
             leaves[w][frames[0]] += 1
             paths[f"{w} / {k}"][" < ".join(frames[:5])] += 1
@@ -125,6 +128,7 @@ def fold(samples, cgroup_of, roles, freq=FREQ, top=12):
         "seconds": {w: {k: round(n / freq, 2) for k, n in c.most_common()} for w, c in by.items()},
         "leaves": {w: secs(c) for w, c in leaves.items()},
         "paths": {wk: secs(c) for wk, c in sorted(paths.items())},
+        "other": secs(unplaced),
     }
 
 
@@ -186,7 +190,10 @@ class Profile:
         # its cgroup after it is first seen (the load client's preexec_fn).
         while True:
             for pid in (int(p) for p in os.listdir("/proc") if p.isdigit()):
-                cg = cpu_cgroup(pid)
+                try:
+                    cg = cpu_cgroup(pid)
+                except ValueError:  # a line being rewritten as it moves
+                    continue
                 if cg is not None:
                     self.cgroup_of[pid] = cg
             if self.stop.wait(WATCH_PERIOD):

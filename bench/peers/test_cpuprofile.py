@@ -81,6 +81,12 @@ class Fold(unittest.TestCase):
         self.assertEqual(cp.who("x", 9, {9: "/memext-peers-clientele"}, {"cgroups": [("/memext-peers-client", "c")]}),
                          "other")
 
+    def test_what_no_role_holds_is_listed_by_command_and_cgroup(self):
+        samples = [("bash", 7, []), ("bash", 7, []), ("sshd", 8, [])]
+        p = cp.fold(samples, {8: "/system.slice"}, ROLES, freq=1)
+        self.assertEqual(p["seconds"], {"other": {"user": 3}})
+        self.assertEqual(p["other"], [("bash (no cgroup seen)", 2), ("sshd (/system.slice)", 1)])
+
     def test_the_table_has_a_row_per_party_and_a_column_per_cause_seen(self):
         t = cp.table(cp.fold(cp.parse_script(SCRIPT), CGROUPS, ROLES, freq=1)).splitlines()
         self.assertIn("reclaim: charge", t[0])

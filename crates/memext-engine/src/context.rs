@@ -424,6 +424,22 @@ impl ContextState {
         }
     }
 
+    /// Whether, waking and with no room yet for its raise, it waits frozen
+    /// for the room rather than fault its pages in against the limit it
+    /// has: an extend context under admission (`admit_within` above zero),
+    /// for at most `admit_within` after its wake (or onset) began.
+    pub fn waits_for_room(&self, now: Instant) -> bool {
+        let began = match self.model.state {
+            State::Waking => Some(self.model.since),
+            State::Active => self.model.onset,
+            State::Idle => None,
+        };
+        self.class == Class::Extend
+            && self.waking(now)
+            && !self.params.admit_within.is_zero()
+            && began.is_some_and(|b| now.saturating_sub(b) < self.params.admit_within)
+    }
+
     /// The CPU weight it runs at (None: left as it is): its class's, or its
     /// class's waking weight while it is an admitted waking context, and,
     /// with `fast_wakes`, while it is idle and out: its next activity is a

@@ -275,8 +275,15 @@ impl Engine {
             .filter(|t| t.class == Class::Critical && t.under_pressure)
             .map(|t| t.id.clone())
             .collect();
-        let admission = self.admission(&plan.actions, now);
-        let mut commands = self.commands(&plan.actions, plan.throttle, now, host, busy, None);
+        let commands = self.commands(&plan.actions, plan.throttle, now, host, busy, None);
+        // Those that wait frozen for their raise's room stay frozen.
+        let held: BTreeSet<ContextId> = commands
+            .iter()
+            .filter(|c| matches!(c, Command::Freeze { frozen: true, .. }))
+            .map(|c| c.id().clone())
+            .collect();
+        let admission = self.admission(&plan.actions, now, &held);
+        let mut commands = self.without_refreezes(commands);
         // Freezes before anything else; thaws once the limits are raised and
         // the bring-backs queued.
         let (freezes, thaws): (Vec<Command>, Vec<Command>) = admission
@@ -323,14 +330,20 @@ impl Engine {
     /// Applies the plan's admission decisions: a queued context the plan
     /// does not keep waiting is admitted (and thawed, if memext froze it);
     /// one it keeps waiting is frozen. Returns the freeze and thaw commands.
-    fn admission(&mut self, actions: &[Action], now: Instant) -> Vec<Command> {
+    /// `held`: frozen this tick to wait for their raise's room (left so).
+    fn admission(
+        &mut self,
+        actions: &[Action],
+        now: Instant,
+        held: &BTreeSet<ContextId>,
+    ) -> Vec<Command> {
         let waits: BTreeSet<&ContextId> = actions
             .iter()
             .filter(|a| matches!(a, Action::Wait { .. }))
             .map(Action::key)
             .collect();
         let mut out = Vec::new();
-        for t in self.contexts.values_mut() {
+        for t in self.contexts.values_mut().filter(|t| !held.contains(&t.id)) {
             let waiting = waits.contains(&t.id);
             if t.waiting_since.is_some() && !waiting {
                 t.admit(now);
@@ -535,7 +548,8 @@ impl Engine {
             },
         ]);
         let background = (!critical).then_some(id);
-        let mut out = self.commands(&actions, false, at, host, busy, background);
+        let mut out =
+            self.without_refreezes(self.commands(&actions, false, at, host, busy, background));
         out.extend(t.cpu_weight(at).map(|weight| Command::CpuWeight {
             id: id.clone(),
             weight,

@@ -334,3 +334,101 @@ fn a_context_read_back_since_its_last_sample_is_planned_with_all_it_has() {
     e.observe(&sleeper.id, sleeper.sample(10.0), false);
     assert!(e.get(&sleeper.id).is_some_and(|t| !t.reading_back));
 }
+
+/// Where the others' limits come down in the background, a wake whose
+/// raise must wait for their room waits frozen instead of faulting its
+/// pages in against its floor meanwhile; once the room is made it is
+/// raised, read back, and then thawed.
+#[test]
+fn a_wake_whose_raise_waits_for_room_waits_frozen_until_the_room_is_made() {
+    let v1 = HostFacts {
+        limits_protect: true,
+        background_reclaim: true,
+        ..HOST
+    };
+    let mut e = Engine::new(params());
+    let mut db = Ctx::new("/db", 400);
+    let mut batch = Ctx::new("/worker", 300);
+    let mut sleeper = Ctx::new("/sleeper", 300);
+    e.track(db.id.clone(), Class::Critical, class(16), s(0.0));
+    e.track(batch.id.clone(), Class::Extend, class(16), s(0.0));
+    e.track(sleeper.id.clone(), Class::Extend, queued(), s(0.0));
+    // The reclaimer ends each lowering as soon as it is handed one.
+    let run = |e: &mut Engine, cmds: &[Command], at: f64| {
+        for c in cmds {
+            e.executed(c, Outcome::Done, s(at));
+            if let Command::Reclaim { id, bytes, .. } = c {
+                e.reclaimed(id, Some(*bytes), s(at));
+            }
+        }
+    };
+    for i in 0..=8 {
+        let at = f64::from(i);
+        db.cpu += Duration::from_millis(500);
+        batch.cpu += Duration::from_millis(500);
+        if i == 8 {
+            sleeper.usage = 16 * MIB;
+            sleeper.swapped = 284 * MIB;
+        }
+        for c in [&db, &batch, &sleeper] {
+            let o = e.observe(&c.id, c.sample(at), false);
+            if o.wants_working_set {
+                e.record_working_set(&c.id, s(at), &[(100, vec![(0, c.usage)])]);
+            }
+        }
+        let d = e.decide(s(at), &v1, &never_busy);
+        run(&mut e, &d.commands, at);
+    }
+    assert!(e.get(&sleeper.id).is_some_and(|t| t.out), "pushed out");
+    // It wakes between ticks; the plan admits it (the batch job's room is
+    // its), but the batch's limit comes down in the background: no room yet.
+    assert!(e
+        .poll(&sleeper.id, s(8.2), sleeper.cpu + Duration::from_millis(20))
+        .is_some());
+    let cmds = e.serve_wake(&sleeper.id, s(8.2), &v1, &never_busy);
+    assert!(
+        e.get(&sleeper.id)
+            .is_some_and(|t| t.waiting_since.is_none()),
+        "admitted"
+    );
+    assert_eq!(freezes(&cmds), vec![("/sleeper", true)], "{cmds:?}");
+    assert!(
+        matches!(cmds[0], Command::Freeze { .. }),
+        "frozen first: {cmds:?}"
+    );
+    assert!(bring_backs(&cmds).is_empty(), "{cmds:?}");
+    let lowering = cmds.iter().find_map(|c| match c {
+        Command::Reclaim { id, bytes, urgent } if *id == batch.id => Some((*bytes, *urgent)),
+        _ => None,
+    });
+    let (to, urgent) = lowering.expect("the batch's room asked for");
+    assert!(urgent, "{cmds:?}");
+    for c in &cmds {
+        e.executed(c, Outcome::Done, s(8.2));
+    }
+    // A tick while the lowering goes on: still frozen, not thawed.
+    db.cpu += Duration::from_millis(500);
+    batch.cpu += Duration::from_millis(500);
+    for c in [&db, &batch, &sleeper] {
+        e.observe(&c.id, c.sample(9.0), false);
+    }
+    let d = e.decide(s(9.0), &v1, &never_busy);
+    assert!(freezes(&d.commands).is_empty(), "{:?}", d.commands);
+    assert!(e.get(&sleeper.id).is_some_and(|t| t.frozen));
+    // The batch's lowering ends: at the next tick it is raised, read back, thawed.
+    e.reclaimed(&batch.id, Some(to), s(9.5));
+    batch.usage = to;
+    for c in [&db, &batch, &sleeper] {
+        e.observe(&c.id, c.sample(10.0), false);
+    }
+    let d = e.decide(s(10.0), &v1, &never_busy);
+    let cmds = &d.commands;
+    assert_eq!(freezes(cmds), vec![("/sleeper", false)], "{cmds:?}");
+    let pos = |f: &dyn Fn(&Command) -> bool| cmds.iter().position(f).expect("command");
+    let raise = pos(
+        &|c| matches!(c, Command::Limit { id, bytes } if id.as_str() == "/sleeper" && *bytes >= 300 * MIB),
+    );
+    let read = pos(&|c| matches!(c, Command::BringBack(b) if b.id.as_str() == "/sleeper"));
+    let thaw = pos(&|c| matches!(c, Command::Freeze { frozen: false, .. }));
+    assert!(raise < read && read < thaw, "{cmds:?}");
+}

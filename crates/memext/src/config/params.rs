@@ -269,8 +269,10 @@ pub struct DaemonConfig {
     pub observer: ObserverKind,
     /// Where a limit written below a context's usage is written, the kernel
     /// reclaiming the difference in the writing thread: `background` (a
-    /// thread of its own at nice 19, in steps, its room counted once done)
-    /// or `loop` (the previous design: in the daemon's loop, at once).
+    /// thread of its own at nice 19, in steps, its room counted once done),
+    /// `page-out` (the same, the memory first paged out with
+    /// `process_madvise`: a fraction of the CPU, no TLB shootdowns) or
+    /// `loop` (the previous design: in the daemon's loop, at once).
     #[serde(default)]
     pub reclaim: ReclaimIn,
     /// With kernel wake events: an idle context guarded by one is read at a
@@ -350,7 +352,18 @@ pub enum ObserverKind {
 pub enum ReclaimIn {
     #[default]
     Background,
+    /// In the background, the context's memory paged out with
+    /// `process_madvise` before the limit steps down.
+    #[serde(rename = "page-out")]
+    PageOut,
     Loop,
+}
+
+impl ReclaimIn {
+    /// Whether the reclaimer thread lowers limits (else the daemon's loop).
+    pub fn in_background(self) -> bool {
+        self != ReclaimIn::Loop
+    }
 }
 
 /// What a container's persistent regions are filed under.

@@ -205,6 +205,7 @@ impl Actuator {
                 from,
                 to: bytes,
                 urgent,
+                page_out_first: r.page_out_first,
             });
         }
         Outcome::Done

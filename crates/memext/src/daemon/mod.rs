@@ -198,9 +198,11 @@ impl Daemon {
         };
         if !self.opts.dry_run {
             self.act.start_mover(Mover::start());
-            if self.cfg.daemon.reclaim == crate::config::ReclaimIn::Background {
+            if self.cfg.daemon.reclaim.in_background() {
                 let h = self.observer.host().hierarchy.clone();
-                self.act.start_reclaimer(reclaim::Reclaimer::start(h));
+                let page_out = self.cfg.daemon.reclaim == crate::config::ReclaimIn::PageOut;
+                self.act
+                    .start_reclaimer(reclaim::Reclaimer::start(h, page_out));
             }
         }
         let broker = crate::pmem::broker::start_in_daemon(&self.cfg, self.opts.dry_run)?;

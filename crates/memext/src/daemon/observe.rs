@@ -258,7 +258,7 @@ impl Observer for PollingObserver {
             // v1 has no memory.min: a critical context's room is what the
             // extend contexts' limits leave it.
             limits_protect: self.host.hierarchy.version == Version::V1,
-            background_reclaim: cfg.daemon.reclaim == crate::config::ReclaimIn::Background,
+            background_reclaim: cfg.daemon.reclaim.in_background(),
         })
     }
 
