@@ -194,8 +194,9 @@ impl Engine {
         // at the limit it has, it faulted its pages in against that limit,
         // reclaiming its own as they came (bench/peers' postgres x burst,
         // sampled every 0.1 s: 29-33 of 34 noise wakes a run touched their
-        // whole 53 MiB heap under a 16-19 MiB limit, 10-14 thousand charges
-        // meeting it each, a median 0.9-1.7 s). First, before its room is
+        // whole 53 MiB heap under a limit below 48 MiB, mostly the 16 MiB
+        // floor, a median 11.8-15.2 thousand charges meeting it, a median
+        // 0.9-1.7 s). First, before its room is
         // asked for; also one already frozen (the tick keeps it so; see
         // `without_refreezes`).
         let freezes: Vec<Command> = short

@@ -24,7 +24,7 @@ def profile(run, mode, rnd):
 
 def main(runs):
     print("run mode round | tx/s (x ideal) p99 ms (x ideal) | noise wake p50/p99 s | swap in/out MiB | "
-          "CPU-s noise / memext | noise: charge reclaim, swap-in faults | memext: read-back, limit writes, page-out")
+          "CPU-s critical+client / noise / memext (other) | noise: charge reclaim, swap-in faults | memext: read-back, limit writes, page-out")
     for run in runs:
         rs = rows(run)
         ideal = {r["round"]: r for r in rs if r["mode"] == "ideal" and float(r["throughput"] or 0) > 0}
@@ -43,7 +43,8 @@ def main(runs):
             if s:
                 tot = lambda w: sum(s.get(w, {}).values())  # noqa: E731
                 n, c = s.get("noise", {}), s.get("controller", {})
-                line += (f" | {tot('noise'):.1f} / {tot('controller'):.1f} | {n.get('reclaim: charge', 0):.2f}, {n.get('swap-in fault', 0):.2f}"
+                line += (f" | {tot('critical') + tot('client'):.1f} / {tot('noise'):.1f} / {tot('controller'):.1f}"
+                         f" ({tot('other'):.1f}) | {n.get('reclaim: charge', 0):.2f}, {n.get('swap-in fault', 0):.2f}"
                          f" | {c.get('read-back (madvise)', 0):.2f}, {c.get('reclaim: limit write', 0):.2f}, "
                          f"{c.get('push-out (madvise)', 0):.2f}")
             print(line)

@@ -57,8 +57,12 @@ def main(argv):
                     during[-1][3] - during[0][3], max(par) / MIB))
     out.sort(reverse=True)
     under = [w for w in out if w[2] < 48]
+    def median(xs):
+        xs = sorted(xs)
+        return xs[len(xs) // 2] if xs else 0
     print(f"{len(out)} wakes sampled; {len(under)} ran under a limit below 48 MiB all along "
-          f"(their touch: median {sorted(w[0] for w in under)[len(under) // 2] if under else 0:.2f} s)")
+          f"(their touch: median {median(w[0] for w in under):.2f} s; their charges that met the limit: "
+          f"median {median(w[4] for w in under)})")
     print("touch s | container | highest limit MiB | highest usage MiB | charges that met the limit | server usage max MiB")
     for w in out if "--all" in argv else out[:12]:
         print(f"{w[0]:6.2f} | {w[1]} | {w[2]:.0f} | {w[3]:.0f} | {w[4]} | {w[5]:.0f}")

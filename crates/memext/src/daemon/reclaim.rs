@@ -298,11 +298,11 @@ fn lower(shared: &Shared, hierarchy: &Hierarchy, job: &Job) -> Ended {
 /// Pages the context's memory out with `process_madvise` until its usage
 /// is down to `to` (or nothing resident is left to advise, or a stop comes),
 /// so that the limit steps after reclaim little. Measured here (a sleeping
-/// process's 256 MiB heap to a swap file, `pageout_cost.py` in
-/// docs/peers/s23-2026-11-26): 0.73-0.75 CPU-seconds a GiB and no TLB
-/// shootdown, against 1.8-3.6 CPU-seconds and 8-29 thousand shootdowns
-/// (interrupts on every other CPU that ran it) for the same pages
-/// reclaimed by a v1 limit write. Returns the bytes advised.
+/// process's 256 MiB heap to a swap file, `bench/peers/pageout_cost.py`;
+/// docs/peers/s23-2026-11-26): 0.67-0.76 CPU-seconds a GiB and 0-2 TLB
+/// shootdowns a MiB, against 2.54-3.24 CPU-seconds and 96-147 shootdowns a
+/// MiB (interrupts on every other CPU that ran it) for the same pages
+/// reclaimed by v1 limit writes in `STEP`s. Returns the bytes advised.
 fn page_out_to(shared: &Shared, cg: &AnyCgroup, id: &ContextId, to: u64) -> u64 {
     let usage = || cg.memory().map(|m| m.usage_bytes).unwrap_or(0);
     if usage() <= to {
