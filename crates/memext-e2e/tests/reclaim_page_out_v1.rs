@@ -32,7 +32,6 @@ fn lower(page_out_first: bool) -> (Ended, u64, u64) {
         from,
         to: 16 * MIB,
         urgent: false,
-        page_out_first: r.page_out_first,
     });
     let mut ended = Vec::new();
     wait_for("the lowering to end", 60, || {

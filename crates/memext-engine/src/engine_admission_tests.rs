@@ -167,6 +167,20 @@ fn assert_limits_within(e: &Engine, cmds: &[Command], extend: &[&Ctx], room: u64
     }
 }
 
+/// A 400 MiB critical database, a 300 MiB batch job and a 300 MiB sleeper
+/// (of class `sleeper`) on a 1 GiB host.
+fn db_batch_sleeper(sleeper: ClassParams) -> (Engine, Ctx, Ctx, Ctx) {
+    let mut e = Engine::new(params());
+    let db = Ctx::new("/db", 400);
+    // (Named so that the plan lists the wake first: it still comes second.)
+    let batch = Ctx::new("/worker", 300);
+    let sleeping = Ctx::new("/sleeper", 300);
+    e.track(db.id.clone(), Class::Critical, class(16), s(0.0));
+    e.track(batch.id.clone(), Class::Extend, class(16), s(0.0));
+    e.track(sleeping.id.clone(), Class::Extend, sleeper, s(0.0));
+    (e, db, batch, sleeping)
+}
+
 /// On cgroup v1 the extend contexts' limits are a critical context's only
 /// protection: at no point of a tick's writes, nor of a wake served between
 /// ticks, do they sum past the room it leaves. A wake is given room only as
@@ -177,25 +191,13 @@ fn extend_limits_never_sum_past_the_room_a_critical_context_leaves() {
         limits_protect: true,
         ..HOST
     };
-    let mut e = Engine::new(params());
-    let mut db = Ctx::new("/db", 400);
-    // (Named so that the plan lists the wake first: it still comes second.)
-    let mut batch = Ctx::new("/worker", 300);
-    let mut sleeper = Ctx::new("/sleeper", 300);
-    e.track(db.id.clone(), Class::Critical, class(16), s(0.0));
-    e.track(batch.id.clone(), Class::Extend, class(16), s(0.0));
-    e.track(sleeper.id.clone(), Class::Extend, class(16), s(0.0));
+    let (mut e, mut db, mut batch, mut sleeper) = db_batch_sleeper(class(16));
     let room =
         |e: &Engine, db: &Ctx| HOST.capacity - e.get(&db.id).map_or(0, |t| t.target.max(db.usage));
     let step = |e: &mut Engine, cs: [&mut Ctx; 3], at: f64| {
         cs[0].cpu += Duration::from_millis(500);
         cs[1].cpu += Duration::from_millis(500);
-        for c in &cs {
-            let o = e.observe(&c.id, c.sample(at), false);
-            if o.wants_working_set {
-                e.record_working_set(&c.id, s(at), &[(100, vec![(0, c.usage)])]);
-            }
-        }
+        observe_all(e, &[&*cs[0], &*cs[1], &*cs[2]], at);
         let d = e.decide(s(at), &v1, &never_busy);
         // A context pushed out is paged out first: its limit is not written
         // below its usage in the same batch (the kernel would reclaim it in
@@ -252,12 +254,7 @@ fn worker_and_pushed_out_sleeper(v1: &HostFacts) -> (Engine, Ctx, Ctx) {
             sleeper.usage = 16 * MIB;
             sleeper.swapped = 284 * MIB;
         }
-        for c in [&worker, &sleeper] {
-            let o = e.observe(&c.id, c.sample(at), false);
-            if o.wants_working_set {
-                e.record_working_set(&c.id, s(at), &[(100, vec![(0, c.usage)])]);
-            }
-        }
+        observe_all(&mut e, &[&worker, &sleeper], at);
         let d = e.decide(s(at), v1, &never_busy);
         for c in &d.commands {
             e.executed(c, Outcome::Done, s(at));
@@ -346,13 +343,7 @@ fn a_wake_whose_raise_waits_for_room_waits_frozen_until_the_room_is_made() {
         background_reclaim: true,
         ..HOST
     };
-    let mut e = Engine::new(params());
-    let mut db = Ctx::new("/db", 400);
-    let mut batch = Ctx::new("/worker", 300);
-    let mut sleeper = Ctx::new("/sleeper", 300);
-    e.track(db.id.clone(), Class::Critical, class(16), s(0.0));
-    e.track(batch.id.clone(), Class::Extend, class(16), s(0.0));
-    e.track(sleeper.id.clone(), Class::Extend, queued(), s(0.0));
+    let (mut e, mut db, mut batch, mut sleeper) = db_batch_sleeper(queued());
     // The reclaimer ends each lowering as soon as it is handed one.
     let run = |e: &mut Engine, cmds: &[Command], at: f64| {
         for c in cmds {
@@ -370,12 +361,7 @@ fn a_wake_whose_raise_waits_for_room_waits_frozen_until_the_room_is_made() {
             sleeper.usage = 16 * MIB;
             sleeper.swapped = 284 * MIB;
         }
-        for c in [&db, &batch, &sleeper] {
-            let o = e.observe(&c.id, c.sample(at), false);
-            if o.wants_working_set {
-                e.record_working_set(&c.id, s(at), &[(100, vec![(0, c.usage)])]);
-            }
-        }
+        observe_all(&mut e, &[&db, &batch, &sleeper], at);
         let d = e.decide(s(at), &v1, &never_busy);
         run(&mut e, &d.commands, at);
     }

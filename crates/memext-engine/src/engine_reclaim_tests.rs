@@ -24,12 +24,7 @@ fn reclaims(cmds: &[Command]) -> Vec<(&str, u64, bool)> {
 /// Ticks with the database busy and `c` as it is; every command done.
 fn tick_v1(e: &mut Engine, db: &mut Ctx, c: &Ctx, at: f64, host: &HostFacts) -> Vec<Command> {
     db.cpu += Duration::from_millis(500);
-    for x in [&*db, c] {
-        let o = e.observe(&x.id, x.sample(at), false);
-        if o.wants_working_set {
-            e.record_working_set(&x.id, s(at), &[(100, vec![(0, x.usage)])]);
-        }
-    }
+    observe_all(e, &[&*db, c], at);
     let d = e.decide(s(at), host, &never_busy);
     for cmd in &d.commands {
         e.executed(cmd, Outcome::Done, s(at));
@@ -189,12 +184,7 @@ fn a_wake_waiting_for_room_hurries_a_lowering_on_its_way() {
             waker.cpu += Duration::from_millis(500);
         }
         db.cpu += Duration::from_millis(500);
-        for x in [&db, &sleeper, &waker] {
-            let o = e.observe(&x.id, x.sample(at), false);
-            if o.wants_working_set {
-                e.record_working_set(&x.id, s(at), &[(100, vec![(0, x.usage)])]);
-            }
-        }
+        observe_all(&mut e, &[&db, &sleeper, &waker], at);
         let d = e.decide(s(at), &tight, &never_busy);
         for cmd in &d.commands {
             e.executed(cmd, Outcome::Done, s(at));

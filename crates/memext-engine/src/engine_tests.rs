@@ -90,9 +90,9 @@ fn never_busy(_: &ContextId) -> bool {
     false
 }
 
-/// Observes every context once (recording a 1-chunk-per-MiB working set when
-/// asked), decides, and reports every command done.
-fn tick(e: &mut Engine, ctxs: &[&Ctx], at: f64) -> (Vec<Option<Transition>>, Vec<Command>) {
+/// Observes every context once, recording its working set (all it uses,
+/// in one chunk) where the engine asks for it; each one's transition.
+fn observe_all(e: &mut Engine, ctxs: &[&Ctx], at: f64) -> Vec<Option<Transition>> {
     let mut transitions = Vec::new();
     for c in ctxs {
         let o = e.observe(&c.id, c.sample(at), false);
@@ -101,6 +101,13 @@ fn tick(e: &mut Engine, ctxs: &[&Ctx], at: f64) -> (Vec<Option<Transition>>, Vec
         }
         transitions.push(o.transition);
     }
+    transitions
+}
+
+/// Observes every context once (`observe_all`), decides, and reports every
+/// command done.
+fn tick(e: &mut Engine, ctxs: &[&Ctx], at: f64) -> (Vec<Option<Transition>>, Vec<Command>) {
+    let transitions = observe_all(e, ctxs, at);
     let d = e.decide(s(at), &HOST, &never_busy);
     for cmd in &d.commands {
         e.executed(cmd, Outcome::Done, s(at));

@@ -205,7 +205,6 @@ impl Actuator {
                 from,
                 to: bytes,
                 urgent,
-                page_out_first: r.page_out_first,
             });
         }
         Outcome::Done

@@ -38,10 +38,6 @@ pub struct Job {
     pub to: u64,
     /// A wake waits for this room: at the daemon's priority.
     pub urgent: bool,
-    /// Its processes' memory is paged out (`process_madvise`) down to `to`
-    /// before the limit steps: the kernel's reclaim at the limit then has
-    /// little left to do (see `page_out_to`).
-    pub page_out_first: bool,
 }
 
 /// How a job ended.
@@ -61,7 +57,7 @@ pub struct Ended {
     pub stopped: bool,
     /// A wake waited for it.
     pub urgent: bool,
-    /// Bytes paged out before the limit steps.
+    /// Bytes paged out before the limit steps (`Shared::page_out_first`).
     pub paged_out: u64,
 }
 
@@ -81,6 +77,10 @@ struct Shared {
     step: Mutex<()>,
     /// The thread's id, to lend it the daemon's priority while a stop waits.
     tid: AtomicI32,
+    /// Each job pages its context's memory out with `process_madvise` down
+    /// to its target before the limit steps: the kernel's reclaim at the
+    /// limit then has little left to do (`page_out_to`).
+    page_out_first: bool,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -92,17 +92,18 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 pub struct Reclaimer {
     shared: Arc<Shared>,
     handle: Option<std::thread::JoinHandle<()>>,
-    /// Its jobs page the memory out before the limit steps (`page_out_to`).
-    pub page_out_first: bool,
 }
 
 impl Reclaimer {
+    /// `page_out_first`: each job pages its context's memory out before
+    /// the limit steps (`page_out_to`).
     pub fn start(hierarchy: Hierarchy, page_out_first: bool) -> Self {
         let shared = Arc::new(Shared {
             state: Mutex::new(State::default()),
             wake: Condvar::new(),
             step: Mutex::new(()),
             tid: AtomicI32::new(0),
+            page_out_first,
         });
         let s = shared.clone();
         let handle = std::thread::Builder::new()
@@ -112,7 +113,6 @@ impl Reclaimer {
         Self {
             shared,
             handle: Some(handle),
-            page_out_first,
         }
     }
 
@@ -268,7 +268,7 @@ fn lower(shared: &Shared, hierarchy: &Hierarchy, job: &Job) -> Ended {
     };
     match hierarchy.open(&job.path) {
         Ok(cg) => {
-            if job.page_out_first {
+            if shared.page_out_first {
                 ended.paged_out = page_out_to(shared, &cg, &job.id, job.to);
             }
             for next in steps(job.from, job.to) {
@@ -379,7 +379,6 @@ mod tests {
             from: 40 * MIB,
             to: 16 * MIB,
             urgent,
-            page_out_first: false,
         }
     }
 
