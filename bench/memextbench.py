@@ -198,6 +198,29 @@ def memext_config(work, parent, engine_root, critical=(), idle_after=None, floor
     return cfg
 
 
+def variant(mode):
+    """The settings of a memext variant: `MODE+KEY=VALUE+...` (e.g.
+    memext+wake_cpu_weight=20), each KEY an extend-class setting or
+    `daemon.KEY` a daemon one (memext+daemon.reclaim=loop), as (key, TOML
+    value) pairs; none for a mode without `+`."""
+    pairs = []
+    for item in mode.split("+")[1:]:
+        key, _, value = item.partition("=")
+        bare_key = key.removeprefix("daemon.")
+        if not bare_key.replace("_", "").isalpha() or not value:
+            raise ValueError(f"memext variant {mode!r}: write MODE+KEY=VALUE")
+        bare = value.isdigit() or value in ("true", "false")
+        pairs.append((key, value if bare else f'"{value}"'))
+    return pairs
+
+
+def variant_settings(mode):
+    """A variant's settings split for memext_config: (extend pairs, daemon pairs)."""
+    pairs = variant(mode)
+    return ([(k, v) for k, v in pairs if not k.startswith("daemon.")],
+            [(k[len("daemon."):], v) for k, v in pairs if k.startswith("daemon.")])
+
+
 def tiers_up(work, cleanup, zram=None, swapfile=None):
     """Swap tiers set up by `memext tiers up` (config WORK/tiers.toml, state
     WORK/tstate), taken down by `cleanup`: a zram device of `zram` bytes (lz4,

@@ -70,6 +70,23 @@ BASE_MIB = 12  # a function's interpreter and handler besides its heap (measured
 ENGINE = mb.DockerEngine(os.environ.get("MEMEXT_ENGINE_DIR", "/var/tmp/memext-dockerd-faas"), PARENT)
 
 
+def base_mode(mode):
+    """A variant's mode (memext+reclaim=loop: memext)."""
+    return mode.split("+", 1)[0]
+
+
+def known_mode(mode):
+    """A mode of MODES, or a variant (MODE+KEY=VALUE...) of a memext one."""
+    if "+" not in mode:
+        return mode in MODES
+    if not base_mode(mode).startswith("memext") or base_mode(mode) not in MODES:
+        return False
+    try:
+        return bool(mb.variant(mode))
+    except ValueError:
+        return False
+
+
 def read_back_bandwidth(tier, server, cleanup, mib):
     """The tier's bulk read-back bandwidth, MiB/s: `memext-e2e kbench` pages
     out `mib` MiB and times MADV_WILLNEED until the swap cache holds 95%."""
@@ -99,9 +116,10 @@ def run_mode(a, server, fleet_names, heaps, trace, tier, mode, rnd, bandwidth, c
             srv.zswap_on(cleanup)
         controller = None
         if mode.startswith("memext"):
-            push_out = "when-idle" if mode == "memext-idle" else "when-needed"
+            push_out = "when-idle" if base_mode(mode) == "memext-idle" else "when-needed"
+            extend, daemon = mb.variant_settings(mode)
             cfg = mb.memext_config(a.work, PARENT, f"{ENGINE.dir}/root", (), a.idle_after, a.floor, push_out,
-                                   a.admit_within)
+                                   a.admit_within, extend=extend, daemon=daemon)
             controller = mb.start_daemon(cfg, os.path.join(a.out, f"{mode}-daemon-{tier}-r{rnd}.log"), cleanup).pid
         fleet = host.Fleet(ENGINE, a.work, fleet_names, heaps)
         t_start = time.time()
@@ -166,7 +184,9 @@ def parse(argv):
                     help="the DRAM cap as a share of the functions' memory (default 0.25)")
     ap.add_argument("--tiers", default=",".join(TIERS), help="swapfile,zram (default both)")
     ap.add_argument("--modes", default="ideal,linux,zswap,senpai,memext,memext-idle",
-                    help=f"from {','.join(MODES)} (default: all but limits)")
+                    help=f"from {','.join(MODES)} (default: all but limits); also variants of the memext modes, "
+                         "MODE+KEY=VALUE[+...] with extend-class settings (memext+idle_after=5s) or daemon ones "
+                         "(memext+daemon.reclaim=page-out)")
     ap.add_argument("--rounds", type=int, default=1, help="rounds of every mode (default 1)")
     ap.add_argument("--settle", type=float, default=30.0,
                     help="seconds between the last function up and the trace (default 30)")
@@ -191,7 +211,7 @@ def parse(argv):
     except ValueError:
         ap.error("--heap-mib: MIN,MAX in MiB")
     a.tiers, a.modes = a.tiers.split(","), a.modes.split(",")
-    if any(t not in TIERS for t in a.tiers) or any(m not in MODES for m in a.modes):
+    if any(t not in TIERS for t in a.tiers) or any(not known_mode(m) for m in a.modes):
         ap.error(f"--tiers from {','.join(TIERS)}; --modes from {','.join(MODES)}")
     if not 1 <= lo <= hi <= 4096 or not 0 < a.cap_share <= 1 or a.functions < 1 or a.rounds < 1 \
             or not a.time_scale > 0:

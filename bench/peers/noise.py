@@ -2,9 +2,13 @@
 """The noise of bench/peers that really wakes: one process per container, run
 inside it (mounted read-only), logging each operation as a JSON line to OUT.
 
-  noise.py burst OUT HEAP_MIB SCHEDULE PERIOD_S START_EPOCH SEED [HEAP]
+  noise.py burst OUT HEAP_MIB SCHEDULE PERIOD_S START_EPOCH SEED [HEAP [AFTER]]
       holds a heap and sleeps; at each wake re-touches all of it (one write per
-      page) and logs the touch's time as a `wake`. SCHEDULE:
+      page) and logs the touch's time as a `wake`. AFTER: `keep` (the default)
+      leaves the heap as it is between wakes; `pageout` pages it out itself
+      (madvise MADV_PAGEOUT) once filled and at the end of every touch, the
+      bench's `oracle` mode: a controller that knows the instant each sleep
+      starts and uses the kernel's cheapest page-out. SCHEDULE:
         cron     wakes at START + k*PERIOD, whatever the last wake took (a slot
                  missed while a wake ran is skipped, as cron does);
         jitter   the next wake PERIOD after the last scheduled one, +-25% uniform;
@@ -58,6 +62,9 @@ def log(out, **rec):
 
 
 HEAPS = {"private": mmap.MAP_PRIVATE, "shared": mmap.MAP_SHARED}
+AFTERS = ("keep", "pageout")
+# Linux's MADV_PAGEOUT (5.4); Python 3.11's mmap module does not name it.
+MADV_PAGEOUT = getattr(mmap, "MADV_PAGEOUT", 21)
 
 
 def heap(size, kind="private"):
@@ -67,13 +74,22 @@ def heap(size, kind="private"):
     return mmap.mmap(-1, size, flags=HEAPS[kind])
 
 
-def burst(out, heap_mib, schedule, period, start, seed, kind="private"):
+def settle(m, after):
+    """Between wakes: leave the heap (`keep`) or page it out now (`pageout`)."""
+    if after == "pageout":
+        m.madvise(MADV_PAGEOUT)
+
+
+def burst(out, heap_mib, schedule, period, start, seed, kind="private", after="keep"):
     if schedule not in ("cron", "jitter", "poisson"):
         raise ValueError(f"schedule {schedule!r} is not cron, jitter or poisson")
+    if after not in AFTERS:
+        raise ValueError(f"after {after!r} is not keep or pageout")
     rng = random.Random(seed)
     size = heap_mib * MIB
     m = heap(size, kind)
     fill(m, 0, size, pattern())
+    settle(m, after)
     log(out, op="ready", heap=size)
     k, due = 0, start
     while True:
@@ -85,7 +101,9 @@ def burst(out, heap_mib, schedule, period, start, seed, kind="private"):
         else:
             due = time.time() + rng.expovariate(1.0 / period)
         time.sleep(max(0.0, due - time.time()))
-        log(out, op="wake", lat=round(touch(m, size), 6), schedule=schedule)
+        lat = touch(m, size)
+        settle(m, after)
+        log(out, op="wake", lat=round(lat, 6), schedule=schedule)
 
 
 def grow(out, peak_mib, ramp, work, pause, seed, kind="private"):
@@ -117,7 +135,8 @@ def main(argv):
         try:
             kind = argv[8] if len(argv) > 8 else "private"
             if argv[1] == "burst":
-                burst(out, int(argv[3]), argv[4], float(argv[5]), float(argv[6]), int(argv[7]), kind)
+                after = argv[9] if len(argv) > 9 else "keep"
+                burst(out, int(argv[3]), argv[4], float(argv[5]), float(argv[6]), int(argv[7]), kind, after)
             else:
                 grow(out, int(argv[3]), float(argv[4]), float(argv[5]), float(argv[6]), int(argv[7]), kind)
         except ValueError as e:

@@ -29,20 +29,15 @@ import subprocess
 import sys
 import time
 
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from server import tlb_shootdowns  # noqa: E402
+
 MIB = 1 << 20
 CG = "/sys/fs/cgroup/memory/memext-pageout-cost"
 MADV_PAGEOUT = 21
 SYS_PIDFD_OPEN, SYS_PROCESS_MADVISE = 434, 440
 METHODS = ("pageout", "pmadvise", "limit", "limit8", "charge", "touch")
 IN_CGROUP = ("limit", "limit8", "charge", "touch")
-
-
-def tlb_shootdowns():
-    with open("/proc/interrupts") as f:
-        for line in f:
-            if line.strip().startswith("TLB:"):
-                return sum(int(x) for x in line.split()[1:] if x.isdigit())
-    return 0
 
 
 def write(path, value):

@@ -11,12 +11,12 @@ import memextbench as mb
 COLUMNS = ["mode", "round", "throughput", "p50", "p99", "p999", "requests",
            "noise_ops", "noise_p50", "noise_p99", "noise_slowdown_p50",
            "dram_mean_mib", "dram_max_mib", "swapin_mib", "swapout_mib", "zswpin_mib", "zswpout_mib",
-           "cpu_controller_s", "cpu_kswapd_s", "cpu_kdamond_s", "cpu_critical_s", "cpu_noise_s", "cpu_client_s",
+           "tlb_shootdowns", "cpu_controller_s", "cpu_kswapd_s", "cpu_kdamond_s", "cpu_critical_s", "cpu_noise_s", "cpu_client_s",
            "damon_applied_mib",
            "crit_majflt", "crit_refault_anon", "crit_refault_file", "crit_mem_some_ms", "crit_mem_full_ms",
            "crit_cpu_some_ms", "crit_io_some_ms", "client_cpu_some_ms", "oom_kills", "window_s", "failed"]
 NUMERIC = COLUMNS[2:-1]
-COLORS = {"ideal": "tab:blue", "linux": "tab:red", "limits": "tab:orange", "zswap": "tab:purple",
+COLORS = {"ideal": "tab:blue", "oracle": "tab:cyan", "linux": "tab:red", "limits": "tab:orange", "zswap": "tab:purple",
           "senpai": "tab:brown", "memext": "tab:green"}
 P99_TARGET, TPUT_TARGET = 1.5, 0.85
 
@@ -46,15 +46,21 @@ def one_line(r):
             f"p99.9 {f(r['p999'], '.2f')} ms | noise {r['noise_ops']} ops p50 {f(r['noise_p50'], '.1f')} "
             f"p99 {f(r['noise_p99'], '.1f')} ms | DRAM {r['dram_mean_mib']:.0f}/{r['dram_max_mib']:.0f} MiB | "
             f"swap in/out {r['swapin_mib']:.0f}/{r['swapout_mib']:.0f} (zswap {r['zswpin_mib']:.0f}/{r['zswpout_mib']:.0f}) MiB | cpu ctl {r['cpu_controller_s']:.1f} "
-            f"kswapd {r['cpu_kswapd_s']:.1f} kdamond {r['cpu_kdamond_s']:.1f} s")
+            f"kswapd {r['cpu_kswapd_s']:.1f} kdamond {r['cpu_kdamond_s']:.1f} s | TLB shootdowns {f(r.get('tlb_shootdowns'), ',.0f')}")
 
 
-MODE_ORDER = ["ideal", "linux", "limits", "zswap", "senpai", "memext"]
+MODE_ORDER = ["ideal", "oracle", "linux", "limits", "zswap", "senpai", "memext"]
 
 
 def is_memext(mode):
     """memext itself or one of its variants (memext+KEY=VALUE): not a peer."""
     return mode == "memext" or mode.startswith("memext+")
+
+
+def is_peer(mode):
+    """What an operator could deploy instead: not memext, not the bounds (ideal,
+    oracle: the noise paging itself out at the instant each sleep starts)."""
+    return not is_memext(mode) and mode not in ("ideal", "oracle")
 
 
 def medians(rows):
@@ -88,7 +94,7 @@ def verdict(med):
     if m:
         v["noise_starved"] = m["noise_p50"] is None
         for mode, p in med.items():
-            if is_memext(mode) or mode == "ideal" or p["p99"] is None or m["p99"] is None:
+            if not is_peer(mode) or p["p99"] is None or m["p99"] is None:
                 continue
             if p["p99"] < m["p99"] and noise(p) < noise(m) and p["dram_mean_mib"] <= m["dram_mean_mib"]:
                 v["dominated_by"].append(mode)
@@ -202,7 +208,7 @@ def headline_lines(rows_by_cell, verdicts):
         med, key = medians(rows), f"{cell[0]}-{cell[1]}"
         m, i, v = med.get("memext"), med.get("ideal"), verdicts[key]
         peers = [(mode, p) for mode, p in med.items()
-                 if mode != "ideal" and not is_memext(mode) and p["p99"] is not None]
+                 if is_peer(mode) and p["p99"] is not None]
         if not (m and i and i["throughput"] and i["p99"] and peers) or m["p99"] is None:
             lines.append(f"| {cell[0]} x {cell[1]} | (incomplete) | | | | |")
             continue

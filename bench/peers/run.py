@@ -25,6 +25,11 @@ cell is a critical workload and a noise kind:
 
 Modes (rotated between cells and rounds: this VM drifts):
   ideal   no cap, no swap area;
+  oracle  cap + swap file, and each burst container pages its own heap out
+          (MADV_PAGEOUT) the moment its fill and each touch end: a bound, not
+          a peer: a controller that knew the instant every sleep starts and
+          paid only the kernel's cheapest page-out and the swap-in faults
+          (burst noise only; not in the default modes);
   linux   cap + swap file, nothing else;
   limits  + each noise container a static limit of its fair share of what the
           critical container leaves (docker update --memory, swap unlimited);
@@ -58,7 +63,8 @@ import report  # noqa: E402
 import server as srv  # noqa: E402
 import workloads as wl  # noqa: E402
 
-MODES = ["ideal", "linux", "limits", "zswap", "senpai", "memext"]
+MODES = ["ideal", "oracle", "linux", "limits", "zswap", "senpai", "memext"]
+DEFAULT_MODES = [m for m in MODES if m != "oracle"]
 CRITICALS = {"redis": wl.RedisCritical, "postgres": wl.PostgresCritical}
 NOISES = ["fetch", "burst", "grow"]
 ENGINE = mb.DockerEngine(os.environ.get("MEMEXT_ENGINE_DIR", "/var/tmp/memext-dockerd-peers"), srv.PARENT,
@@ -78,14 +84,13 @@ def run_mode(a, server, cell, mode, rnd, cleanup):
             srv.zswap_on(cleanup)
         controller = None
         if report.is_memext(mode):
-            pairs = variant(mode)
+            extend, daemon = mb.variant_settings(mode)
             cfg = mb.memext_config(a.work, srv.PARENT, f"{ENGINE.dir}/root", [wl.CRITICAL], a.idle_after,
-                                   extend=[(k, v) for k, v in pairs if not k.startswith("daemon.")],
-                                   daemon=[(k[len("daemon."):], v) for k, v in pairs if k.startswith("daemon.")])
+                                   extend=extend, daemon=daemon)
             controller = mb.start_daemon(cfg, os.path.join(a.out, "memext-daemon.log"), cleanup).pid
         critical = CRITICALS[workload](a, a.work, srv.in_client(cleanup))
         critical.start(ENGINE, cleanup)
-        noise = wl.Noise(a, a.work, noise_kind)
+        noise = wl.Noise(a, a.work, noise_kind, after="pageout" if mode == "oracle" else "keep")
         noise.start(ENGINE, cleanup)
         if mode == "limits":
             used = critical_usage()
@@ -125,21 +130,6 @@ def cpu_profile(a, hist, controller, cid):
     roles = {"pids": {controller: "controller"} if controller else {},
              "cgroups": [(f"{srv.PARENT}/{cid}", "critical"), (srv.PARENT, "noise"), (srv.CLIENT, "client")]}
     return cpuprofile.Profile(hist[:-len(".csv")] + "-cpu.json", roles)
-
-
-def variant(mode):
-    """The settings of a memext variant: `memext+KEY=VALUE+...`, each KEY an
-    extend-class setting (e.g. memext+wake_cpu_weight=20) or `daemon.KEY` a
-    daemon one (memext+daemon.reclaim=loop), as (key, TOML value) pairs."""
-    pairs = []
-    for item in mode.split("+")[1:]:
-        key, _, value = item.partition("=")
-        bare_key = key.removeprefix("daemon.")
-        if not bare_key.replace("_", "").isalpha() or not value:
-            raise ValueError(f"memext variant {mode!r}: write memext+KEY=VALUE")
-        bare = value.isdigit() or value in ("true", "false")
-        pairs.append((key, value if bare else f'"{value}"'))
-    return pairs
 
 
 def failure_cause():
@@ -192,7 +182,7 @@ def parse(argv):
     ap.add_argument("--senpai-args", default="--interval 2 --max-probe 0.05 --min-size 16777216",
                     help="senpai.py's parameters (default: sped up for minute-long cells; published: interval 6, "
                          "max-probe 0.01, min-size 100 MiB)")
-    ap.add_argument("--modes", default=",".join(MODES),
+    ap.add_argument("--modes", default=",".join(DEFAULT_MODES),
                     help="modes, from " + ", ".join(MODES) + "; also memext variants memext+KEY=VALUE[+...] "
                          "with extend-class settings (e.g. memext+wake_cpu_weight=20) or daemon ones "
                          "(memext+daemon.reclaim=loop), run beside memext")
@@ -230,6 +220,8 @@ def parse(argv):
         setattr(a, name, picked)
     if len(a.burst_period) != 2 or len(a.grow_phases) != 3 or a.noise_containers < 1:
         ap.error("--burst-period MIN,MAX; --grow-phases RAMP,WORK,PAUSE; --noise-containers >= 1")
+    if "oracle" in a.modes and a.noise != ["burst"]:
+        ap.error("--modes oracle: only the burst noise knows when it sleeps (--noise burst)")
     if a.cpu_profile and not shutil.which("perf"):
         ap.error("--cpu-profile needs perf (Debian package linux-perf)")
     if os.geteuid() != 0:

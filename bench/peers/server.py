@@ -142,6 +142,18 @@ def vmstat():
     return out
 
 
+def tlb_shootdowns(text=None):
+    """TLB shootdowns the host's CPUs received, summed: /proc/interrupts' TLB
+    line (or `text`, its contents). Each is an IPI that interrupted a CPU
+    (on x86, for another CPU's unmapping of pages this one may cache)."""
+    if text is None:
+        text = read("/proc/interrupts")
+    for line in text.splitlines():
+        if line.strip().startswith("TLB:"):
+            return sum(int(x) for x in line.split()[1:] if x.isdigit())
+    return 0
+
+
 def damon_applied():
     """The machine's DAMON scheme's applied bytes, read only. The kernel refreshes
     this file only when asked through kdamonds/0/state (or refresh_ms): never done
@@ -203,7 +215,7 @@ CLIENT_COLUMNS = {"cpu_some": "client_cpu_some_ms"}
 class Window:
     """What the host did during a measurement window: the parent's DRAM sampled
     every `period` s (mean, max), swap-in/out bytes to the swap device and to zswap's pool (host-wide /proc/vmstat: the
-    bench is alone on the machine), and CPU seconds of the controller and of
+    bench is alone on the machine), the TLB shootdowns every CPU received, and CPU seconds of the controller and of
     kswapd and kdamond, of the critical and the noise containers (their page
     faults and reclaim are charged to them) and of the critical workload's load
     client (`CLIENT`); the critical container's faults, refaults and stalls, and
@@ -217,6 +229,7 @@ class Window:
 
     def __enter__(self):
         self.t0, self.vm0, self.damon0 = time.time(), vmstat(), damon_applied()
+        self.tlb0 = tlb_shootdowns()
         self.crit0, self.client0 = critical_counters(self.critical_cgroup), critical_counters(CLIENT)
         self.cg_cpu0 = (cgroup_cpu_seconds(self.server.parent),
                         cgroup_cpu_seconds(self.critical_cgroup) if self.critical_cgroup else 0.0,
@@ -252,6 +265,7 @@ class Window:
             "swapout_mib": round((vm1["pswpout"] - self.vm0["pswpout"]) * 4096 / MIB, 1),
             "zswpin_mib": round((vm1.get("zswpin", 0) - self.vm0.get("zswpin", 0)) * 4096 / MIB, 1),
             "zswpout_mib": round((vm1.get("zswpout", 0) - self.vm0.get("zswpout", 0)) * 4096 / MIB, 1),
+            "tlb_shootdowns": tlb_shootdowns() - self.tlb0,
             "cpu_controller_s": round(cpu.get("controller", 0.0), 2),
             "cpu_kswapd_s": round(sum(v for k, v in cpu.items() if k.startswith("kswapd")), 2),
             "cpu_kdamond_s": round(sum(v for k, v in cpu.items() if k.startswith("kdamond")), 2),

@@ -22,6 +22,49 @@ def sharing(m):
     raise AssertionError("mapping not found")
 
 
+def resident_kib(m):
+    """Rss of the /proc/self/smaps entry that holds mmap `m`, in KiB."""
+    view = ctypes.c_char.from_buffer(m)
+    addr = ctypes.addressof(view)
+    del view
+    inside = False
+    with open("/proc/self/smaps") as f:
+        for line in f:
+            head = line.split()[0]
+            if "-" in head and ":" not in head:
+                lo, hi = (int(x, 16) for x in head.split("-"))
+                inside = lo <= addr < hi
+            elif inside and head == "Rss:":
+                return int(line.split()[1])
+    raise AssertionError("mapping not found")
+
+
+def swap_on():
+    with open("/proc/swaps") as f:
+        return len(f.readlines()) > 1
+
+
+class Settle(unittest.TestCase):
+    def test_pageout_pages_the_heap_out_and_keep_leaves_it(self):
+        size = 8 << 20
+        for after in ("keep", "pageout"):
+            m = noise.heap(size)
+            try:
+                noise.fill(m, 0, size, noise.pattern())
+                self.assertGreaterEqual(resident_kib(m), size // 1024 * 9 // 10)
+                noise.settle(m, after)  # the kernel refuses an unknown advice (EINVAL)
+                if after == "keep":
+                    self.assertGreaterEqual(resident_kib(m), size // 1024 * 9 // 10)
+                elif swap_on():
+                    self.assertLess(resident_kib(m), size // 1024 // 2, "MADV_PAGEOUT left the heap resident")
+            finally:
+                m.close()
+
+    def test_an_unknown_after_is_refused_before_the_heap_is_made(self):
+        with self.assertRaises(ValueError):
+            noise.burst(None, 1, "cron", 1.0, 0.0, 0, "private", "drop")
+
+
 class Heap(unittest.TestCase):
     def test_the_heap_is_private_by_default_and_shared_when_asked(self):
         for args, want in (((), "p"), (("private",), "p"), (("shared",), "s")):

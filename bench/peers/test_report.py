@@ -59,6 +59,14 @@ class Verdict(unittest.TestCase):
         v = report.verdict(med)
         self.assertEqual((v["dominated_by"], v["met"]), ([], True))
 
+    def test_the_oracle_bound_is_not_a_peer(self):
+        med = report.medians([row("ideal", 1.0, 1000, 1.0, 3000), row("memext", 1.4, 900, 100.0, 1000),
+                              row("oracle", 1.2, 950, 50.0, 600)])
+        self.assertEqual(report.verdict(med)["dominated_by"], [])
+        self.assertIn("(incomplete)", report.headline_lines({("postgres", "burst"): [
+            row("ideal", 1.0, 1000, 1.0, 3000), row("memext", 1.4, 900, 100.0, 1000),
+            row("oracle", 1.2, 950, 50.0, 600)]}, {"postgres-burst": report.verdict(med)})[2])
+
     def test_p99_over_target_is_missed(self):
         med = report.medians([row("ideal", 1.0, 1000, 1.0, 3000), row("memext", 1.6, 900, 100.0, 1000)])
         self.assertFalse(report.verdict(med)["met"])

@@ -31,12 +31,13 @@ class VariantConfig(unittest.TestCase):
         self.assertNotIn("reclaim", cfg["class"]["extend"])
 
     def test_a_variant_names_daemon_settings_apart(self):
-        sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-        import run  # noqa: E402
-        self.assertEqual(run.variant("memext+daemon.reclaim=loop+fast_wakes=true"),
+        self.assertEqual(mb.variant("memext+daemon.reclaim=loop+fast_wakes=true"),
                          [("daemon.reclaim", '"loop"'), ("fast_wakes", "true")])
+        self.assertEqual(mb.variant_settings("memext-idle+daemon.reclaim=page-out+floor=4MiB"),
+                         ([("floor", '"4MiB"')], [("reclaim", '"page-out"')]))
+        self.assertEqual(mb.variant("memext"), [])
         with self.assertRaises(ValueError):
-            run.variant("memext+daemon.=x")
+            mb.variant("memext+daemon.=x")
 
     def test_without_a_variant_the_benchs_settings(self):
         ext = self.config(())["class"]["extend"]

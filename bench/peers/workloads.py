@@ -184,8 +184,10 @@ def write_timeline(path, done_s, latencies_ms):
 class Noise:
     """n noise containers of one kind; their service read back per window."""
 
-    def __init__(self, a, work, kind):
-        self.a, self.kind = a, kind
+    def __init__(self, a, work, kind, after="keep"):
+        """after: what a burst container does with its heap between wakes
+        (noise.py's AFTER: keep, or pageout for the oracle mode)."""
+        self.a, self.kind, self.after = a, kind, after
         self.dir = os.path.join(work, "noise")
         self.n = a.noise_containers
         self.each = a.noise_total // self.n
@@ -209,6 +211,8 @@ class Noise:
                 ramp, work, pause = self.a.grow_phases
                 cmd = ["grow", out, str(self.each // MIB), str(ramp), str(work), str(pause), str(i)]
             cmd.append(self.a.noise_heap)
+            if self.kind == "burst":
+                cmd.append(self.after)
             run_container(engine, cleanup, name, *docker_args, "-v", f"{self.dir}:/noise",
                           "-v", f"{HERE}:/peers:ro", engine.IMAGE, "python3", "/peers/noise.py", *cmd)
         if self.kind == "burst":
