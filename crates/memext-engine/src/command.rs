@@ -55,11 +55,16 @@ pub enum Command {
     /// writes held it 4.4-5.3 s per bench/peers invocation, at nice 0).
     /// Its room is not free until [`crate::Engine::reclaimed`] says so.
     /// `urgent`: a wake waits for that room (written at the daemon's
-    /// priority, not the reclaimer's low one).
+    /// priority, not the reclaimer's low one). `resting`: the context is
+    /// idle, or active and quiet (`ContextState::rests`): its memory may
+    /// be paged out in any order before the limit steps (the daemon's
+    /// `reclaim = "page-out"`); an active context's is left to the
+    /// kernel's reclaim at the limit, which takes its coldest pages first.
     Reclaim {
         id: ContextId,
         bytes: u64,
         urgent: bool,
+        resting: bool,
     },
     BringBack(BringBack),
     PushOut(PushOut),

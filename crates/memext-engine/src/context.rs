@@ -335,6 +335,12 @@ impl ContextState {
         self.model.state == State::Active && self.model.is_quiet(now)
     }
 
+    /// Not using its memory now: idle, or active and quiet. What it holds
+    /// may go in any order; an active context's coldest pages go first.
+    pub fn rests(&self, now: Instant) -> bool {
+        self.model.state == State::Idle || self.is_quiet(now)
+    }
+
     /// Pushed out only when the room is needed (`when-needed`): a host
     /// whose DRAM is meant to be full.
     pub fn fills_room(&self) -> bool {

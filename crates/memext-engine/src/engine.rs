@@ -174,7 +174,7 @@ impl Engine {
         // At rest over the reading (its state still the last one's): a call
         // starting within it counts, its first allocations are what the
         // slack is for.
-        let resting = t.model.state == State::Idle || t.is_quiet(now);
+        let resting = t.rests(now);
         t.rest_growth.observe(now, m.usage, own_growth && resting);
         t.memory = m;
         t.pids = sample.pids;

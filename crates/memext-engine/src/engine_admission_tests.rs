@@ -384,7 +384,9 @@ fn a_wake_whose_raise_waits_for_room_waits_frozen_until_the_room_is_made() {
     );
     assert!(bring_backs(&cmds).is_empty(), "{cmds:?}");
     let lowering = cmds.iter().find_map(|c| match c {
-        Command::Reclaim { id, bytes, urgent } if *id == batch.id => Some((*bytes, *urgent)),
+        Command::Reclaim {
+            id, bytes, urgent, ..
+        } if *id == batch.id => Some((*bytes, *urgent)),
         _ => None,
     });
     let (to, urgent) = lowering.expect("the batch's room asked for");

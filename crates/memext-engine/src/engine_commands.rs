@@ -127,6 +127,7 @@ impl Engine {
                             id: id.clone(),
                             bytes,
                             urgent: false,
+                            resting: t.rests(now),
                         });
                     let bytes = if below {
                         usage.min(t.limit_in_force())
@@ -151,6 +152,7 @@ impl Engine {
                             id: id.clone(),
                             bytes,
                             urgent: false,
+                            resting: t.rests(now),
                         }));
                         continue;
                     }
@@ -221,6 +223,7 @@ impl Engine {
                 id: id.clone(),
                 bytes,
                 urgent: true,
+                resting: self.contexts.get(id).is_some_and(|t| t.rests(now)),
             }));
         }
         out

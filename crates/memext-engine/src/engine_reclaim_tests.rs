@@ -15,7 +15,19 @@ const BG: HostFacts = HostFacts {
 fn reclaims(cmds: &[Command]) -> Vec<(&str, u64, bool)> {
     cmds.iter()
         .filter_map(|c| match c {
-            Command::Reclaim { id, bytes, urgent } => Some((id.as_str(), *bytes, *urgent)),
+            Command::Reclaim {
+                id, bytes, urgent, ..
+            } => Some((id.as_str(), *bytes, *urgent)),
+            _ => None,
+        })
+        .collect()
+}
+
+/// Of each `Command::Reclaim`, whether its context rests.
+fn resting(cmds: &[Command]) -> Vec<(&str, bool)> {
+    cmds.iter()
+        .filter_map(|c| match c {
+            Command::Reclaim { id, resting, .. } => Some((id.as_str(), *resting)),
             _ => None,
         })
         .collect()
@@ -72,6 +84,7 @@ fn a_limit_below_the_usage_is_held_there_and_lowered_in_the_background() {
         .position(|x| matches!(x, Command::Reclaim { .. }));
     assert!(hold.is_some() && hold < bg, "{cmds:?}");
     assert_eq!(reclaims(&cmds), vec![("/sleeper", 16 * MIB, false)]);
+    assert_eq!(resting(&cmds), vec![("/sleeper", true)], "it is idle");
     assert!(
         limits_of(&cmds, &c.id).iter().all(|&b| b >= 60 * MIB),
         "nothing below its usage written in the loop: {cmds:?}"
@@ -97,6 +110,42 @@ fn a_limit_below_the_usage_is_held_there_and_lowered_in_the_background() {
     assert!(
         limits_of(&cmds, &c.id).is_empty() && reclaims(&cmds).is_empty(),
         "done: nothing to write again: {cmds:?}"
+    );
+}
+
+/// A context squeezed to its floor while it runs is lowered in the
+/// background too, marked not resting: its pages in use are left to the
+/// kernel's reclaim at the limit (coldest first), not paged out by address.
+#[test]
+fn a_running_context_squeezed_below_its_usage_is_lowered_as_not_resting() {
+    let squeezed = HostFacts {
+        capacity: 456 * MIB, // the database's 400 and 10%, and one floor
+        ..BG
+    };
+    let mut e = Engine::new(params());
+    let mut db = Ctx::new("/db", 400);
+    let mut c = Ctx::new("/runner", 300);
+    e.track(db.id.clone(), Class::Critical, class(16), s(0.0));
+    e.track(c.id.clone(), Class::Extend, class(16), s(0.0));
+    let mut marks = Vec::new();
+    for i in 0..12 {
+        c.cpu += Duration::from_millis(500);
+        let cmds = tick_v1(&mut e, &mut db, &c, f64::from(i), &squeezed);
+        if e.get(&c.id).is_some_and(|t| t.squeezed) {
+            // Paged out for room as it runs; what is left (its swap cache)
+            // is over its floor, within what a push-out leaves to the limit.
+            (c.usage, c.swapped) = (22 * MIB, 278 * MIB);
+        }
+        marks.extend(resting(&cmds).into_iter().map(|(_, r)| r));
+    }
+    assert_eq!(
+        e.get(&c.id).map(|t| t.model.state),
+        Some(State::Active),
+        "it runs"
+    );
+    assert!(
+        !marks.is_empty() && marks.iter().all(|r| !r),
+        "lowered in the background, not resting: {marks:?}"
     );
 }
 

@@ -96,6 +96,7 @@ fn a_lowering_in_the_background_keeps_its_refaults_memexts_until_done() {
         id: f.id.clone(),
         bytes: 4 * MIB,
         urgent: false,
+        resting: true,
     };
     e.executed(&cmd, Outcome::Done, s(4.0));
     for at in [5.0, 6.0, 7.0] {

@@ -102,7 +102,12 @@ impl Actuator {
                     None => Outcome::Foreign,
                 }
             }
-            Command::Reclaim { id, bytes, urgent } => self.reclaim(id, cg, *bytes, *urgent),
+            Command::Reclaim {
+                id,
+                bytes,
+                urgent,
+                resting,
+            } => self.reclaim(id, cg, *bytes, *urgent, *resting),
             Command::CpuWeight { id, weight } => {
                 let (knob, value) = match cg.version() {
                     Version::V1 => (LimitKnob::V1CpuShares, v1_cpu_shares(*weight)),
@@ -164,7 +169,15 @@ impl Actuator {
 
     /// Hands a lowering below the usage to the reclaimer, recorded in the
     /// ledger first; without a reclaimer, written here as a limit.
-    fn reclaim(&mut self, id: &ContextId, cg: &AnyCgroup, bytes: u64, urgent: bool) -> Outcome {
+    /// `resting`: the reclaimer may page the context out first (if so set).
+    fn reclaim(
+        &mut self,
+        id: &ContextId,
+        cg: &AnyCgroup,
+        bytes: u64,
+        urgent: bool,
+        resting: bool,
+    ) -> Outcome {
         if urgent && self.reclaimer.as_ref().is_some_and(|r| r.hurry(id)) {
             return Outcome::Done; // on its way down already
         }
@@ -205,6 +218,7 @@ impl Actuator {
                 from,
                 to: bytes,
                 urgent,
+                page_out: resting,
             });
         }
         Outcome::Done

@@ -38,6 +38,11 @@ pub struct Job {
     pub to: u64,
     /// A wake waits for this room: at the daemon's priority.
     pub urgent: bool,
+    /// The context rests: where the reclaimer pages out first
+    /// (`Shared::page_out_first`), it may. An active context's memory is
+    /// left to the limit steps: the kernel's reclaim takes its coldest
+    /// pages first, a page-out by address would take pages in use.
+    pub page_out: bool,
 }
 
 /// How a job ended.
@@ -268,7 +273,7 @@ fn lower(shared: &Shared, hierarchy: &Hierarchy, job: &Job) -> Ended {
     };
     match hierarchy.open(&job.path) {
         Ok(cg) => {
-            if shared.page_out_first {
+            if shared.page_out_first && job.page_out {
                 ended.paged_out = page_out_to(shared, &cg, &job.id, job.to);
             }
             for next in steps(job.from, job.to) {
@@ -379,6 +384,7 @@ mod tests {
             from: 40 * MIB,
             to: 16 * MIB,
             urgent,
+            page_out: true,
         }
     }
 
