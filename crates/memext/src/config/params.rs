@@ -275,6 +275,14 @@ pub struct DaemonConfig {
     /// `loop` (the previous design: in the daemon's loop, at once).
     #[serde(default)]
     pub reclaim: ReclaimIn,
+    /// cgroup v1 (no `memory.min`): the extend contexts' limits never sum
+    /// past the room the critical contexts leave (`true`, the default), so
+    /// a wake's raise waits for the others' lowerings. `false`: a raise is
+    /// written as planned, and while the limits sum past the room the
+    /// parent's cap reclaims, in the kernel's order, from every context,
+    /// the critical ones included (bench/peers' `oracle` bound runs so).
+    #[serde(default = "default_limit_room")]
+    pub limit_room: bool,
     /// With kernel wake events: an idle context guarded by one is read at a
     /// tick only this often.
     #[serde(default = "default_idle_read")]
@@ -302,6 +310,9 @@ pub(crate) fn default_tick() -> HumanDuration {
 pub(crate) fn default_poll() -> HumanDuration {
     HumanDuration(Duration::from_millis(20))
 }
+pub(crate) fn default_limit_room() -> bool {
+    true
+}
 pub(crate) fn default_idle_read() -> HumanDuration {
     HumanDuration(Duration::from_secs(60))
 }
@@ -328,6 +339,7 @@ impl Default for DaemonConfig {
             poll: default_poll(),
             observer: ObserverKind::default(),
             reclaim: ReclaimIn::default(),
+            limit_room: default_limit_room(),
             idle_read: default_idle_read(),
             ws_interval: default_ws_interval(),
             prefetch_lead: default_lead(),

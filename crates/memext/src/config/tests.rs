@@ -344,6 +344,9 @@ fn daemon_reclaim() {
     assert_eq!(c.daemon.reclaim, ReclaimIn::Loop);
     let (line, msg) = err_line("[daemon]\ntick = \"1s\"\nreclaim = \"later\"\n");
     assert_eq!(line, 3, "{msg}");
+    assert!(parse("").expect("valid").daemon.limit_room);
+    assert!(!parse("[daemon]\nlimit_room = false\n").expect("valid").daemon.limit_room);
+    assert!(parse("[daemon]\nlimit_room = \"no\"\n").is_err());
 }
 
 #[test]

@@ -256,8 +256,8 @@ impl Observer for PollingObserver {
             capacity: capacity(&self.host, cfg)?,
             next_swap_is_zram: crate::tiers::next_area_is_zram(&swaps),
             // v1 has no memory.min: a critical context's room is what the
-            // extend contexts' limits leave it.
-            limits_protect: self.host.hierarchy.version == Version::V1,
+            // extend contexts' limits leave it (unless told not to keep it).
+            limits_protect: self.host.hierarchy.version == Version::V1 && cfg.daemon.limit_room,
             background_reclaim: cfg.daemon.reclaim.in_background(),
         })
     }

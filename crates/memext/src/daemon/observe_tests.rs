@@ -199,6 +199,12 @@ fn host_facts_come_from_the_proc_root_and_the_capacity_cgroup() {
     let file_only = fake_proc("Filename Type Size Used Priority\n/swap0 file 1048576 0 50\n");
     let mut o = observer("v1", file_only.path());
     assert!(!o.host_facts(&config("")).expect("facts").next_swap_is_zram);
+    // v1: the extend limits keep the critical contexts' room unless told not to.
+    assert!(o.host_facts(&config("")).expect("facts").limits_protect);
+    let lent = config("[daemon]\nlimit_room = false\n");
+    assert!(!o.host_facts(&lent).expect("facts").limits_protect);
+    let mut o = observer("v2", file_only.path());
+    assert!(!o.host_facts(&config("")).expect("facts").limits_protect, "v2 has memory.min");
 }
 
 #[test]
