@@ -345,7 +345,12 @@ fn daemon_reclaim() {
     let (line, msg) = err_line("[daemon]\ntick = \"1s\"\nreclaim = \"later\"\n");
     assert_eq!(line, 3, "{msg}");
     assert!(parse("").expect("valid").daemon.limit_room);
-    assert!(!parse("[daemon]\nlimit_room = false\n").expect("valid").daemon.limit_room);
+    assert!(
+        !parse("[daemon]\nlimit_room = false\n")
+            .expect("valid")
+            .daemon
+            .limit_room
+    );
     assert!(parse("[daemon]\nlimit_room = \"no\"\n").is_err());
 }
 

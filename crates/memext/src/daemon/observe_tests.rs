@@ -204,7 +204,10 @@ fn host_facts_come_from_the_proc_root_and_the_capacity_cgroup() {
     let lent = config("[daemon]\nlimit_room = false\n");
     assert!(!o.host_facts(&lent).expect("facts").limits_protect);
     let mut o = observer("v2", file_only.path());
-    assert!(!o.host_facts(&config("")).expect("facts").limits_protect, "v2 has memory.min");
+    assert!(
+        !o.host_facts(&config("")).expect("facts").limits_protect,
+        "v2 has memory.min"
+    );
 }
 
 #[test]
