@@ -79,7 +79,7 @@ def known_mode(mode):
     """A mode of MODES, or a variant (MODE+KEY=VALUE...) of a memext one."""
     if "+" not in mode:
         return mode in MODES
-    if not base_mode(mode).startswith("memext") or base_mode(mode) not in MODES:
+    if base_mode(mode) not in ("memext", "memext-idle"):
         return False
     try:
         return bool(mb.variant(mode))

@@ -22,9 +22,6 @@ class TlbShootdowns(unittest.TestCase):
     def test_no_tlb_line_counts_none(self):
         self.assertEqual(server.tlb_shootdowns(INTERRUPTS.replace("TLB:", "XYZ:")), 0)
 
-    def test_this_host_reads(self):
-        self.assertGreaterEqual(server.tlb_shootdowns(), 0)
-
 
 if __name__ == "__main__":
     unittest.main()

@@ -47,7 +47,8 @@ pub struct HostFacts {
     pub next_swap_is_zram: bool,
     /// Critical contexts have no protection of their own (cgroup v1: no
     /// `memory.min`); the extend contexts' limits are what keeps their room
-    /// (see [`crate::limit_room`]).
+    /// (see [`crate::limit_room`]). False on v1 too where the daemon is told
+    /// not to keep it (`daemon.limit_room = false`).
     pub limits_protect: bool,
     /// Limits below the usage are lowered in the background
     /// ([`Command::Reclaim`]), not written in the daemon's loop.

@@ -122,12 +122,13 @@ impl Engine {
                     // (`reclaimed`). Not while a critical context is under
                     // pressure: it needs the room now.
                     let below = bytes < usage && !throttle && host.background_reclaim;
+                    let resting = t.rests(now);
                     let reclaim =
                         (below && t.reclaiming.is_none() && !in_flight).then(|| Command::Reclaim {
                             id: id.clone(),
                             bytes,
                             urgent: false,
-                            resting: t.rests(now),
+                            resting,
                         });
                     let bytes = if below {
                         usage.min(t.limit_in_force())
@@ -152,7 +153,7 @@ impl Engine {
                             id: id.clone(),
                             bytes,
                             urgent: false,
-                            resting: t.rests(now),
+                            resting,
                         }));
                         continue;
                     }
