@@ -279,6 +279,28 @@ impl AnyCgroup {
             AnyCgroup::V2(c) => c.pressure_trigger(),
         }
     }
+
+    /// Registers a kernel event that fires each time a task of the cgroup
+    /// enters the OOM wait at its limit (v1 `memory.oom_control`; memext
+    /// turns OOM kills off in the contexts it limits, so such a task pauses
+    /// until the limit goes up). `None` on v2: its `memory.high` throttles
+    /// and never pauses a task for good.
+    pub fn oom_event(&self) -> Option<Result<WakeEvent, CgroupError>> {
+        match self {
+            AnyCgroup::V1(c) => Some(c.oom_event()),
+            AnyCgroup::V2(_) => None,
+        }
+    }
+
+    /// Whether a task of the cgroup waits in the v1 OOM wait now
+    /// (`memory.oom_control`'s `under_oom`); false on v2, where nothing
+    /// waits so.
+    pub fn under_oom(&self) -> Result<bool, CgroupError> {
+        match self {
+            AnyCgroup::V1(c) => c.under_oom(),
+            AnyCgroup::V2(_) => Ok(false),
+        }
+    }
 }
 
 macro_rules! dispatch {

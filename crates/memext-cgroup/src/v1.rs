@@ -252,6 +252,24 @@ impl V1Cgroup {
         crate::wake::usage_threshold(&self.memory, delta)
     }
 
+    /// An event at each entry into the OOM wait (see [`crate::wake`]).
+    pub fn oom_event(&self) -> Result<crate::WakeEvent, CgroupError> {
+        crate::wake::oom_event(&self.memory)
+    }
+
+    /// `memory.oom_control`'s `under_oom`: a task waits at the limit.
+    pub fn under_oom(&self) -> Result<bool, CgroupError> {
+        let file = "memory.oom_control";
+        let m = self.memory.read_with(file, parse_flat_keyed)?;
+        m.get("under_oom")
+            .map(|&v| v != 0)
+            .ok_or_else(|| CgroupError::MissingField {
+                path: self.memory.path.clone(),
+                file: file.into(),
+                field: "under_oom",
+            })
+    }
+
     fn v1_file(&self, knob: LimitKnob) -> Result<&'static str, CgroupError> {
         crate::knob_file(knob, &self.memory.path, Version::V1)
     }

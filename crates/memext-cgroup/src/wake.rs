@@ -12,6 +12,10 @@
 //!   stall over a window). v2 has no usage thresholds; a context that faults
 //!   its pages back in stalls on them.
 //!
+//! - cgroup v1, beside either: the OOM notifier (`memory.oom_control`), which
+//!   fires when a task starts waiting at the limit with OOM kills off. Such
+//!   a task uses no CPU and charges nothing: no other signal shows it.
+//!
 //! A registration lives as long as its descriptor: dropping the [`WakeEvent`]
 //! removes it from the kernel.
 
@@ -33,6 +37,9 @@ pub enum WakeSource {
     UsageThreshold,
     /// `memory.pressure` trigger (priority data, `POLLPRI`).
     Pressure,
+    /// v1: a task entered the OOM wait at the cgroup's limit
+    /// (`memory.oom_control`); an eventfd, readable.
+    OutOfMemory,
 }
 
 impl std::fmt::Display for WakeSource {
@@ -40,6 +47,7 @@ impl std::fmt::Display for WakeSource {
         f.write_str(match self {
             WakeSource::UsageThreshold => "threshold",
             WakeSource::Pressure => "psi",
+            WakeSource::OutOfMemory => "oom",
         })
     }
 }
@@ -79,7 +87,7 @@ impl WakeEvent {
     /// again (an eventfd stays readable until read; a PSI trigger resets
     /// itself when polled).
     pub fn clear(&self) {
-        if self.source == WakeSource::UsageThreshold {
+        if self.source != WakeSource::Pressure {
             let mut counter = [0u8; 8];
             // Non-blocking: nothing to read is as good as read.
             let _ = rustix::io::read(&self.fd, &mut counter[..]);
@@ -87,17 +95,20 @@ impl WakeEvent {
     }
 }
 
+/// A non-blocking eventfd for a registration on `memory`'s cgroup.
+fn new_eventfd(memory: &CgroupDir) -> Result<OwnedFd, CgroupError> {
+    eventfd(0, EventfdFlags::CLOEXEC | EventfdFlags::NONBLOCK).map_err(|e| CgroupError::Read {
+        path: memory.path.clone(),
+        file: "eventfd".into(),
+        source: e.into(),
+    })
+}
+
 /// Registers a usage threshold `delta` bytes above the cgroup's usage now
 /// (v1).
 pub(crate) fn usage_threshold(memory: &CgroupDir, delta: u64) -> Result<WakeEvent, CgroupError> {
     let usage = memory.read_with("memory.usage_in_bytes", parse_u64)?;
-    let efd = eventfd(0, EventfdFlags::CLOEXEC | EventfdFlags::NONBLOCK).map_err(|e| {
-        CgroupError::Read {
-            path: memory.path.clone(),
-            file: "eventfd".into(),
-            source: e.into(),
-        }
-    })?;
+    let efd = new_eventfd(memory)?;
     // The kernel takes what it needs of the usage file during the write;
     // the descriptor can close right after.
     let usage_fd = memory.open_fd("memory.usage_in_bytes", OFlags::RDONLY)?;
@@ -121,6 +132,26 @@ pub(crate) fn usage_threshold(memory: &CgroupDir, delta: u64) -> Result<WakeEven
         fd: efd,
         source: WakeSource::UsageThreshold,
         threshold: Some(threshold),
+    })
+}
+
+/// Registers an event at each entry of a task of the cgroup into the OOM
+/// wait (v1 `cgroup.event_control` with an eventfd on `memory.oom_control`;
+/// the kernel signals it when the first task of an episode starts waiting).
+/// Unlike a threshold it stays armed: it fires again at the next episode.
+pub(crate) fn oom_event(memory: &CgroupDir) -> Result<WakeEvent, CgroupError> {
+    let efd = new_eventfd(memory)?;
+    let oom_fd = memory.open_fd("memory.oom_control", OFlags::RDONLY)?;
+    let line = format!(
+        "{} {}",
+        rustix::fd::AsRawFd::as_raw_fd(&efd),
+        rustix::fd::AsRawFd::as_raw_fd(&oom_fd),
+    );
+    memory.write("cgroup.event_control", &line)?;
+    Ok(WakeEvent {
+        fd: efd,
+        source: WakeSource::OutOfMemory,
+        threshold: None,
     })
 }
 

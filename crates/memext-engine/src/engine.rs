@@ -648,6 +648,10 @@ impl Engine {
 #[path = "engine_commands.rs"]
 mod commands;
 
+#[path = "engine_oom.rs"]
+mod oom;
+pub use oom::{oom_raise, OOM_STEP};
+
 #[cfg(test)]
 #[path = "engine_tests.rs"]
 mod tests;

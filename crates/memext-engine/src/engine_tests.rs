@@ -649,6 +649,9 @@ mod out;
 #[path = "engine_reclaim_tests.rs"]
 mod reclaim;
 
+#[path = "engine_oom_tests.rs"]
+mod oom;
+
 #[path = "engine_refault_tests.rs"]
 mod refault;
 

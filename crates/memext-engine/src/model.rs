@@ -318,6 +318,19 @@ impl ContextModel {
         None
     }
 
+    /// The kernel holds a task of it waiting for memory at its limit (the
+    /// v1 OOM wait): activity, whatever its CPU says (it uses none there).
+    /// Idle, it woke; active and quiet, an onset.
+    pub fn demand(&mut self, at: Instant, p: &ModelParams) -> Option<Transition> {
+        let resting = self.state == State::Active && self.is_quiet(at);
+        self.last_activity = at;
+        match self.state {
+            State::Idle => Some(self.wake(at, p)),
+            State::Active if resting => Some(self.record_onset(at)),
+            _ => None,
+        }
+    }
+
     /// A warm call while it rests: in its history, nothing else changes.
     fn warm_call(&mut self, now: Instant) -> Transition {
         self.history.record(now);

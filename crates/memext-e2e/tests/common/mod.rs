@@ -31,9 +31,14 @@ pub fn wait_for(what: &str, secs: u64, f: impl FnMut() -> bool) {
 }
 
 pub fn config(cg: &ScratchCgroup, extra: &str) -> String {
+    config_with(cg, "", extra)
+}
+
+/// `config` with more `[daemon]` keys (`daemon`: TOML lines).
+pub fn config_with(cg: &ScratchCgroup, daemon: &str, extra: &str) -> String {
     format!(
         "[[select]]\ncgroup = \"{}/*\"\nclass = \"extend\"\n\n[class.extend]\nidle_after = \"2s\"\nfloor = \"16MiB\"\n\n\
-         [daemon]\ncapacity = \"4GiB\"\ntick = \"500ms\"\npoll = \"20ms\"\nsocket = \"@DIR@/memext.sock\"\n\n{extra}",
+         [daemon]\ncapacity = \"4GiB\"\ntick = \"500ms\"\npoll = \"20ms\"\nsocket = \"@DIR@/memext.sock\"\n{daemon}\n{extra}",
         cg.parent
     )
 }
@@ -49,12 +54,17 @@ pub struct Setup {
 }
 
 pub fn setup(label: &str, mib: usize, swap: Option<&str>) -> Setup {
+    setup_with(label, mib, swap, "")
+}
+
+/// `setup` with more `[daemon]` keys (`daemon`: TOML lines).
+pub fn setup_with(label: &str, mib: usize, swap: Option<&str>, daemon: &str) -> Setup {
     let h = host_hierarchy().expect("hierarchy");
     let cg = ScratchCgroup::new(&h, label).expect("cgroup");
     let tiers = swap.map_or(String::new(), |size| {
         format!("[[tiers.swapfile]]\npath = \"@DIR@/swap0\"\nsize = \"{size}\"\npriority = 10\n")
     });
-    let sb = TierSandbox::new(label, &config(&cg, &tiers));
+    let sb = TierSandbox::new(label, &config_with(&cg, daemon, &tiers));
     if swap.is_some() {
         sb.up();
     }

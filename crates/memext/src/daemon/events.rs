@@ -7,7 +7,9 @@
 //! Events: `tracking`, `gone`, `became-idle`, `woke`, `settled` (field `via`:
 //! `tick` or `poll`), `bringing-back` (`reason`, `from_the_end`, `map_back`),
 //! `pushing-out` (`keep_bytes`), `frozen` and `thawed` (a waking context
-//! waits for room, and is admitted), `throttle` (`on`, `pressed`), `overcommitted`,
+//! waits for room, and is admitted), `out-of-memory` (`limit_bytes`: a
+//! task waits in the v1 OOM wait at its limit; the limit it is raised to),
+//! `throttle` (`on`, `pressed`), `overcommitted`,
 //! `foreign-knob` (`knob`, `found`, `ours`), `knob-failed`, `slow-write`
 //! (`knob`, `value`, `ms`: a knob write that blocked the loop 10 ms or more), `adopted`
 //! (`knobs`) and `disowned` at start, `model-loaded`, `model-discarded`,
@@ -56,6 +58,21 @@ pub fn frozen(id: &ContextId, frozen: bool) {
     } else {
         tracing::info!(event = "thawed", context = %id, "{id}: admitted; thawed");
     }
+}
+
+/// A task of the context waits in the v1 OOM wait at its limit; the limit
+/// goes up to `limit` (None: no write, e.g. a dry run).
+pub fn out_of_memory(id: &ContextId, limit: Option<u64>) {
+    let to = limit.map_or_else(
+        || "not raised".to_owned(),
+        |b| format!("raised to {}", human_bytes(b)),
+    );
+    tracing::info!(
+        event = "out-of-memory",
+        context = %id,
+        limit_bytes = limit,
+        "{id}: a task waits for memory at its limit (OOM wait); {to}"
+    );
 }
 
 pub fn gone(id: &ContextId) {

@@ -454,6 +454,12 @@ impl Daemon {
         for (id, tr) in woke {
             self.on_transition(&id, tr, "tick");
         }
+        let tracked: Vec<(&ContextId, &AnyCgroup)> =
+            self.tracked.iter().map(|(id, t)| (id, &t.cg)).collect();
+        let waiting = self.observer.out_of_memory(&tracked);
+        for id in waiting {
+            self.serve_out_of_memory(&id)?;
+        }
         Ok(())
     }
 
@@ -626,6 +632,10 @@ impl Daemon {
                     Some(tr) => (r.id, "poll", tr),
                     None => continue,
                 },
+                Seen::OutOfMemory(id) => {
+                    self.serve_out_of_memory(&id)?;
+                    continue;
+                }
                 // The kernel says it is using memory again: a full sample
                 // tells the engine whether that is a wake (or an onset).
                 Seen::Fired(id) => match self.observe_one(&id, true)? {
@@ -648,6 +658,34 @@ impl Daemon {
             if !self.act.is_dry_run() {
                 self.execute(&commands);
             }
+        }
+        Ok(())
+    }
+
+    /// A task of `id` waits in the kernel's OOM wait at its limit: a fresh
+    /// sample (its usage now), then its limit raised past where it waits,
+    /// as the engine says (and its wake served, if it rested).
+    fn serve_out_of_memory(&mut self, id: &ContextId) -> anyhow::Result<()> {
+        if let Some(tr) = self.observe_one(id, true)? {
+            self.on_transition(id, tr, "event");
+        }
+        let facts = self.observer.host_facts(&self.cfg)?;
+        let at = self.now();
+        let act = &self.act;
+        let (tr, commands) = self
+            .engine
+            .out_of_memory(id, at, &facts, &|id| act.is_busy(id));
+        if let Some(tr) = tr {
+            self.on_transition(id, tr, "oom");
+        }
+        let raised = commands.iter().find_map(|c| match c {
+            Command::Limit { id: i, bytes } if i == id => Some(*bytes),
+            _ => None,
+        });
+        let dry = self.act.is_dry_run();
+        events::out_of_memory(id, raised.filter(|_| !dry));
+        if !dry {
+            self.execute(&commands);
         }
         Ok(())
     }

@@ -111,6 +111,9 @@ pub enum Seen {
     Cpu(CpuReading),
     /// The kernel's wake event of this context fired: sample it now.
     Fired(ContextId),
+    /// A task of this context entered the kernel's OOM wait at its limit:
+    /// it waits, using no CPU, until the limit goes up.
+    OutOfMemory(ContextId),
 }
 
 /// How a watched context's wake is noticed (`memext status`).
@@ -174,6 +177,35 @@ pub trait Observer {
     /// it rarely.
     fn guarded(&self, _id: &ContextId) -> bool {
         false
+    }
+    /// Those of `tracked` a task of which waits in the kernel's OOM wait at
+    /// its limit (v1, where memext turns OOM kills off): it uses no CPU and
+    /// charges nothing, so nothing else shows that it wants memory. Asked at
+    /// every tick; an observer with the kernel's OOM events reports them
+    /// between ticks instead (`Seen::OutOfMemory`) and reads here only
+    /// where it has none.
+    fn out_of_memory(&mut self, tracked: &[(&ContextId, &AnyCgroup)]) -> Vec<ContextId> {
+        tracked
+            .iter()
+            .filter(|(id, cg)| under_oom(id, cg))
+            .map(|(id, _)| (*id).clone())
+            .collect()
+    }
+}
+
+/// Whether a task of `cg` waits in the v1 OOM wait (read; false on v2 and
+/// when it cannot be read: a vanished cgroup is dropped at the tick).
+pub(crate) fn under_oom(id: &ContextId, cg: &AnyCgroup) -> bool {
+    if cg.version() != Version::V1 {
+        return false;
+    }
+    match cg.under_oom() {
+        Ok(waits) => waits,
+        Err(CgroupError::Vanished { .. }) => false,
+        Err(e) => {
+            tracing::debug!(context = %id, "under_oom: {:#}", anyhow::Error::from(e));
+            false
+        }
     }
 }
 

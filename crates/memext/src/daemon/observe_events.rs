@@ -66,6 +66,11 @@ pub struct EventObserver {
     polled: HashMap<ContextId, Instant>,
     /// Contexts the kernel offers no wake event for (polled while watched).
     refused: HashSet<ContextId>,
+    /// Every tracked v1 context's OOM event, kept armed while it is tracked.
+    oom: HashMap<ContextId, (u64, WakeEvent)>,
+    oom_by_token: HashMap<u64, ContextId>,
+    /// Tracked v1 contexts the kernel refused an OOM event (read at ticks).
+    oom_refused: HashSet<ContextId>,
 }
 
 struct Armed {
@@ -109,6 +114,9 @@ impl EventObserver {
             next_token: TREE + 1,
             polled: HashMap::new(),
             refused: HashSet::new(),
+            oom: HashMap::new(),
+            oom_by_token: HashMap::new(),
+            oom_refused: HashSet::new(),
         })
     }
 
@@ -170,10 +178,59 @@ impl EventObserver {
         }
     }
 
-    /// Waits until `until` for kernel events; returns the contexts whose
-    /// event fired (their registration is dropped: a context still watched
-    /// after its sample is armed again, above its new usage).
-    fn wait(&mut self, until: Instant) -> Vec<ContextId> {
+    /// Registers the OOM event of a newly tracked v1 context (one read
+    /// first: a wait that began before the registration is not signalled).
+    /// `false`: it waits in the OOM wait now.
+    fn arm_oom(&mut self, id: &ContextId, cg: &AnyCgroup) -> bool {
+        let Some(registered) = cg.oom_event() else {
+            return true; // v2: nothing waits so
+        };
+        let registered = registered.and_then(|event| {
+            let token = self.next_token;
+            epoll::add(
+                &self.epoll,
+                &event,
+                epoll::EventData::new_u64(token),
+                epoll::EventFlags::IN,
+            )
+            .map_err(|e| CgroupError::Read {
+                path: cg.path().clone(),
+                file: "epoll".into(),
+                source: e.into(),
+            })?;
+            Ok((token, event))
+        });
+        match registered {
+            Ok((token, event)) => {
+                self.next_token += 1;
+                self.oom_by_token.insert(token, id.clone());
+                self.oom.insert(id.clone(), (token, event));
+            }
+            Err(CgroupError::Vanished { .. }) => return true,
+            Err(e) => {
+                tracing::debug!(
+                    context = %id,
+                    "no kernel OOM event, read at ticks: {:#}",
+                    anyhow::Error::from(e)
+                );
+                self.oom_refused.insert(id.clone());
+            }
+        }
+        !super::observe::under_oom(id, cg)
+    }
+
+    fn disarm_oom(&mut self, id: &ContextId) {
+        if let Some((token, event)) = self.oom.remove(id) {
+            self.oom_by_token.remove(&token);
+            let _ = epoll::delete(&self.epoll, &event);
+        }
+    }
+
+    /// Waits until `until` for kernel events; returns what fired: wakes
+    /// (their registration is dropped: a context still watched after its
+    /// sample is armed again, above its new usage) and OOM waits (their
+    /// registration stays).
+    fn wait(&mut self, until: Instant) -> Vec<Seen> {
         let clock = self.inner.host().clock.clone();
         let left = until.saturating_sub(clock.now());
         let timeout = rustix::time::Timespec {
@@ -203,7 +260,12 @@ impl EventObserver {
                 if let Some(ev) = self.disarm(&id) {
                     ev.clear();
                 }
-                fired.push(id);
+                fired.push(Seen::Fired(id));
+            } else if let Some(id) = self.oom_by_token.get(&token) {
+                if let Some((_, ev)) = self.oom.get(id) {
+                    ev.clear();
+                }
+                fired.push(Seen::OutOfMemory(id.clone()));
             }
         }
         fired
@@ -296,7 +358,7 @@ impl Observer for EventObserver {
         }
         let next_poll = self.polled.values().min().map(|&at| at + self.poll);
         let until = next_poll.map_or(deadline, |p| p.min(deadline));
-        out.extend(self.wait(until).into_iter().map(Seen::Fired));
+        out.extend(self.wait(until));
         let now = clock.now();
         for w in watched {
             let due = self
@@ -315,7 +377,7 @@ impl Observer for EventObserver {
         if !self.polled.is_empty() {
             return None;
         }
-        Some(self.wait(deadline).into_iter().map(Seen::Fired).collect())
+        Some(self.wait(deadline))
     }
 
     fn wake_path(&self, id: &ContextId) -> WakePath {
@@ -327,6 +389,37 @@ impl Observer for EventObserver {
 
     fn guarded(&self, id: &ContextId) -> bool {
         self.armed.contains_key(id)
+    }
+
+    /// Arms the OOM event of each newly tracked context and drops those no
+    /// longer tracked; reads only where the kernel refused an event (and
+    /// once at arming).
+    fn out_of_memory(&mut self, tracked: &[(&ContextId, &AnyCgroup)]) -> Vec<ContextId> {
+        let ids: HashSet<&ContextId> = tracked.iter().map(|(id, _)| *id).collect();
+        let gone: Vec<ContextId> = self
+            .oom
+            .keys()
+            .filter(|id| !ids.contains(id))
+            .cloned()
+            .collect();
+        for id in gone {
+            self.disarm_oom(&id);
+        }
+        self.oom_refused.retain(|id| ids.contains(id));
+        let mut waiting = Vec::new();
+        for (id, cg) in tracked {
+            let waits = if self.oom_refused.contains(*id) {
+                super::observe::under_oom(id, cg)
+            } else if !self.oom.contains_key(*id) {
+                !self.arm_oom(id, cg)
+            } else {
+                false
+            };
+            if waits {
+                waiting.push((*id).clone());
+            }
+        }
+        waiting
     }
 }
 
