@@ -326,6 +326,7 @@ impl Daemon {
             .cloned()
             .collect();
         for id in gone {
+            events::gone(&id);
             self.drop_context(&id);
         }
         Ok(())
@@ -662,10 +663,28 @@ impl Daemon {
         Ok(())
     }
 
-    /// A task of `id` waits in the kernel's OOM wait at its limit: a fresh
-    /// sample (its usage now), then its limit raised past where it waits,
-    /// as the engine says (and its wake served, if it rested).
+    /// The kernel said a task of `id` waits in the OOM wait at its limit:
+    /// if it still does (the event also comes when the cgroup is removed,
+    /// and a raise since, a wake's, has let it go), a fresh sample (its
+    /// usage now), then its limit raised past where it waits, as the engine
+    /// says (and its wake served, if it rested).
     fn serve_out_of_memory(&mut self, id: &ContextId) -> anyhow::Result<()> {
+        let Some(t) = self.tracked.get(id) else {
+            return Ok(());
+        };
+        match t.cg.under_oom() {
+            Ok(true) => {}
+            Ok(false) => return Ok(()),
+            Err(CgroupError::Vanished { .. }) => {
+                events::gone(id);
+                self.drop_context(id);
+                return Ok(());
+            }
+            Err(e) => {
+                tracing::warn!(context = %id, "under_oom: {:#}", anyhow::Error::from(e));
+                return Ok(());
+            }
+        }
         if let Some(tr) = self.observe_one(id, true)? {
             self.on_transition(id, tr, "event");
         }
