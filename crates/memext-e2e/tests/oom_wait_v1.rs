@@ -180,7 +180,7 @@ fn let_go(keys: &str, within: Duration) {
     drop(w);
     drop(t);
     let served = raised.len();
-    memext_e2e::remove_cgroups(&cg.hierarchy, &[cg.path.clone()]);
+    memext_e2e::remove_cgroups(&cg.hierarchy, std::slice::from_ref(&cg.path));
     wait_for("the daemon to see it gone", 10, || {
         events_named(&log, "gone")
             .iter()
