@@ -158,11 +158,6 @@ pub struct MemoryStats {
     pub anon_bytes: u64,
     /// Page cache resident in DRAM.
     pub file_bytes: u64,
-    /// Of that, the page cache on the kernel's inactive list (v1
-    /// `total_inactive_file`, v2 `inactive_file`): not used again since it
-    /// came in, or not lately; reclaimed first, and moved back to the
-    /// active list if it is used again.
-    pub inactive_file_bytes: u64,
     /// Memory held in swap (including zswap).
     pub swap_bytes: u64,
     pub pgfault: u64,

@@ -129,7 +129,6 @@ fn memory_from_stat(
         usage_bytes: usage,
         anon_bytes: need("total_rss")?,
         file_bytes: need("total_cache")?,
-        inactive_file_bytes: opt("total_inactive_file"),
         // total_swap is absent when swap accounting is off.
         swap_bytes: opt("total_swap"),
         pgfault: need("total_pgfault")?,

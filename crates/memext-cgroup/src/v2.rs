@@ -88,7 +88,6 @@ impl MemoryCgroup for V2Cgroup {
             swap_max,
             anon_bytes: need("anon")?,
             file_bytes: need("file")?,
-            inactive_file_bytes: stat.get("inactive_file").copied().unwrap_or(0),
             swap_bytes: swap,
             pgfault: need("pgfault")?,
             pgmajfault: need("pgmajfault")?,

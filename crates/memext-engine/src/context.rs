@@ -103,12 +103,6 @@ pub struct MemorySample {
     pub swapped: u64,
     pub pgfault: u64,
     pub pgmajfault: u64,
-    /// Of `usage`, page cache on the kernel's inactive list: not used again
-    /// lately (a database's files it also holds in its own buffers, its
-    /// log written once). Reclaimed first; used again, it moves back to the
-    /// active list.
-    #[serde(default)]
-    pub cold_file: u64,
     /// Anonymous bytes that cannot leave DRAM: beyond what the context's own
     /// swap limit (Kubernetes' LimitedSwap writes one per container) has
     /// room for. The context is never planned below this.

@@ -395,7 +395,6 @@ impl Engine {
                 },
                 // A read-back on its way: planned with all it has.
                 usage: t.charged(),
-                cold_file: t.memory.cold_file,
                 working_set: t.working_set_bytes(),
                 swapped: if t.reading_back { 0 } else { t.memory.swapped },
                 // Never below what its own swap limit keeps in DRAM.

@@ -78,7 +78,6 @@ impl Ctx {
                 // The kernel counts a major fault among all faults too.
                 pgfault: self.majflt,
                 pgmajfault: self.majflt,
-                cold_file: 0,
                 unswappable: self.unswappable,
             },
             cpu: Some(self.cpu),

@@ -30,8 +30,7 @@ pub struct LimitRoom {
 
 impl LimitRoom {
     /// The room at the start of a tick's writes: `capacity` less each
-    /// critical context's plan (or what it uses, if more: its usage less
-    /// the page cache the kernel holds inactive), less each extend
+    /// critical context's plan (or its usage, if more), less each extend
     /// context's limit in force (what memext last wrote; its usage before
     /// any write).
     pub fn new<'a>(
@@ -41,10 +40,7 @@ impl LimitRoom {
         let critical: u64 = contexts
             .clone()
             .filter(|t| t.class == Class::Critical)
-            .map(|t| {
-                t.target
-                    .max(t.memory.usage.saturating_sub(t.memory.cold_file))
-            })
+            .map(|t| t.target.max(t.memory.usage))
             .sum();
         if critical == 0 {
             return None;
@@ -147,20 +143,5 @@ mod tests {
         ];
         let mut room = LimitRoom::new(512 * MIB, cs.iter()).expect("a critical context");
         assert_eq!(room.fit(&"/a".into(), 512 * MIB), Some(332 * MIB));
-    }
-
-    /// A critical context charged 400 MiB, 200 of them page cache the
-    /// kernel holds inactive, planned 220: the room kept is its plan, not
-    /// its usage.
-    #[test]
-    fn the_critical_contexts_inactive_page_cache_is_not_kept() {
-        let mut crit = ctx("/crit", Class::Critical, 400 * MIB, None, 220 * MIB);
-        crit.memory.cold_file = 200 * MIB;
-        let cs = [
-            crit,
-            ctx("/a", Class::Extend, 100 * MIB, Some(100 * MIB), 0),
-        ];
-        let mut room = LimitRoom::new(512 * MIB, cs.iter()).expect("a critical context");
-        assert_eq!(room.fit(&"/a".into(), 512 * MIB), Some(292 * MIB));
     }
 }

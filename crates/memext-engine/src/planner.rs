@@ -60,8 +60,6 @@ pub struct ContextInput {
     pub state: State,
     /// Bytes charged to the context now (resident, including its page cache).
     pub usage: u64,
-    /// Of `usage`, page cache the kernel holds inactive (not used lately).
-    pub cold_file: u64,
     /// Bytes of its recorded working set (0 when none is recorded).
     pub working_set: u64,
     /// Bytes it has in swap.
@@ -193,13 +191,7 @@ fn demand(c: &ContextInput) -> u64 {
         return c.floor;
     }
     if c.class == Class::Critical {
-        // Its page cache counts as far as it is in use: cache the kernel
-        // holds inactive is not (a PostgreSQL of bench/peers held 189 of
-        // its 447 MiB so, its files' copies of what its shared buffers
-        // hold and its log; kept for it, the noise was held at its floors).
-        // Used again, a page moves back to the active list and counts.
-        let used = c.usage.saturating_sub(c.cold_file);
-        return with_headroom(used.max(c.working_set), c.headroom_pct);
+        return with_headroom(c.usage.max(c.working_set), c.headroom_pct);
     }
     let has = has(c);
     let grown = with_headroom(has, c.headroom_pct).max(has.saturating_add(c.growth));

@@ -11,7 +11,6 @@ fn ctx(key: &str, class: Class, state: State, usage_mib: u64, ws_mib: u64) -> Co
         class,
         state,
         usage: usage_mib * MIB,
-        cold_file: 0,
         working_set: ws_mib * MIB,
         swapped: 0,
         floor: 32 * MIB,
@@ -731,32 +730,6 @@ fn a_critical_contexts_page_cache_is_kept_before_any_wake_is_admitted() {
     assert_eq!(waits(&p), vec!["noise"], "770 + 332 > 1024");
 }
 
-/// Of the same database's 700 MiB, 400 are page cache the kernel holds
-/// inactive (not used again lately: its files' copies of what its shared
-/// buffers hold, its log): kept for it, the noise would wait. What it uses
-/// is kept (300 MiB and its headroom), and the noise runs.
-#[test]
-fn a_critical_contexts_inactive_page_cache_is_not_kept_for_it() {
-    let mut input = PlanInput {
-        capacity: 1024 * MIB,
-        contexts: vec![
-            ctx("db", Class::Critical, State::Active, 700, 60),
-            queued(
-                ctx("noise", Class::Extend, State::Waking, 32, 300),
-                0,
-                false,
-            ),
-        ],
-    };
-    input.contexts[0].cold_file = 400 * MIB;
-    let p = plan(&input);
-    assert_eq!(target(&p, &input, "db"), 330 * MIB);
-    assert!(waits(&p).is_empty(), "330 + 332 <= 1024: {:?}", p.actions);
-    // Its recorded working set is kept whatever the kernel's lists say.
-    input.contexts[0].working_set = 500 * MIB;
-    assert_eq!(target(&plan(&input), &input, "db"), 550 * MIB);
-}
-
 fn any_context() -> impl Strategy<Value = ContextInput> {
     (
         "[a-z]{1,8}".prop_map(ContextId::new),
@@ -776,31 +749,26 @@ fn any_context() -> impl Strategy<Value = ContextInput> {
         any::<bool>(),
         prop::option::of(0u64..600),
     )
-        .prop_flat_map(|t| (Just(t), 0u64..=100))
         .prop_map(
             |(
-                (
-                    key,
-                    class,
-                    state,
-                    usage,
-                    ws,
-                    swapped,
-                    floor,
-                    headroom,
-                    pressure,
-                    prefetch,
-                    keep,
-                    wake,
-                ),
-                cold_pct,
+                key,
+                class,
+                state,
+                usage,
+                ws,
+                swapped,
+                floor,
+                headroom,
+                pressure,
+                prefetch,
+                keep,
+                wake,
             )| {
                 ContextInput {
                     key,
                     class,
                     state,
                     usage: usage * MIB,
-                    cold_file: usage * MIB / 100 * cold_pct,
                     working_set: ws * MIB,
                     swapped: swapped * MIB,
                     floor: floor * MIB,
@@ -842,13 +810,12 @@ proptest! {
     }
 
     #[test]
-    fn critical_targets_are_never_below_what_they_use(capacity in 0u64..16384, cs in prop::collection::vec(any_context(), 0..12)) {
+    fn critical_targets_are_never_below_their_usage(capacity in 0u64..16384, cs in prop::collection::vec(any_context(), 0..12)) {
         let input = PlanInput { capacity: capacity * MIB, contexts: cs };
         let p = plan(&input);
         for (c, t) in input.contexts.iter().zip(&p.targets) {
             if c.class == Class::Critical {
-                // All it charges but the page cache the kernel holds inactive.
-                prop_assert!(*t >= (c.usage - c.cold_file).max(c.working_set));
+                prop_assert!(*t >= c.usage.max(c.working_set));
             }
         }
     }

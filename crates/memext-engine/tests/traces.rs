@@ -83,7 +83,6 @@ impl Sim {
                         class: w.class,
                         state: self.models[i].state,
                         usage: if self.out[i] { 32 * MIB } else { ws },
-                        cold_file: 0,
                         working_set: ws,
                         swapped: if self.out[i] { ws - 32 * MIB } else { 0 },
                         floor: 32 * MIB,

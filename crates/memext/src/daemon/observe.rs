@@ -248,7 +248,6 @@ impl Observer for PollingObserver {
                 swapped: m.swap_bytes,
                 pgfault: m.pgfault,
                 pgmajfault: m.pgmajfault,
-                cold_file: m.inactive_file_bytes,
                 unswappable: m.anon_beyond_swap_limit(),
             },
             cpu,
