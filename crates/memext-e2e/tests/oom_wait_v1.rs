@@ -112,7 +112,7 @@ fn a_task_in_the_oom_wait_is_let_go_when_polling() {
 
 /// A context pushed out to its floor; a waiter in it (`keys`: more keys
 /// of the daemon's config) faults 256 MiB of locked pages in past the limit,
-/// and is done `within` (0.22-0.23 s seen here with events, 4 raises;
+/// and is done `within` (0.22-0.32 s seen here with events, 4 raises;
 /// 2.4-2.9 s polling, 5-6).
 fn let_go(keys: &str, within: Duration) {
     let Setup { cg, sb, t, c } = setup_with("oomwait", 64, Some("1GiB"), keys);

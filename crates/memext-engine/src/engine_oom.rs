@@ -23,15 +23,18 @@ pub fn oom_raise(limit: u64) -> u64 {
 }
 
 impl Engine {
-    /// A task of `id` waits in the OOM wait at its limit (seen at `at`):
-    /// the transition that is (a wake, or an onset; none while it runs or
-    /// is frozen) and the commands that let it go on: those of its wake
-    /// where it woke, and, where memext wrote its limit, always one at least
+    /// A task of `id` waits in the OOM wait at its limit (seen at `at`;
+    /// `sampled`: what the sample read for it just before found, which may
+    /// be the wake itself): the transition the wait is (a wake, or an
+    /// onset; none while it runs, is frozen, or the sample found it) and
+    /// the commands that let it go on: those of its wake where it woke,
+    /// and, where memext wrote its limit, always one at least
     /// [`oom_raise`] of it, before anything else of it.
     pub fn out_of_memory(
         &mut self,
         id: &ContextId,
         at: Instant,
+        sampled: Option<Transition>,
         host: &HostFacts,
         busy: &dyn Fn(&ContextId) -> bool,
     ) -> (Option<Transition>, Vec<Command>) {
@@ -51,7 +54,8 @@ impl Engine {
         if tr == Some(Transition::Woke) {
             t.queue_wake(at);
         }
-        let mut out = if tr.is_some() {
+        let woke = tr.is_some() || matches!(sampled, Some(Transition::Woke | Transition::Onset));
+        let mut out = if woke {
             self.serve_wake(id, at, host, busy)
         } else {
             Vec::new()

@@ -3,15 +3,9 @@
 //! it waits, whatever room the plan has.
 
 use super::admission::limits_of;
+use super::reclaim::{pushed_out_beside_a_database, tick_v1, BG};
 use super::*;
 use crate::engine::{oom_raise, OOM_STEP};
-
-/// v1 with a critical context, limits lowered in the background.
-const BG: HostFacts = HostFacts {
-    limits_protect: true,
-    background_reclaim: true,
-    ..HOST
-};
 
 /// An extend context that runs (CPU at every tick), its limit written at
 /// `limit_mib` as a lowering that stopped there would leave it.
@@ -37,7 +31,7 @@ fn a_running_context_waiting_at_its_limit_is_raised_past_it() {
     let mut e = Engine::new(params());
     let mut c = Ctx::new("/fn", 50);
     running_at(&mut e, &mut c, 22);
-    let (tr, cmds) = e.out_of_memory(&c.id, s(2.6), &HOST, &never_busy);
+    let (tr, cmds) = e.out_of_memory(&c.id, s(2.6), None, &HOST, &never_busy);
     assert_eq!(tr, None, "it runs: no transition");
     let raised = limits_of(&cmds, &c.id);
     assert_eq!(raised.len(), 1, "{cmds:?}");
@@ -46,7 +40,7 @@ fn a_running_context_waiting_at_its_limit_is_raised_past_it() {
         e.executed(cmd, Outcome::Done, s(2.6));
     }
     // A second wait, at the raised limit, raises it again.
-    let (_, again) = e.out_of_memory(&c.id, s(2.8), &HOST, &never_busy);
+    let (_, again) = e.out_of_memory(&c.id, s(2.8), None, &HOST, &never_busy);
     assert!(
         limits_of(&again, &c.id)
             .iter()
@@ -68,7 +62,7 @@ fn a_frozen_context_waiting_at_its_limit_is_raised_too() {
         frozen: true,
     };
     e.executed(&freeze, Outcome::Done, s(2.5));
-    let (tr, cmds) = e.out_of_memory(&c.id, s(2.6), &HOST, &never_busy);
+    let (tr, cmds) = e.out_of_memory(&c.id, s(2.6), None, &HOST, &never_busy);
     assert_eq!(tr, None);
     assert!(
         limits_of(&cmds, &c.id)
@@ -97,22 +91,17 @@ fn a_pushed_out_context_waiting_at_its_floor_wakes_and_goes_past_it_beyond_the_r
         if i < 2 {
             c.cpu += Duration::from_millis(500);
         }
-        db.cpu += Duration::from_millis(500);
-        observe_all(&mut e, &[&db, &c], f64::from(i));
-        let d = e.decide(s(f64::from(i)), &full, &never_busy);
-        for cmd in &d.commands {
-            e.executed(cmd, Outcome::Done, s(f64::from(i)));
-        }
+        tick_v1(&mut e, &mut db, &c, f64::from(i), &full);
         e.reclaimed(&c.id, Some(16 * MIB), s(f64::from(i) + 0.5));
     }
     let t = e.get(&c.id).expect("tracked");
     assert!(t.out && t.limit_in_force() <= 16 * MIB, "pushed out: {t:?}");
     (c.usage, c.swapped) = (16 * MIB, 284 * MIB);
-    let (tr, cmds) = e.out_of_memory(&c.id, s(12.5), &full, &never_busy);
+    let (tr, cmds) = e.out_of_memory(&c.id, s(12.5), None, &full, &never_busy);
     assert_eq!(tr, Some(Transition::Woke));
-    let raise = cmds
-        .iter()
-        .position(|x| matches!(x, Command::Limit { id, bytes } if *id == c.id && *bytes >= oom_raise(16 * MIB)));
+    let raise = cmds.iter().position(
+        |x| matches!(x, Command::Limit { id, bytes } if *id == c.id && *bytes >= oom_raise(16 * MIB)),
+    );
     let back = cmds
         .iter()
         .position(|x| matches!(x, Command::BringBack(b) if b.id == c.id));
@@ -128,6 +117,35 @@ fn a_pushed_out_context_waiting_at_its_floor_wakes_and_goes_past_it_beyond_the_r
     );
 }
 
+/// The sample the daemon reads on the event may itself find the wake (the
+/// charge is activity); that wake is served with the raise: its pages are
+/// brought back, not only its limit raised.
+#[test]
+fn a_wake_the_fresh_sample_found_is_served_with_the_raise() {
+    let mut e = Engine::new(params());
+    let mut db = Ctx::new("/db", 400);
+    let mut c = pushed_out_beside_a_database(&mut e, &mut db, &BG);
+    tick_v1(&mut e, &mut db, &c, 8.0, &BG);
+    e.reclaimed(&c.id, Some(16 * MIB), s(8.5));
+    c.majflt += 40;
+    c.cpu += Duration::from_millis(2);
+    let sampled = e.observe_fired(&c.id, c.sample(20.0), false).transition;
+    assert_eq!(sampled, Some(Transition::Woke));
+    let (tr, cmds) = e.out_of_memory(&c.id, s(20.0), sampled, &BG, &never_busy);
+    assert_eq!(tr, None, "the sample's wake, not a second one");
+    assert!(
+        cmds.iter()
+            .any(|x| matches!(x, Command::BringBack(b) if b.id == c.id)),
+        "{cmds:?}"
+    );
+    assert!(
+        limits_of(&cmds, &c.id)
+            .iter()
+            .any(|&b| b >= oom_raise(16 * MIB)),
+        "{cmds:?}"
+    );
+}
+
 /// Waiting at a limit memext never wrote (the container's own), it is not
 /// memext's to raise.
 #[test]
@@ -139,6 +157,6 @@ fn a_limit_memext_did_not_write_is_left_alone() {
         c.cpu += Duration::from_millis(500);
         observe_all(&mut e, &[&c], f64::from(i));
     }
-    let (_, cmds) = e.out_of_memory(&c.id, s(2.6), &HOST, &never_busy);
+    let (_, cmds) = e.out_of_memory(&c.id, s(2.6), None, &HOST, &never_busy);
     assert!(limits_of(&cmds, &c.id).is_empty(), "{cmds:?}");
 }

@@ -6,7 +6,7 @@ use super::admission::limits_of;
 use super::*;
 
 /// v1 with a critical context, limits lowered in the background.
-const BG: HostFacts = HostFacts {
+pub(super) const BG: HostFacts = HostFacts {
     limits_protect: true,
     background_reclaim: true,
     ..HOST
@@ -34,7 +34,13 @@ fn resting(cmds: &[Command]) -> Vec<(&str, bool)> {
 }
 
 /// Ticks with the database busy and `c` as it is; every command done.
-fn tick_v1(e: &mut Engine, db: &mut Ctx, c: &Ctx, at: f64, host: &HostFacts) -> Vec<Command> {
+pub(super) fn tick_v1(
+    e: &mut Engine,
+    db: &mut Ctx,
+    c: &Ctx,
+    at: f64,
+    host: &HostFacts,
+) -> Vec<Command> {
     db.cpu += Duration::from_millis(500);
     observe_all(e, &[&*db, c], at);
     let d = e.decide(s(at), host, &never_busy);
@@ -47,7 +53,7 @@ fn tick_v1(e: &mut Engine, db: &mut Ctx, c: &Ctx, at: f64, host: &HostFacts) -> 
 /// A 300 MiB context that went idle beside a critical database and was
 /// pushed out; what the mover could not page out (its swap cache, its page
 /// cache) still holds 60 MiB, over its 16 MiB floor.
-fn pushed_out_beside_a_database(e: &mut Engine, db: &mut Ctx, host: &HostFacts) -> Ctx {
+pub(super) fn pushed_out_beside_a_database(e: &mut Engine, db: &mut Ctx, host: &HostFacts) -> Ctx {
     let mut c = Ctx::new("/sleeper", 300);
     e.track(db.id.clone(), Class::Critical, class(16), s(0.0));
     e.track(c.id.clone(), Class::Extend, class(16), s(0.0));

@@ -685,7 +685,8 @@ impl Daemon {
                 return Ok(());
             }
         }
-        if let Some(tr) = self.observe_one(id, true)? {
+        let sampled = self.observe_one(id, true)?;
+        if let Some(tr) = sampled {
             self.on_transition(id, tr, "event");
         }
         let facts = self.observer.host_facts(&self.cfg)?;
@@ -693,7 +694,7 @@ impl Daemon {
         let act = &self.act;
         let (tr, commands) = self
             .engine
-            .out_of_memory(id, at, &facts, &|id| act.is_busy(id));
+            .out_of_memory(id, at, sampled, &facts, &|id| act.is_busy(id));
         if let Some(tr) = tr {
             self.on_transition(id, tr, "oom");
         }

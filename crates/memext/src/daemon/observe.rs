@@ -193,12 +193,9 @@ pub trait Observer {
     }
 }
 
-/// Whether a task of `cg` waits in the v1 OOM wait (read; false on v2 and
+/// Whether a task of `cg` waits in the v1 OOM wait (read on v1 only; false
 /// when it cannot be read: a vanished cgroup is dropped at the tick).
 pub(crate) fn under_oom(id: &ContextId, cg: &AnyCgroup) -> bool {
-    if cg.version() != Version::V1 {
-        return false;
-    }
     match cg.under_oom() {
         Ok(waits) => waits,
         Err(CgroupError::Vanished { .. }) => false,

@@ -178,12 +178,11 @@ impl EventObserver {
         }
     }
 
-    /// Registers the OOM event of a newly tracked v1 context (one read
-    /// first: a wait that began before the registration is not signalled).
-    /// `false`: it waits in the OOM wait now.
-    fn arm_oom(&mut self, id: &ContextId, cg: &AnyCgroup) -> bool {
+    /// Registers the OOM event of a newly tracked v1 context (nothing on
+    /// v2: nothing waits so); one the kernel refuses is read at ticks.
+    fn arm_oom(&mut self, id: &ContextId, cg: &AnyCgroup) {
         let Some(registered) = cg.oom_event() else {
-            return true; // v2: nothing waits so
+            return;
         };
         let registered = registered.and_then(|event| {
             let token = self.next_token;
@@ -206,7 +205,7 @@ impl EventObserver {
                 self.oom_by_token.insert(token, id.clone());
                 self.oom.insert(id.clone(), (token, event));
             }
-            Err(CgroupError::Vanished { .. }) => return true,
+            Err(CgroupError::Vanished { .. }) => {}
             Err(e) => {
                 tracing::debug!(
                     context = %id,
@@ -216,7 +215,6 @@ impl EventObserver {
                 self.oom_refused.insert(id.clone());
             }
         }
-        !super::observe::under_oom(id, cg)
     }
 
     fn disarm_oom(&mut self, id: &ContextId) {
@@ -411,7 +409,10 @@ impl Observer for EventObserver {
             let waits = if self.oom_refused.contains(*id) {
                 super::observe::under_oom(id, cg)
             } else if !self.oom.contains_key(*id) {
-                !self.arm_oom(id, cg)
+                // Read once after arming: a wait that began before the
+                // registration is not signalled.
+                self.arm_oom(id, cg);
+                super::observe::under_oom(id, cg)
             } else {
                 false
             };
