@@ -26,6 +26,18 @@ class Latency(unittest.TestCase):
         self.assertEqual(out["bursty_p99_ms"], 500.0)  # the failed call is not a latency
         self.assertEqual(out["p99_ms"], 2000.0)
 
+    def test_a_timers_first_three_calls_are_not_predictable(self):
+        funcs = FUNCTIONS + [{"cls": "timer"}]
+        # Function 0: calls at 0..4 s, its 4th and 5th 7 and 9 ms; function 3:
+        # three calls only; a poisson function's call is no timer's.
+        records = [rec(0, t, lat) for t, lat in ((3, 0.007), (0, 0.5), (1, 0.4), (2, 0.3), (4, 0.009))]
+        records += [rec(3, t, 0.2) for t in range(3)] + [rec(1, 9, 0.001)]
+        out = results.latency(records, funcs)
+        self.assertEqual(out["timer_predictable_calls"], 2)
+        self.assertEqual(out["timer_predictable_p99_ms"], 9.0)
+        self.assertEqual(out["timer_predictable_p50_ms"], 7.0)
+        self.assertEqual(out["timer_p99_ms"], 500.0)
+
     def test_a_class_without_calls_has_no_figure(self):
         out = results.latency([rec(0, 0, 0.01)], FUNCTIONS)
         self.assertIsNone(out["bursty_p50_ms"])
@@ -58,15 +70,17 @@ class Dram(unittest.TestCase):
 class Verdicts(unittest.TestCase):
     def row(self, mode, **kw):
         base = {"tier": "swapfile", "mode": mode, "round": 0, "p50_ms": 2.0, "p99_ms": 20.0, "timer_p99_ms": 20.0,
-                "cold_limit_p99_ms": 100.0, "unused_while_waiting_mib": 0.0, "cap_mib": 1000}
+                "timer_predictable_p99_ms": 10.0, "timer_predictable_calls": 90, "cold_limit_p99_ms": 100.0, "unused_while_waiting_mib": 0.0, "cap_mib": 1000}
         return {**base, **kw}
 
     def test_met_and_missed(self):
         v = results.verdicts([self.row("ideal"), self.row("memext", p50_ms=5.0, p99_ms=140.0, timer_p99_ms=24.0,
+                                                             timer_predictable_p99_ms=13.0,
                                                              unused_while_waiting_mib=60.0)])[("memext", "swapfile", 0)]
         self.assertFalse(v["p50 <= 2x ideal"][0])
         self.assertTrue(v["p99 <= 1.5x cold limit"][0])
         self.assertTrue(v["timer p99 <= 1.2x ideal"][0])
+        self.assertFalse(v["timer p99 from each one's call 4 <= 1.2x ideal"][0])
         self.assertFalse(v["work-conserving"][0])
 
     def test_no_verdict_without_ideal(self):
