@@ -23,7 +23,7 @@ use std::time::Duration;
 
 use crate::activity::{cpu_above, is_active, ActivityThresholds, Counters, MIN_CPU_SPAN};
 use crate::history::ActivationHistory;
-use crate::rest::{RestCpu, CALL_CPU};
+use crate::rest::RestCpu;
 use crate::Instant;
 
 /// How long an active context must have been quiet for its next activity
@@ -300,16 +300,7 @@ impl ContextModel {
             MIN_CPU_SPAN
         };
         let used = cpu.saturating_sub(cpu0);
-        // Held for a predicted wake, over a bare poll's window one run of
-        // the runtime's housekeeping passes the share (0.4 ms of 20 ms),
-        // the more just after memext read its pages back and its first
-        // touches fault them in: a wake there takes at least what a call
-        // does (`CALL_CPU`). (bench/faas: such a false onset 0.1-0.2 s after
-        // each periodic read-back moved the timer's schedule a period on,
-        // and its limit was lowered a second before the call.)
-        let woke =
-            cpu_above(used, span, min_span, &p.thresholds) && (!known.expected || used > CALL_CPU);
-        if cpu < cpu0 || woke {
+        if cpu < cpu0 || cpu_above(used, span, min_span, &p.thresholds) {
             self.last_activity = at;
             if resting {
                 return Some(self.record_onset(at));
