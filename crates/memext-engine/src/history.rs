@@ -17,8 +17,11 @@ const KEEP: usize = 32;
 const MIN_INTERVALS: usize = 2;
 /// How far each recent interval may stray from their median.
 const PERIOD_TOLERANCE: f64 = 0.2;
-/// Extra wakes a schedule may skip among its recent ones (see `schedule`).
-const MAX_SKIPPED: usize = 2;
+/// Irregular wakes (extra or unseen) a schedule may have among its recent
+/// ones (see `schedule`).
+const MAX_IRREGULAR: usize = 2;
+/// Wakes that may go unseen in a row (see `chain`).
+const MAX_UNSEEN_IN_ONE: u32 = 2;
 
 #[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct ActivationHistory {
@@ -61,12 +64,12 @@ impl ActivationHistory {
 
     /// The last wake on a regular schedule and its period, from the last
     /// (up to 8) intervals: their median, if every one is within 20% of it.
-    /// Failing that, extra wakes between two on the schedule are skipped (a
-    /// call besides the timer's, or activity taken for one): at most two,
-    /// and one per three intervals kept, which must then agree as above.
-    /// Without the skip, one extra wake kept a timer unpredicted for eight
-    /// of its calls (bench/faas: a function's warm call seen 7 s after its
-    /// call on a 16.5 s timer, calls 7-11 all cold).
+    /// Failing that, the wakes are read as a schedule with irregularities
+    /// (`chain`): at most two, and one per three intervals kept, which must
+    /// then agree as above. Without them, one extra wake kept a timer
+    /// unpredicted for eight of its calls (bench/faas: a function's warm
+    /// call seen 7 s after its call on a 16.5 s timer, calls 7-11 all
+    /// cold), and so did one call that went unseen.
     fn schedule(&self) -> Option<(Instant, Duration)> {
         let n = self.wakes.len();
         if n < MIN_INTERVALS + 1 {
@@ -83,24 +86,14 @@ impl ActivationHistory {
         if agree(&intervals, median) {
             return Some((*recent.last()?, median));
         }
-        // Chains that start at one of the first wakes, skipping any wake
-        // that comes too soon after the last one kept; the fewest skipped.
+        // Chains that start at one of the first wakes; the fewest irregular.
         (0..recent.len().min(3))
             .filter_map(|start| {
-                let mut on = recent[start];
-                let (mut kept, mut skipped) = (Vec::new(), start);
-                for &t in &recent[start + 1..] {
-                    if (t - on).as_secs_f64() < (1.0 - PERIOD_TOLERANCE) * median.as_secs_f64() {
-                        skipped += 1;
-                    } else {
-                        kept.push(t - on);
-                        on = t;
-                    }
-                }
-                let period = median_of_agreeing(&kept, skipped)?;
-                Some((skipped, on, period))
+                let (irregular, on, kept) = chain(&recent[start..], median);
+                let irregular = irregular + start;
+                Some((irregular, on, median_of_agreeing(&kept, irregular)?))
             })
-            .min_by_key(|&(skipped, ..)| skipped)
+            .min_by_key(|&(irregular, ..)| irregular)
             .map(|(_, on, period)| (on, period))
     }
 
@@ -146,6 +139,42 @@ impl ActivationHistory {
     }
 }
 
+/// Reads `wakes` as a schedule of about `period` from its first: a wake
+/// that comes too soon after the last one kept is an extra one, skipped (a
+/// call besides the timer's, or activity taken for one); an interval of two
+/// or three periods (within the tolerance of one) holds wakes that went
+/// unseen (a warm call too light to tell from the rest), kept as one
+/// interval of its share. Returns how many wakes were irregular
+/// (skipped or unseen), the last wake kept and the intervals kept.
+fn chain(wakes: &[Instant], period: Duration) -> (usize, Instant, Vec<Duration>) {
+    let p = period.as_secs_f64();
+    let mut on = wakes[0];
+    let (mut irregular, mut kept) = (0, Vec::new());
+    for &t in &wakes[1..] {
+        let d = (t - on).as_secs_f64();
+        if d < (1.0 - PERIOD_TOLERANCE) * p {
+            irregular += 1;
+            continue;
+        }
+        // The whole number of periods nearest the interval.
+        let k = (1..=MAX_UNSEEN_IN_ONE + 1)
+            .min_by(|&a, &b| {
+                (d - f64::from(a) * p)
+                    .abs()
+                    .total_cmp(&(d - f64::from(b) * p).abs())
+            })
+            .unwrap_or(1);
+        if k > 1 && (d - f64::from(k) * p).abs() <= PERIOD_TOLERANCE * p {
+            irregular += (k - 1) as usize;
+            kept.push(Duration::from_secs_f64(d / f64::from(k)));
+        } else {
+            kept.push(t - on);
+        }
+        on = t;
+    }
+    (irregular, on, kept)
+}
+
 /// The median of `d` (the upper one of an even count); None if empty or zero.
 fn median(d: &[Duration]) -> Option<Duration> {
     let mut sorted = d.to_vec();
@@ -162,10 +191,10 @@ fn agree(intervals: &[Duration], median: Duration) -> bool {
         .all(|d| (d.as_secs_f64() - m).abs() <= PERIOD_TOLERANCE * m)
 }
 
-/// The period of a chain with `skipped` wakes left out: enough intervals
-/// kept for that many skips, all agreeing.
-fn median_of_agreeing(kept: &[Duration], skipped: usize) -> Option<Duration> {
-    if kept.len() < MIN_INTERVALS || skipped > MAX_SKIPPED || 3 * skipped > kept.len() {
+/// The period of a chain with `irregular` wakes: enough intervals kept for
+/// that many, all agreeing.
+fn median_of_agreeing(kept: &[Duration], irregular: usize) -> Option<Duration> {
+    if kept.len() < MIN_INTERVALS || irregular > MAX_IRREGULAR || 3 * irregular > kept.len() {
         return None;
     }
     let m = median(kept)?;
@@ -357,6 +386,26 @@ mod tests {
         assert_eq!(
             hist(&[0.0, 3.0, 10.0, 12.0, 20.0, 30.0, 40.0]).period(),
             None
+        );
+    }
+
+    /// A 15.1 s timer whose third call went unseen (a warm call): the 30.5 s
+    /// interval holds one wake, and the schedule stands.
+    #[test]
+    fn an_unseen_wake_does_not_hide_a_schedule() {
+        let timer = [15.28, 30.03, 60.54, 75.41, 90.82, 105.57];
+        let next = hist(&timer).next_wake().expect("due").as_secs_f64();
+        assert!((next - 120.44).abs() < 0.01, "{next}");
+        let next = hist(&timer[..4]).next_wake().expect("due").as_secs_f64();
+        assert!((next - 90.28).abs() < 0.01, "{next}");
+        // Three periods in one is too many; so is a gap of 2.5 periods.
+        assert_eq!(hist(&[0.0, 10.0, 50.0, 60.0, 70.0, 80.0]).period(), None);
+        assert_eq!(hist(&[0.0, 10.0, 35.0, 45.0, 55.0, 65.0]).period(), None);
+        // An unseen wake and an extra one: two irregular need six intervals.
+        assert_eq!(hist(&[0.0, 10.0, 30.0, 33.0, 40.0, 50.0]).period(), None);
+        assert_eq!(
+            hist(&[0.0, 10.0, 30.0, 33.0, 40.0, 50.0, 60.0, 70.0, 80.0]).period(),
+            Some(at(10.0))
         );
     }
 
