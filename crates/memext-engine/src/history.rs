@@ -143,7 +143,7 @@ impl ActivationHistory {
 /// that comes too soon after the last one kept is an extra one, skipped (a
 /// call besides the timer's, or activity taken for one); an interval of two
 /// or three periods (within the tolerance of one) holds wakes that went
-/// unseen (a warm call too light to tell from the rest), kept as one
+/// unseen (a warm call that was not seen), kept as one
 /// interval of its share. Returns how many wakes were irregular
 /// (skipped or unseen), the last wake kept and the intervals kept.
 fn chain(wakes: &[Instant], period: Duration) -> (usize, Instant, Vec<Duration>) {
