@@ -59,7 +59,12 @@ impl ActivationHistory {
     /// When the next wake is expected, for a periodic context: one period
     /// after the last wake on its schedule.
     pub fn next_wake(&self) -> Option<Instant> {
-        self.schedule().map(|(on, period)| on + period)
+        self.next_and_period().map(|(next, _)| next)
+    }
+
+    /// The next wake and the period, from one reading of the schedule.
+    pub fn next_and_period(&self) -> Option<(Instant, Duration)> {
+        self.schedule().map(|(on, period)| (on + period, period))
     }
 
     /// The last wake on a regular schedule and its period, from the last
@@ -100,7 +105,7 @@ impl ActivationHistory {
     /// Whether a wake at `at` is the one a periodic history predicts: within
     /// the period's tolerance of when it was due.
     pub fn is_on_schedule(&self, at: Instant) -> bool {
-        let (Some(next), Some(period)) = (self.next_wake(), self.period()) else {
+        let Some((next, period)) = self.next_and_period() else {
             return false;
         };
         let off = at.abs_diff(next);
@@ -125,7 +130,7 @@ impl ActivationHistory {
         // Overdue by more than half a period, the period failed (or was a
         // chance match of two intervals): the rate speaks instead, so that
         // it is not kept first for good.
-        if let (Some(next), Some(period)) = (self.next_wake(), self.period()) {
+        if let Some((next, period)) = self.next_and_period() {
             if now <= next + period / 2 {
                 return Some(next.saturating_sub(now));
             }
