@@ -145,14 +145,8 @@ pub struct ContextState {
     /// it back.
     #[serde(default)]
     pub squeezed: bool,
-    /// Brought back (or kept) for a predicted wake: held in (sized for its
-    /// working set, not pushed out again) until the instant given, two
-    /// leads after the hold began: whatever it does meanwhile. A wake seen
-    /// in the hold is not known to be the call: in bench/faas a held
-    /// function's runtime, a few hundred µs of CPU in a 20 ms poll 0.4-2.2 s
-    /// before its call, was recorded as its wake and ended the hold, and
-    /// its limit was lowered as the call came (100 ms calls with few or no
-    /// faults). Ended by the first transition after its instant.
+    /// Brought back for a predicted wake: held in (sized for its working set,
+    /// not pushed out again) until the instant given, or its wake.
     pub held: Option<(Instant, PrefetchReason)>,
     /// Faults the kernel counted to the context while memext itself was
     /// moving its pages (MADV_COLLAPSE reads swapped pages in as the context's
@@ -351,11 +345,6 @@ impl ContextState {
     /// whose DRAM is meant to be full.
     pub fn fills_room(&self) -> bool {
         self.params.push_out == PushOutWhen::Needed
-    }
-
-    /// A hold past its instant ends (`held`).
-    pub fn end_an_expired_hold(&mut self, now: Instant) {
-        self.held = self.held.filter(|(until, _)| now < *until);
     }
 
     /// Its pages are in: not pushed out or squeezed, next to nothing in

@@ -212,7 +212,7 @@ impl Engine {
             }
         };
         if transition.is_some_and(|tr| tr != Transition::BecameIdle) {
-            t.end_an_expired_hold(now);
+            t.held = None; // the wake it was held for has come
         }
         // Pushed out, or (on a host meant to be full) paged out for room
         // while active, what is resident is what memext left, not what the
@@ -472,7 +472,7 @@ impl Engine {
         };
         let cpu = t.own_cpu(at, cpu, 0, 0, false);
         let tr = t.model.poll(at, cpu, &t.params.model(), known)?;
-        t.end_an_expired_hold(at);
+        t.held = None; // the wake it was held for has come
         match tr {
             Transition::Woke => t.queue_wake(at),
             // Done with its pages in: nothing to serve, its knobs stand.
@@ -589,18 +589,13 @@ impl Engine {
                 t.out = false;
                 t.reading_back = true;
                 t.squeezed = false;
-                // Held until well past the predicted wake (`Held`). (A
-                // refill, or the read-back of a wake, is for no predicted
-                // wake: a hold already there stands.)
+                // Held until well past the predicted wake; a wake ends it sooner.
+                // (A refill is for no wake in particular: not held.)
                 let predicted = matches!(
                     b.reason,
                     PrefetchReason::Periodic | PrefetchReason::FollowsLeader
                 );
-                if predicted {
-                    t.held = Some((now + 2 * lead, b.reason));
-                } else {
-                    t.end_an_expired_hold(now);
-                }
+                t.held = predicted.then(|| (now + 2 * lead, b.reason));
             }
             // An active context paged out for room stays as it is: its
             // working set is still recorded as it runs, and it is pushed out
