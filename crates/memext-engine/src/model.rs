@@ -120,6 +120,19 @@ pub struct ContextModel {
     /// Its CPU at rest, to tell a warm call from (`rest`).
     #[serde(skip)]
     rest: RestCpu,
+    /// The last reading judged (tick or poll): what a transition it caused
+    /// was seen in, for the daemon's log.
+    #[serde(skip)]
+    pub judged: Option<Judged>,
+}
+
+/// A reading as it was judged: the CPU time the context used over `span`,
+/// and whether a wake was expected (it was held for a predicted one).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Judged {
+    pub cpu: Duration,
+    pub span: Duration,
+    pub expected: bool,
 }
 
 /// Why a sample was taken.
@@ -161,6 +174,7 @@ impl ContextModel {
             idle_scale: 1,
             onset: None,
             rest: RestCpu::default(),
+            judged: None,
         }
     }
 
@@ -205,6 +219,11 @@ impl ContextModel {
     ) -> Option<Transition> {
         let rests = self.rests(c.at);
         let prev = self.last;
+        self.judged = prev.map(|l| Judged {
+            cpu: c.cpu.saturating_sub(l.cpu),
+            span: c.at.saturating_sub(l.at),
+            expected: known.expected,
+        });
         let active = via == Via::Fired { own: true }
             || prev.is_some_and(|l| is_active(&l, &c, &p.thresholds));
         let warm =
@@ -300,6 +319,11 @@ impl ContextModel {
             MIN_CPU_SPAN
         };
         let used = cpu.saturating_sub(cpu0);
+        self.judged = Some(Judged {
+            cpu: used,
+            span,
+            expected: known.expected,
+        });
         if cpu < cpu0 || cpu_above(used, span, min_span, &p.thresholds) {
             self.last_activity = at;
             if resting {

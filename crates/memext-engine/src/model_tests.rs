@@ -212,6 +212,13 @@ fn polls_judge_cpu_over_a_quarter_second_at_least() {
         "6 ms of CPU within 40 ms"
     );
     assert_eq!(m.state, State::Waking);
+    // What the wake was seen in, for the log: from the tick's reading on.
+    let judged = Judged {
+        cpu: ms(6),
+        span: ms(40),
+        expected: false,
+    };
+    assert_eq!(m.judged, Some(judged));
     // Held for a predicted wake: 2 ms of CPU within a 20 ms poll is it.
     let mut h = ContextModel::new(Duration::ZERO);
     run(&mut h, &p, &[(0.0, 0), (1.0, 0)]);
@@ -220,4 +227,5 @@ fn polls_judge_cpu_over_a_quarter_second_at_least() {
         h.poll(ms(1040), ms(2), &p, EXPECTED),
         Some(Transition::Woke)
     );
+    assert_eq!(h.judged.map(|j| (j.cpu, j.expected)), Some((ms(2), true)));
 }

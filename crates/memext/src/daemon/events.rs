@@ -4,8 +4,10 @@
 //! read that does not change when a message is reworded. Tests and benches
 //! read these fields, never the message text.
 //!
-//! Events: `tracking`, `gone`, `became-idle`, `woke`, `settled` (field `via`:
-//! `tick` or `poll`), `bringing-back` (`reason`, `from_the_end`, `map_back`),
+//! Events: `tracking`, `gone`, `became-idle`, `woke`, `onset`, `warm-call`,
+//! `settled` (field `via`: `tick`, `poll` or `event`; `cpu_us` and `span_ms`:
+//! the CPU the context used over the reading that showed it; `held`: a wake
+//! was expected), `bringing-back` (`reason`, `from_the_end`, `map_back`),
 //! `pushing-out` (`keep_bytes`), `frozen` and `thawed` (a waking context
 //! waits for room, and is admitted), `out-of-memory` (`limit_bytes`: a
 //! task waits in the v1 OOM wait at its limit; the limit it is raised to),
@@ -18,7 +20,7 @@
 //! `read-back` and `mapped-back` (`bytes`, `seconds`), `move-failed`.
 
 use memext_engine::engine::{BringBack, PushOut};
-use memext_engine::model::{State, Transition};
+use memext_engine::model::{Judged, State, Transition};
 use memext_engine::ContextId;
 
 use crate::contexts::MemoryContext;
@@ -79,13 +81,29 @@ pub fn gone(id: &ContextId) {
     tracing::info!(event = "gone", context = %id, "{id}: gone");
 }
 
-/// A state change; `via` is `tick` (a full sample) or `poll` (between ticks).
-pub fn transition(id: &ContextId, tr: Transition, state: State, via: &'static str) {
+/// A state change; `via` is `tick` (a full sample) or `poll` (between
+/// ticks). `judged`: the reading it was seen in (fields `cpu_us`, `span_ms`,
+/// and `held`: a wake was expected, the context held for a predicted one).
+pub fn transition(
+    id: &ContextId,
+    tr: Transition,
+    state: State,
+    via: &'static str,
+    judged: Option<Judged>,
+) {
+    let Judged {
+        cpu,
+        span,
+        expected: held,
+    } = judged.unwrap_or_default();
     tracing::info!(
         event = tr.name(),
         context = %id,
         state = %state,
         via,
+        cpu_us = cpu.as_micros() as u64,
+        span_ms = span.as_millis() as u64,
+        held,
         "{id}: {} ({state}, {via})",
         tr.name()
     );

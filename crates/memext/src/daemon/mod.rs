@@ -513,7 +513,7 @@ impl Daemon {
     ) {
         self.dirty = true;
         if let Some(t) = self.engine.get(id) {
-            events::transition(id, tr, t.model.state, via);
+            events::transition(id, tr, t.model.state, via, t.model.judged);
         }
         if tr == memext_engine::model::Transition::Woke {
             self.gauges.wakes.fetch_add(1, Ordering::Relaxed);
