@@ -26,11 +26,14 @@ const MAX_UNSEEN_IN_ONE: u32 = 2;
 /// `schedule`: one call can be recorded two or three times (a warm call
 /// seen by a poll, its CPU seen again at the tick, an onset a second
 /// later), and a held context's runtime can be taken for its call a
-/// second or two before the call (bench/faas, a timer of 16.5 s: wakes
+/// second or two before the call (bench/faas, a timer of 16.4 s: wakes
 /// recorded 0.11 and 1.11 s after its call, and one 3 s after the next,
-/// used up the irregular wakes its schedule may have for eight calls).
-/// Replayed on 18 bench/faas runs' recorded wakes, collapsing within 2-3 s
-/// predicted 30-32 more timer calls (of 1,692) and 4-5 more for nothing.
+/// used up the irregular wakes its schedule may have: none of its seven
+/// calls after them was predicted). Replayed on 18 bench/faas runs'
+/// recorded wakes, collapsing within 2-3 s predicted 30-32 more timer
+/// calls (of 1,692) and 4-5 more for nothing; measured, 6-9 of a run's 94
+/// predictable timer calls took over 25 ms against 7-24
+/// (docs/faas/ab-2026-11-26-s27).
 const SAME_WAKE_WITHIN: Duration = Duration::from_secs(3);
 
 #[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]

@@ -101,8 +101,8 @@ pub fn transition(
         context = %id,
         state = %state,
         via,
-        cpu_us = cpu.as_micros() as u64,
-        span_ms = span.as_millis() as u64,
+        cpu_us = u64::try_from(cpu.as_micros()).unwrap_or(u64::MAX),
+        span_ms = u64::try_from(span.as_millis()).unwrap_or(u64::MAX),
         held,
         "{id}: {} ({state}, {via})",
         tr.name()
