@@ -348,6 +348,7 @@ impl ContextModel {
     pub fn demand(&mut self, at: Instant, p: &ModelParams) -> Option<Transition> {
         let resting = self.state == State::Active && self.is_quiet(at);
         self.last_activity = at;
+        self.judged = None; // no reading: the kernel's word
         match self.state {
             State::Idle => Some(self.wake(at, p)),
             State::Active if resting => Some(self.record_onset(at)),
