@@ -5,8 +5,8 @@ within 1.5 s before or after it), by event and how it was seen (via), and,
 where the log has them (from ab00629 on), the CPU the reading that showed
 it used (cpu_us, over span_ms) and whether the context was held for a
 predicted wake (held): quartiles of cpu_us per group. Only within the
-trace (from its start to its last call, plus 1.5 s): as the bench stops
-the functions, their exits are recorded as wakes too.
+trace (its `seconds` in params.json): as the bench stops the functions
+after it, their exits are recorded as wakes too.
 
   python3 recorded.py RUN_DIR...
 """
@@ -35,7 +35,7 @@ def groups(run):
     calls = collections.defaultdict(list)
     for r in csv.DictReader(open(glob.glob(run + "/calls-*.csv")[0])):
         calls[r["function"]].append(float(r["t"]))
-    end = max(t for ts in calls.values() for t in ts) + NEAR_S
+    end = json.load(open(run + "/params.json"))["trace"]["seconds"]
     out = collections.defaultdict(list)
     log = glob.glob(run + "/*daemon*.log*")[0]
     with (gzip.open if log.endswith(".gz") else open)(log, "rt") as f:

@@ -6,8 +6,9 @@
 //!
 //! Events: `tracking`, `gone`, `became-idle`, `woke`, `onset`, `warm-call`,
 //! `settled` (field `via`: `tick`, `poll` or `event`; `cpu_us` and `span_ms`:
-//! the CPU the context used over the reading that showed it; `held`: a wake
-//! was expected), `bringing-back` (`reason`, `from_the_end`, `map_back`),
+//! the CPU the context used over the reading that showed it; `held`: a
+//! poll of a context held for a predicted wake, where a wake is expected;
+//! a tick's reading is judged alike for all and says false), `bringing-back` (`reason`, `from_the_end`, `map_back`),
 //! `pushing-out` (`keep_bytes`), `frozen` and `thawed` (a waking context
 //! waits for room, and is admitted), `out-of-memory` (`limit_bytes`: a
 //! task waits in the v1 OOM wait at its limit; the limit it is raised to),
@@ -83,7 +84,7 @@ pub fn gone(id: &ContextId) {
 
 /// A state change; `via` is `tick` (a full sample) or `poll` (between
 /// ticks). `judged`: the reading it was seen in (fields `cpu_us`, `span_ms`,
-/// and `held`: a wake was expected, the context held for a predicted one).
+/// and `held`: a poll judged it as of a context held for a predicted wake).
 pub fn transition(
     id: &ContextId,
     tr: Transition,
