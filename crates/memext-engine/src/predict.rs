@@ -92,7 +92,7 @@ pub fn decide(
             // memext paged out of it for room comes back before its call).
             State::Active if !m.is_quiet(now) => None,
             State::Active | State::Idle => {
-                if let Some((next, period)) = m.history.next_and_period() {
+                if let Some((next, period)) = m.history.next_and_period(now) {
                     // Due within the lead time, or overdue by less than half a period.
                     if now + p.lead >= next && now <= next + period / 2 {
                         return Some(PrefetchReason::Periodic);
