@@ -361,6 +361,16 @@ impl ContextState {
             && (self.squeezed || self.memory.swapped >= OUT_SWAPPED_BYTES)
     }
 
+    /// A transition was seen at `now`: the wake it was held for has come,
+    /// unless its history takes what was seen for that call's precursor
+    /// (`ActivationHistory::awaits_call`): then it stays held, watched for
+    /// the call itself.
+    pub fn release_hold(&mut self, now: Instant) {
+        if !self.model.history.awaits_call(now) {
+            self.held = None;
+        }
+    }
+
     /// A wake seen: under admission control it queues for room.
     pub fn queue_wake(&mut self, now: Instant) {
         if self.class == Class::Extend && !self.params.admit_within.is_zero() {

@@ -212,7 +212,7 @@ impl Engine {
             }
         };
         if transition.is_some_and(|tr| tr != Transition::BecameIdle) {
-            t.held = None; // the wake it was held for has come
+            t.release_hold(now);
         }
         // Pushed out, or (on a host meant to be full) paged out for room
         // while active, what is resident is what memext left, not what the
@@ -317,9 +317,26 @@ impl Engine {
     /// its warm call was missed at the tick, and its history's period was
     /// broken by the gap for the rest of a bench/faas run.)
     /// `predicted`: `predictions(now)`.
+    ///
+    /// A hold ends at its end (`until`), and one for a periodic wake as soon
+    /// as its history no longer has that wake due (`predict::is_due`; a wake
+    /// recorded ends it sooner, `ContextState::release_hold`). Left past its end,
+    /// a hold kept a function that was lowered meanwhile from being marked
+    /// out and read back: in bench/faas, held from just after one call
+    /// (taken for the call's precursor) to its next, lowered to 4 MiB as
+    /// it rested, its next call cold.
     fn hold_the_resident_due(&mut self, now: Instant, predicted: &[Option<PrefetchReason>]) {
-        let hold_until = now + 2 * self.params.prefetch_lead;
+        let lead = self.params.prefetch_lead;
+        let hold_until = now + 2 * lead;
         for (t, p) in self.contexts.values_mut().zip(predicted) {
+            let ended = t.held.is_some_and(|(until, reason)| {
+                now >= until
+                    || (reason == PrefetchReason::Periodic
+                        && !predict::is_due(&t.model.history, now, lead))
+            });
+            if ended {
+                t.held = None;
+            }
             let due = *p == Some(PrefetchReason::Periodic);
             let resident = !t.out && !t.squeezed && t.memory.swapped < OUT_SWAPPED_BYTES;
             if due && resident && t.class == Class::Extend && t.held.is_none() {
@@ -472,7 +489,7 @@ impl Engine {
         };
         let cpu = t.own_cpu(at, cpu, 0, 0, false);
         let tr = t.model.poll(at, cpu, &t.params.model(), known)?;
-        t.held = None; // the wake it was held for has come
+        t.release_hold(at);
         match tr {
             Transition::Woke => t.queue_wake(at),
             // Done with its pages in: nothing to serve, its knobs stand.

@@ -308,3 +308,71 @@ fn a_resident_context_due_for_its_periodic_wake_is_held_and_its_warm_call_record
     assert_eq!(t.model.history.last(), Some(s(40.02)), "recorded");
     assert_eq!(t.model.history.period(), Some(s(10.0)), "its period kept");
 }
+
+/// A timer's function called at 10, 20 and 30 s (seen at the ticks),
+/// resident and idle between calls, ticked to 37.5 s: held for its call
+/// due at 40 s.
+fn held_for_its_call(e: &mut Engine) -> Ctx {
+    let mut f = Ctx::new("/timer", 60);
+    let p = ClassParams {
+        push_out: PushOutWhen::Needed,
+        ..class(16)
+    };
+    e.track(f.id.clone(), Class::Extend, p, s(0.0));
+    for i in 0..=36 {
+        if [10, 20, 30].contains(&i) {
+            f.cpu += Duration::from_millis(300);
+        }
+        tick(e, &[&f], f64::from(i));
+    }
+    tick(e, &[&f], 37.5);
+    assert!(e.get(&f.id).is_some_and(|t| t.held.is_some()), "held");
+    f
+}
+
+/// A held timer's runtime seen 2 s before its call (its pages just read
+/// back: a blip of CPU at a poll) is recorded, but the call is still to
+/// come: it stays held and watched until 3 s after the blip (the call,
+/// recorded by then, would be the same wake), then the blip stands for
+/// the call. Before, the blip ended the hold, the schedule went a period
+/// on, and in bench/faas the function was lowered or pushed out as its
+/// call came.
+#[test]
+fn a_held_contexts_blip_before_its_call_keeps_it_held_until_the_call() {
+    let mut e = Engine::new(params());
+    let mut f = held_for_its_call(&mut e);
+    let blip = poll_twice(&mut e, &mut f, (38.0, 38.02), 1);
+    assert!(blip.1.is_some(), "the blip is seen: {blip:?}");
+    let t = e.get(&f.id).expect("tracked");
+    assert_eq!(t.model.history.last(), Some(s(38.02)), "recorded");
+    assert!(t.held.is_some(), "still held for its call");
+    assert_eq!(t.model.history.next_wake(s(38.5)), Some(s(40.0)));
+    assert_eq!(e.watched(), vec![f.id.clone()]);
+    // The call at 40 s (the blip woke it: seen at the ticks, no new wake).
+    for (at, cpu) in [(38.5, 0), (39.5, 0), (40.5, 300)] {
+        f.cpu += Duration::from_millis(cpu);
+        tick(&mut e, &[&f], at);
+        assert!(e.get(&f.id).is_some_and(|t| t.held.is_some()), "at {at}");
+    }
+    tick(&mut e, &[&f], 41.5);
+    let t = e.get(&f.id).expect("tracked");
+    assert!(t.held.is_none(), "its call no longer due");
+    assert_eq!(t.model.history.next_wake(s(41.5)), Some(s(48.02)));
+}
+
+/// A hold ends with the call it was for: held for a call due at 40 s that
+/// never came, the function is no longer held once that call is overdue
+/// by half a period (45 s). Left held, a function lowered meanwhile was
+/// not marked out and not read back for its next call (bench/faas).
+#[test]
+fn a_hold_ends_when_its_call_is_no_longer_due() {
+    let mut e = Engine::new(params());
+    let f = held_for_its_call(&mut e);
+    for at in 38..=44 {
+        tick(&mut e, &[&f], f64::from(at));
+        assert!(e.get(&f.id).is_some_and(|t| t.held.is_some()), "at {at}");
+    }
+    tick(&mut e, &[&f], 45.5);
+    assert!(e.get(&f.id).is_some_and(|t| t.held.is_none()));
+    assert!(e.watched().is_empty(), "no longer watched");
+}

@@ -479,9 +479,12 @@ fn a_held_context_is_not_pushed_out_before_its_predicted_wake() {
     for i in 0..=6 {
         tick(&mut e, &[&c], f64::from(i));
     }
+    // (For a wake predicted to follow another's: a hold for a periodic
+    // wake ends sooner once its history has none due, and this one has no
+    // schedule.)
     let b = BringBack {
         id: c.id.clone(),
-        reason: PrefetchReason::Periodic,
+        reason: PrefetchReason::FollowsLeader,
         pids: vec![100],
         order: vec![],
         bandwidth: 0,
@@ -491,7 +494,7 @@ fn a_held_context_is_not_pushed_out_before_its_predicted_wake() {
     e.executed(&Command::BringBack(b), Outcome::Done, s(7.0));
     assert_eq!(
         e.get(&c.id).and_then(|t| t.held),
-        Some((s(13.0), PrefetchReason::Periodic))
+        Some((s(13.0), PrefetchReason::FollowsLeader))
     );
     // Some pages are still in swap (the read-back missed them): the plan
     // keeps the hold, but it is in already, so nothing is read back again.

@@ -85,6 +85,12 @@ impl ActivationHistory {
         self.schedule().map(|(on, period)| (on + period, period))
     }
 
+    /// Whether the last wake recorded is, at `now`, a call's precursor
+    /// (`precursor`): the call it came before is still to come.
+    pub fn awaits_call(&self, now: Instant) -> bool {
+        self.precursor(now).is_some()
+    }
+
     /// A wake recorded within `SAME_WAKE_WITHIN` before the call its
     /// schedule had due, with nothing recorded since, is not taken for
     /// that call until `SAME_WAKE_WITHIN` has passed since it: a call
@@ -96,7 +102,7 @@ impl ActivationHistory {
     /// moved the schedule a period on, the hold ended, and the function
     /// was lowered or pushed out as its call came. Replayed on 30 runs of
     /// sessions 26-27, timer calls due and then no longer due before they
-    /// came fell from 176 to 20; docs/faas/ab-2026-11-27-s28.)
+    /// came fell from 176 to 20; docs/faas/ab-2026-11-26-s28.)
     fn precursor(&self, now: Instant) -> Option<(Instant, Duration)> {
         let n = self.wakes.len();
         let (&last, &before) = (

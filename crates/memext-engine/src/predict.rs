@@ -5,7 +5,7 @@
 
 use std::time::Duration;
 
-use crate::history::following;
+use crate::history::{following, ActivationHistory};
 use crate::model::{ContextModel, State};
 use crate::Instant;
 
@@ -92,11 +92,8 @@ pub fn decide(
             // memext paged out of it for room comes back before its call).
             State::Active if !m.is_quiet(now) => None,
             State::Active | State::Idle => {
-                if let Some((next, period)) = m.history.next_and_period(now) {
-                    // Due within the lead time, or overdue by less than half a period.
-                    if now + p.lead >= next && now <= next + period / 2 {
-                        return Some(PrefetchReason::Periodic);
-                    }
+                if is_due(&m.history, now, p.lead) {
+                    return Some(PrefetchReason::Periodic);
                 }
                 let follows = leaders.iter().any(|&l| {
                     l != i
@@ -109,6 +106,14 @@ pub fn decide(
             }
         })
         .collect()
+}
+
+/// Whether a periodic history has its next wake due at `now`: within
+/// `lead` of it, or overdue by less than half a period.
+pub fn is_due(history: &ActivationHistory, now: Instant, lead: Duration) -> bool {
+    history
+        .next_and_period(now)
+        .is_some_and(|(next, period)| now + lead >= next && now <= next + period / 2)
 }
 
 #[cfg(test)]
