@@ -132,7 +132,7 @@ impl ActivationHistory {
     /// for a call more often than a call goes unseen. Replayed on 30
     /// bench/faas runs of sessions 26-27, counted as one it predicted 2,555
     /// timer calls and 153 calls that did not come; as half, 2,636 and 161
-    /// (on 61 runs of sessions 20-25, 5,746 and 289 against 5,857 and 322;
+    /// (on 66 runs of sessions 20-25, 5,746 and 289 against 5,857 and 322;
     /// docs/faas/ab-2026-11-26-s28).
     fn schedule(&self) -> Option<(Instant, Duration)> {
         schedule_of(self.wakes.iter().copied())

@@ -1,10 +1,12 @@
 #!/usr/bin/env python3
 """Replays bench/faas runs' recorded wakes (session 26's `replay.py`) into
 session 27's rule (skip+missed, wakes recorded within 3 s after one read
-as one, the first standing for it) with and without session 28's
-precursor: a wake recorded within 3 s before the call the schedule had
-due, with nothing recorded since, leaves that call due until 3 s after it
-(history.rs `precursor`). A Python copy of the rule, not the engine's code.
+as one, the first standing for it) and session 28's two changes to it:
+the precursor (a wake recorded within 3 s before the call the schedule
+had due, with nothing recorded since, leaves that call due until 3 s
+after it; history.rs `precursor`) and an extra wake counted as half an
+unseen one (history.rs `chain`), each alone and both. A Python copy of
+the rules, not the engine's code.
 
 Per run and in total: hit/false/flipped (see replay.py), where a call's
 `hit` is judged at the call with the wakes recorded before its lead, and
@@ -30,19 +32,53 @@ def distinct(wakes):
     return out
 
 
-def same_wake(wakes, now):
-    """Session 27's rule: (last wake on the schedule, period) or None."""
-    return R.skip(distinct(wakes))
+def same_wake(wakes, now, extra=1.0):
+    """Session 27's rule: (last wake on the schedule, period) or None; an
+    extra wake counting `extra` of an unseen one."""
+    w = distinct(wakes)
+    strict = R.strict(w)
+    if strict or extra == 1.0:
+        return strict or R.skip(w)
+    w = w[-9:]
+    if len(w) < R.MIN_IV + 1:
+        return None
+    m = R.median([b - a for a, b in zip(w, w[1:])])
+    best = None
+    for start in range(min(3, len(w))):
+        on, kept, irregular = w[start], [], float(start)
+        for t in w[start + 1:]:
+            d = t - on
+            if d < (1 - R.TOL) * m:
+                irregular += extra
+                continue
+            k = min(3, max(1, round(d / m)))
+            if k > 1 and abs(d - k * m) <= R.TOL * m:
+                irregular += k - 1
+                d /= k
+            kept.append(d)
+            on = t
+        if len(kept) < R.MIN_IV or irregular > R.MAX_SKIPPED or 3 * irregular > len(kept):
+            continue
+        km = R.median(kept)
+        if R.agree(kept, km) and (best is None or irregular < best[0]):
+            best = (irregular, on, km)
+    return best[1:] if best else None
 
 
-def precursor(wakes, now):
-    """The same, but a lone record within 3 s before the call due leaves it
+def extra_half(wakes, now):
+    return same_wake(wakes, now, extra=0.5)
+
+
+def with_precursor(rule):
+    """`rule`, but a lone record within 3 s before the call due leaves it
     due until 3 s after the record."""
-    if len(wakes) >= 2 and wakes[-1] - wakes[-2] >= SAME and now < wakes[-1] + SAME:
-        before = same_wake(wakes[:-1], now)
-        if before and 0 < before[0] + before[1] - wakes[-1] <= SAME:
-            return before
-    return same_wake(wakes, now)
+    def read(wakes, now):
+        if len(wakes) >= 2 and wakes[-1] - wakes[-2] >= SAME and now < wakes[-1] + SAME:
+            before = rule(wakes[:-1], now)
+            if before and 0 < before[0] + before[1] - wakes[-1] <= SAME:
+                return before
+        return rule(wakes, now)
+    return read
 
 
 def due(rule, wakes, now, recorded_before=None):
@@ -77,7 +113,8 @@ def replay(run, rule):
 
 
 if __name__ == "__main__":
-    rules = (("same-wake", same_wake), ("precursor", precursor))
+    rules = (("same-wake", same_wake), ("precursor", with_precursor(same_wake)),
+             ("extra-half", extra_half), ("both", with_precursor(extra_half)))
     total = {name: [0, 0, 0] for name, _ in rules}
     for run in sys.argv[1:]:
         row = []
