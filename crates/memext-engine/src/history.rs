@@ -98,7 +98,7 @@ impl ActivationHistory {
     /// recorded by then is the same wake (`distinct_wakes`); if none came,
     /// it was the call, early. Returns that call and the period while it
     /// stands. (bench/faas: a held function's runtime, its pages just read
-    /// and mapped back, used 0.6-1.4 ms in a 20 ms poll 0.2-2.4 s before
+    /// and mapped back, used 0.6-1.4 ms in a 20-47 ms poll 0.3-2.4 s before
     /// its call, or a tick saw more than its rest; taken for the call, it
     /// moved the schedule a period on, the hold ended, and the function
     /// was lowered or pushed out as its call came. Replayed on 30 runs of
