@@ -269,6 +269,24 @@ fn a_wake_is_read_back_unpaced_unless_a_critical_context_shares_the_host() {
     }
 }
 
+/// A timer's function on a host meant to be full, called at 10, 20 and
+/// 30 s (seen at the ticks), resident and idle between calls, ticked to 36 s.
+fn called_every_10_s(e: &mut Engine) -> Ctx {
+    let mut f = Ctx::new("/timer", 60);
+    let p = ClassParams {
+        push_out: PushOutWhen::Needed,
+        ..class(16)
+    };
+    e.track(f.id.clone(), Class::Extend, p, s(0.0));
+    for i in 0..=36 {
+        if [10, 20, 30].contains(&i) {
+            f.cpu += Duration::from_millis(300);
+        }
+        tick(e, &[&f], f64::from(i));
+    }
+    f
+}
+
 /// A timer's function that nothing pushed out: when its call is due it is
 /// held as it is (nothing to read back) and watched, so its warm call is
 /// seen and recorded; before, only a read-back held it, the warm call was
@@ -276,19 +294,7 @@ fn a_wake_is_read_back_unpaced_unless_a_critical_context_shares_the_host() {
 #[test]
 fn a_resident_context_due_for_its_periodic_wake_is_held_and_its_warm_call_recorded() {
     let mut e = Engine::new(params());
-    let mut f = Ctx::new("/timer", 60);
-    let p = ClassParams {
-        push_out: PushOutWhen::Needed,
-        ..class(16)
-    };
-    e.track(f.id.clone(), Class::Extend, p, s(0.0));
-    // Called at 10, 20 and 30 s (seen at the ticks), idle between calls.
-    for i in 0..=36 {
-        if [10, 20, 30].contains(&i) {
-            f.cpu += Duration::from_millis(300);
-        }
-        tick(&mut e, &[&f], f64::from(i));
-    }
+    let mut f = called_every_10_s(&mut e);
     let t = e.get(&f.id).expect("tracked");
     assert_eq!(t.model.history.period(), Some(s(10.0)));
     assert!(
@@ -309,22 +315,9 @@ fn a_resident_context_due_for_its_periodic_wake_is_held_and_its_warm_call_record
     assert_eq!(t.model.history.period(), Some(s(10.0)), "its period kept");
 }
 
-/// A timer's function called at 10, 20 and 30 s (seen at the ticks),
-/// resident and idle between calls, ticked to 37.5 s: held for its call
-/// due at 40 s.
+/// `called_every_10_s` ticked to 37.5 s: held for its call due at 40 s.
 fn held_for_its_call(e: &mut Engine) -> Ctx {
-    let mut f = Ctx::new("/timer", 60);
-    let p = ClassParams {
-        push_out: PushOutWhen::Needed,
-        ..class(16)
-    };
-    e.track(f.id.clone(), Class::Extend, p, s(0.0));
-    for i in 0..=36 {
-        if [10, 20, 30].contains(&i) {
-            f.cpu += Duration::from_millis(300);
-        }
-        tick(e, &[&f], f64::from(i));
-    }
+    let f = called_every_10_s(e);
     tick(e, &[&f], 37.5);
     assert!(e.get(&f.id).is_some_and(|t| t.held.is_some()), "held");
     f
