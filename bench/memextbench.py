@@ -198,8 +198,11 @@ def memext_config(work, parent, engine_root, critical=(), idle_after=None, floor
                 named["push_out"] = f'"{push_out}"'
             if admit_within:
                 named["admit_within"] = f'"{admit_within}"'
-            named.update(extend)  # a variant's setting wins over the bench's
+            named.update((k, v) for k, v in extend if not k.startswith("critical."))  # a variant's wins
             f.write("[class.extend]\n" + "".join(f"{k} = {v}\n" for k, v in named.items()) + "\n")
+        crit = [(k.removeprefix("critical."), v) for k, v in extend if k.startswith("critical.")]
+        if crit:
+            f.write("[class.critical]\n" + "".join(f"{k} = {v}\n" for k, v in crit) + "\n")
         f.write(f'[runtimes]\ndocker_roots = ["{engine_root}"]\n\n'
                 f'[daemon]\ncapacity_cgroup = "{parent}"\ntick = "1s"\npoll = "20ms"\n'
                 f'socket = "{work}/memext.sock"\n' + "".join(f"{k} = {v}\n" for k, v in daemon))
@@ -208,13 +211,14 @@ def memext_config(work, parent, engine_root, critical=(), idle_after=None, floor
 
 def variant(mode):
     """The settings of a memext variant: `MODE+KEY=VALUE+...` (e.g.
-    memext+wake_cpu_weight=20), each KEY an extend-class setting or
+    memext+wake_cpu_weight=20), each KEY an extend-class setting,
+    `critical.KEY` a critical-class one (memext+critical.keep_anon=false) or
     `daemon.KEY` a daemon one (memext+daemon.reclaim=loop), as (key, TOML
     value) pairs; none for a mode without `+`."""
     pairs = []
     for item in mode.split("+")[1:]:
         key, _, value = item.partition("=")
-        bare_key = key.removeprefix("daemon.")
+        bare_key = key.removeprefix("daemon.").removeprefix("critical.")
         if not bare_key.replace("_", "").isalpha() or not value:
             raise ValueError(f"memext variant {mode!r}: write MODE+KEY=VALUE")
         bare = value.isdigit() or value in ("true", "false")
@@ -223,7 +227,8 @@ def variant(mode):
 
 
 def variant_settings(mode):
-    """A variant's settings split for memext_config: (extend pairs, daemon pairs)."""
+    """A variant's settings split for memext_config: (class pairs, daemon
+    pairs); a critical-class key keeps its `critical.` prefix."""
     pairs = variant(mode)
     return ([(k, v) for k, v in pairs if not k.startswith("daemon.")],
             [(k[len("daemon."):], v) for k, v in pairs if k.startswith("daemon.")])

@@ -24,6 +24,13 @@ class VariantConfig(unittest.TestCase):
         self.assertEqual(ext["fast_wakes"], True)
         self.assertEqual(ext["floor"], "16MiB")
 
+    def test_a_critical_setting_goes_to_the_critical_class(self):
+        extend, daemon = mb.variant_settings("memext+critical.keep_anon=false+fast_wakes=true")
+        cfg = self.config(extend, daemon)
+        self.assertEqual(cfg["class"]["critical"], {"keep_anon": False})
+        self.assertNotIn("critical.keep_anon", cfg["class"]["extend"])
+        self.assertEqual(cfg["class"]["extend"]["fast_wakes"], True)
+
     def test_a_daemon_setting_goes_to_the_daemon_table(self):
         cfg = self.config((), daemon=[("reclaim", '"loop"')])
         self.assertEqual(cfg["daemon"]["reclaim"], "loop")

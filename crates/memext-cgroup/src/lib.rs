@@ -66,6 +66,10 @@ pub enum LimitKnob {
     V1MemswLimit,
     /// v1 `memory.oom_control` oom_kill_disable (0 or 1)
     V1OomKillDisable,
+    /// v1 `memory.swappiness` (0-200): at 0 the reclaim of a limit above the
+    /// cgroup (its own or a parent's) takes none of its anonymous or shared
+    /// memory, only its page cache; the host's global reclaim still may.
+    V1Swappiness,
     /// v2 `memory.high` (throttle and reclaim above)
     High,
     /// v2 `memory.max` (hard limit)
@@ -97,6 +101,7 @@ impl LimitKnob {
             LimitKnob::V1Limit => ("memory.limit_in_bytes", Version::V1),
             LimitKnob::V1MemswLimit => ("memory.memsw.limit_in_bytes", Version::V1),
             LimitKnob::V1OomKillDisable => ("memory.oom_control", Version::V1),
+            LimitKnob::V1Swappiness => ("memory.swappiness", Version::V1),
             LimitKnob::High => ("memory.high", Version::V2),
             LimitKnob::Max => ("memory.max", Version::V2),
             LimitKnob::Low => ("memory.low", Version::V2),
@@ -135,6 +140,7 @@ impl LimitKnob {
         !matches!(
             self,
             LimitKnob::V1OomKillDisable
+                | LimitKnob::V1Swappiness
                 | LimitKnob::V1CpuShares
                 | LimitKnob::CpuWeight
                 | LimitKnob::V1Freezer

@@ -38,11 +38,15 @@ pub struct PushOut {
 /// One thing for the actuator to do, in the order given.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub enum Command {
-    /// Guarantee a critical context `bytes` (v2 memory.min; v1: nothing to
-    /// write, the others' limits keep the room).
+    /// Guarantee a critical context `bytes` (v2 memory.min; v1: the others'
+    /// limits keep the room). `keep_anon` (its class's): on v1 its
+    /// `memory.swappiness` is 0, so the reclaim of a cap above it (the
+    /// parent's limit, when the others' memory overshoots it) takes none of
+    /// its anonymous or shared memory, only its page cache.
     Protect {
         id: ContextId,
         bytes: u64,
+        keep_anon: bool,
     },
     /// Cap an extend context (v1 limit_in_bytes with OOM kills off, v2 memory.high).
     Limit {

@@ -65,6 +65,11 @@ pub struct ClassParams {
     /// until it settles. See `note_paged_out`, `waking`, `cpu_weight`.
     #[serde(default)]
     pub fast_wakes: bool,
+    /// A critical context's anonymous and shared memory is kept in DRAM
+    /// when a cap above it reclaims (v1 `memory.swappiness` 0; see
+    /// [`crate::command::Command::Protect`]).
+    #[serde(default)]
+    pub keep_anon: bool,
 }
 
 /// When an idle extend context is pushed out.
@@ -519,6 +524,7 @@ mod tests {
             admit_within: Duration::from_secs(5),
             push_out: PushOutWhen::Needed,
             fast_wakes: true,
+            keep_anon: false,
         };
         let mut t = ContextState::new(
             ContextId::from("/a/b"),

@@ -94,6 +94,7 @@ impl Engine {
                 Action::Protect { bytes, .. } => out.push(Command::Protect {
                     id: id.clone(),
                     bytes: *bytes,
+                    keep_anon: t.params.keep_anon,
                 }),
                 Action::Limit { bytes, .. } => {
                     // A lowering in the background is on its way down:

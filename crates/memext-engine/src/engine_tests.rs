@@ -29,6 +29,7 @@ fn class(floor_mib: u64) -> ClassParams {
         admit_within: Duration::ZERO,
         push_out: PushOutWhen::Idle,
         fast_wakes: false,
+        keep_anon: false,
     }
 }
 
@@ -314,8 +315,32 @@ fn a_critical_context_under_pressure_throttles_the_movers_and_is_never_squeezed(
         _ => true,
     }));
     assert!(all.iter().any(
-        |c| matches!(c, Command::Protect { id, bytes } if *id == db.id && *bytes == 440 * MIB)
+        |c| matches!(c, Command::Protect { id, bytes, .. } if *id == db.id && *bytes == 440 * MIB)
     ));
+}
+
+/// The protection says whether the critical context's anonymous memory is to
+/// stay in DRAM (v1: its swappiness 0), as its class asks.
+#[test]
+fn a_critical_contexts_protection_carries_its_class_keep_anon() {
+    for keep_anon in [true, false] {
+        let mut e = Engine::new(params());
+        let db = Ctx::new("/db", 400);
+        let p = ClassParams {
+            keep_anon,
+            ..class(16)
+        };
+        e.track(db.id.clone(), Class::Critical, p, s(0.0));
+        let (_, cmds) = tick(&mut e, &[&db], 0.0);
+        let protect: Vec<bool> = cmds
+            .iter()
+            .filter_map(|c| match c {
+                Command::Protect { keep_anon, .. } => Some(*keep_anon),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(protect, vec![keep_anon], "{cmds:?}");
+    }
 }
 
 #[test]
@@ -900,6 +925,7 @@ fn what_its_limit_paged_out_is_brought_back_at_an_onset_on_a_full_host() {
         let p = ClassParams {
             push_out,
             fast_wakes,
+            keep_anon: false,
             ..class(16)
         };
         e.track(f.id.clone(), Class::Extend, p, s(0.0));

@@ -100,6 +100,7 @@ mod tests {
             admit_within: Duration::ZERO,
             push_out: crate::context::PushOutWhen::Idle,
             fast_wakes: false,
+            keep_anon: false,
         };
         let mut t = ContextState::new(id.into(), class, params, Duration::ZERO);
         t.memory.usage = usage;

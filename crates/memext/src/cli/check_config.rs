@@ -18,7 +18,7 @@ pub fn run(file: Option<PathBuf>, config_flag: Option<PathBuf>) -> anyhow::Resul
     for class in [config::Class::Critical, config::Class::Extend] {
         if let Some(p) = c.params(class) {
             println!(
-                "  class {class}: idle_after={} floor={} headroom={}% pageout={}/s prefetch={}/s map_back={} cpu_weight={} wake_cpu_weight={}",
+                "  class {class}: idle_after={} floor={} headroom={}% pageout={}/s prefetch={}/s map_back={} cpu_weight={} wake_cpu_weight={}{}",
                 humantime::format_duration(p.idle_after),
                 p.floor,
                 p.headroom.0,
@@ -27,7 +27,8 @@ pub fn run(file: Option<PathBuf>, config_flag: Option<PathBuf>) -> anyhow::Resul
                 if p.map_back { "on" } else { "off" },
                 p.cpu_weight
                     .map_or_else(|| "as set".to_owned(), |w| w.0.to_string()),
-                p.wake_cpu_weight.0
+                p.wake_cpu_weight.0,
+                if p.keep_anon { " keep_anon=on" } else { "" }
             );
         }
     }

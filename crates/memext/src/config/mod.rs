@@ -102,6 +102,7 @@ impl Config {
             admit_within: Duration::ZERO,
             push_out: PushOutWhen::Idle,
             fast_wakes: false,
+            keep_anon: true,
         }
     }
 
@@ -118,6 +119,7 @@ impl Config {
             admit_within: EXTEND_ADMIT_WITHIN,
             push_out: PushOutWhen::Idle,
             fast_wakes: false,
+            keep_anon: false,
         }
     }
 
@@ -192,6 +194,11 @@ impl Config {
         if file.class.critical.fast_wakes.is_some() {
             let at = text.find("[class.critical]").unwrap_or(0);
             let why = "class.critical: fast_wakes applies to extend contexts: a critical context is never pushed out";
+            return Err(invalid(at..at, why.into()));
+        }
+        if file.class.extend.keep_anon.is_some() {
+            let at = text.find("[class.extend]").unwrap_or(0);
+            let why = "class.extend: keep_anon applies to critical contexts: an extend context's memory is what memext moves to the tiers";
             return Err(invalid(at..at, why.into()));
         }
         if let Some(why) = validate_daemon(&file.daemon) {

@@ -57,6 +57,7 @@ pub(crate) struct ClassOverrides {
     pub(crate) admit_within: Option<HumanDuration>,
     pub(crate) push_out: Option<PushOutWhen>,
     pub(crate) fast_wakes: Option<bool>,
+    pub(crate) keep_anon: Option<bool>,
 }
 
 /// Parameters of a class, resolved against the defaults.
@@ -109,6 +110,14 @@ pub struct ClassParams {
     /// wakes 2-3x faster in the issue's postgres x burst scenario, at the
     /// critical throughput's expense in the quick postgres x burst cell.
     pub fast_wakes: bool,
+    /// Keep the class's anonymous and shared memory in DRAM when a cap above
+    /// it reclaims (critical only; default true): on v1 its
+    /// `memory.swappiness` is 0, so the reclaim of a parent's limit takes
+    /// only its page cache (the host's own global reclaim still may swap
+    /// it); v2 protects the planned working set with `memory.min` instead.
+    /// Measured (README, bench/peers, issue 15's scenario): PostgreSQL took
+    /// 0-2 major faults a window with it, 95-1,759 without.
+    pub keep_anon: bool,
 }
 
 impl ClassParams {
@@ -126,6 +135,7 @@ impl ClassParams {
             admit_within: self.admit_within,
             push_out: self.push_out,
             fast_wakes: self.fast_wakes,
+            keep_anon: self.keep_anon,
         }
     }
 }
@@ -144,6 +154,7 @@ impl ClassOverrides {
             admit_within: self.admit_within.map_or(d.admit_within, |h| h.0),
             push_out: self.push_out.unwrap_or(d.push_out),
             fast_wakes: self.fast_wakes.unwrap_or(d.fast_wakes),
+            keep_anon: self.keep_anon.unwrap_or(d.keep_anon),
         }
     }
 }

@@ -374,3 +374,14 @@ fn error_message_has_file_and_line() {
     let s = e.to_string();
     assert!(s.starts_with("memext.toml:2:"), "{s}");
 }
+
+#[test]
+fn a_critical_class_keeps_its_anonymous_memory_unless_it_asks_not_to() {
+    let c = parse("").expect("defaults");
+    assert!(c.critical.keep_anon && c.critical.engine().keep_anon);
+    assert!(!c.extend.keep_anon && !c.extend.engine().keep_anon);
+    let c = parse("[class.critical]\nkeep_anon = false\n").expect("off");
+    assert!(!c.critical.engine().keep_anon);
+    let (_, msg) = err_line("[class.extend]\nkeep_anon = true\n");
+    assert!(msg.contains("keep_anon applies to critical"), "{msg}");
+}

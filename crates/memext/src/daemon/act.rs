@@ -89,12 +89,19 @@ impl Actuator {
             return Outcome::Failed; // a dry run changes nothing
         };
         match cmd {
-            Command::Protect { id, bytes } => {
-                if cg.version() == Version::V1 {
-                    return Outcome::Done; // the others' limits keep its room
+            Command::Protect {
+                id,
+                bytes,
+                keep_anon,
+            } => match cg.version() {
+                // The others' limits keep its room; at swappiness 0 the
+                // reclaim of the cap above it takes only its page cache.
+                Version::V1 if *keep_anon => {
+                    self.guarded(id, cg, LimitKnob::V1Swappiness, Limit::Bytes(0))
                 }
-                self.guarded(id, cg, LimitKnob::Min, Limit::Bytes(*bytes))
-            }
+                Version::V1 => Outcome::Done,
+                Version::V2 => self.guarded(id, cg, LimitKnob::Min, Limit::Bytes(*bytes)),
+            },
             Command::Limit { id, bytes } => {
                 self.stop_reclaim(id, cg);
                 match self.limit_knob(id, cg) {

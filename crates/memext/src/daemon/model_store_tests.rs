@@ -45,6 +45,7 @@ fn state(id: &str, pids: &[u32]) -> ContextState {
         admit_within: std::time::Duration::ZERO,
         push_out: memext_engine::context::PushOutWhen::Idle,
         fast_wakes: false,
+        keep_anon: false,
     };
     let mut t = ContextState::new(ContextId::from(id), Class::Extend, params, Duration::ZERO);
     for &pid in pids {

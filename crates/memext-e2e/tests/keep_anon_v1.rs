@@ -1,0 +1,109 @@
+//! A critical context keeps its anonymous memory when the cap above it
+//! reclaims (v1, this host's real cgroups and a real swap file): a parent
+//! capped at 160 MiB holds a critical context's 96 MiB and an unmanaged
+//! neighbour that fills 128 MiB after it. With `keep_anon` (the critical
+//! class's default) the daemon sets the critical context's
+//! `memory.swappiness` to 0 and the cap's reclaim takes the neighbour's pages;
+//! with it off the same fill swaps out the critical context's, the older
+//! ones. SIGTERM puts the swappiness back. Needs root; everything is removed
+//! on drop, also on failure.
+
+use memext_cgroup::{Hierarchy, Limit, LimitKnob, MemoryCgroup};
+use memext_e2e::sandbox::TierSandbox;
+use memext_e2e::toucher::Toucher;
+use memext_e2e::{host_hierarchy, remove_cgroups, status_row, ScratchCgroup};
+
+mod common;
+use common::*;
+
+const MIB: u64 = 1 << 20;
+
+/// The unmanaged neighbour's cgroup beside the critical one, removed on drop
+/// (before the scratch parent: declared after it).
+struct Neighbour {
+    h: Hierarchy,
+    path: memext_cgroup::CgroupPath,
+}
+
+impl Drop for Neighbour {
+    fn drop(&mut self) {
+        remove_cgroups(&self.h, std::slice::from_ref(&self.path));
+    }
+}
+
+/// Bytes of the critical context's memory in swap after the neighbour's
+/// fill, with the critical class's `keep_anon` as given; checks on the way
+/// that the daemon wrote (or left) its swappiness and put it back on SIGTERM.
+fn critical_swapped_by_the_cap(keep_anon: bool) -> u64 {
+    let h = host_hierarchy().expect("hierarchy");
+    let cg = ScratchCgroup::new(&h, "critical").expect("cgroup");
+    let neighbour = Neighbour {
+        h: h.clone(),
+        path: cg.parent.child("neighbour").expect("path"),
+    };
+    h.create(&neighbour.path).expect("neighbour cgroup");
+    h.open(&cg.parent)
+        .expect("parent")
+        .write_limit(LimitKnob::V1Limit, Limit::Bytes(160 * MIB))
+        .expect("the parent's cap");
+    let toml = format!(
+        "[[select]]\ncgroup = \"{}\"\nclass = \"critical\"\n\n[class.critical]\nkeep_anon = {keep_anon}\n\n\
+         [daemon]\ncapacity = \"4GiB\"\ntick = \"500ms\"\nsocket = \"@DIR@/memext.sock\"\n\n\
+         [[tiers.swapfile]]\npath = \"@DIR@/swap0\"\nsize = \"512MiB\"\npriority = 10\n",
+        cg.path
+    );
+    let sb = TierSandbox::new(&format!("keepanon-{keep_anon}"), &toml);
+    sb.up();
+    let c = cg.open().expect("open");
+    let before = c.read_limit(LimitKnob::V1Swappiness).expect("swappiness");
+    assert_ne!(before, Limit::Bytes(0), "a new cgroup's swappiness");
+
+    let mut critical = Toucher::spawn(helper(), 96 << 20).expect("toucher");
+    cg.attach(critical.pid()).expect("attach");
+    critical.alloc().expect("alloc");
+    let mut daemon = sb.daemon("daemon.log");
+    wait_for("the daemon to track the critical context", 20, || {
+        let out = sb.run(&["status", "--json"]);
+        status_row(&String::from_utf8_lossy(&out.stdout), cg.path.as_str()).is_ok()
+    });
+    if keep_anon {
+        wait_for("memext to set the critical swappiness to 0", 20, || {
+            c.read_limit(LimitKnob::V1Swappiness).ok() == Some(Limit::Bytes(0))
+        });
+    }
+    let mut fill = Toucher::spawn(helper(), 128 << 20).expect("toucher");
+    h.attach(&neighbour.path, fill.pid()).expect("attach");
+    fill.alloc().expect("the neighbour's fill");
+    let swapped = c.memory().expect("memory.stat").swap_bytes;
+    let neighbour_swapped = h
+        .open(&neighbour.path)
+        .and_then(|n| n.memory())
+        .expect("memory.stat")
+        .swap_bytes;
+    assert!(
+        swapped + neighbour_swapped >= 48 * MIB,
+        "the cap must have reclaimed: critical {swapped}, neighbour {neighbour_swapped} bytes in swap"
+    );
+    assert!(daemon.terminate(20).expect("exits").success());
+    assert_eq!(
+        c.read_limit(LimitKnob::V1Swappiness).expect("swappiness"),
+        before,
+        "the daemon puts the swappiness back"
+    );
+    drop(fill);
+    drop(critical);
+    swapped
+}
+
+#[test]
+fn a_critical_context_keeps_its_anonymous_memory_when_the_cap_above_it_reclaims() {
+    let _g = serial();
+    let kept = critical_swapped_by_the_cap(true);
+    let let_go = critical_swapped_by_the_cap(false);
+    eprintln!("critical bytes in swap: {kept} with keep_anon, {let_go} without");
+    assert!(kept < 4 * MIB, "with keep_anon: {kept} bytes in swap");
+    assert!(
+        let_go >= 32 * MIB,
+        "without, the same fill must take the critical context's pages ({let_go} bytes in swap), or this test proves nothing"
+    );
+}
