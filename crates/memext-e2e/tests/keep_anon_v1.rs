@@ -5,8 +5,9 @@
 //! class's default) the daemon sets the critical context's
 //! `memory.swappiness` to 0 and the cap's reclaim takes the neighbour's pages;
 //! with it off the same fill swaps out the critical context's, the older
-//! ones. SIGTERM puts the swappiness back. Needs root; everything is removed
-//! on drop, also on failure.
+//! ones. SIGTERM puts the swappiness back. A critical context under a limit
+//! of its own keeps its swappiness. Needs root; everything is removed on
+//! drop, also on failure.
 
 use memext_cgroup::{Hierarchy, Limit, LimitKnob, MemoryCgroup};
 use memext_e2e::sandbox::TierSandbox;
@@ -106,4 +107,57 @@ fn a_critical_context_keeps_its_anonymous_memory_when_the_cap_above_it_reclaims(
         let_go >= 32 * MIB,
         "without, the same fill must take the critical context's pages ({let_go} bytes in swap), or this test proves nothing"
     );
+}
+
+/// Under a limit of its own (the operator's) no anonymous page of a
+/// swappiness-0 context could go, and that limit's reclaim would end in the
+/// OOM killer: the daemon leaves such a context's swappiness as it is,
+/// writes 0 once the limit is gone, and puts the original back when one
+/// comes again.
+#[test]
+fn a_critical_context_under_a_limit_of_its_own_keeps_its_swappiness() {
+    let _g = serial();
+    let h = host_hierarchy().expect("hierarchy");
+    let cg = ScratchCgroup::new(&h, "critical").expect("cgroup");
+    let c = cg.open().expect("open");
+    c.write_limit(LimitKnob::V1Limit, Limit::Bytes(64 * MIB))
+        .expect("its own limit");
+    let before = c.read_limit(LimitKnob::V1Swappiness).expect("swappiness");
+    assert_ne!(before, Limit::Bytes(0), "a new cgroup's swappiness");
+    let toml = format!(
+        "[[select]]\ncgroup = \"{}\"\nclass = \"critical\"\n\n\
+         [daemon]\ncapacity = \"4GiB\"\ntick = \"500ms\"\nsocket = \"@DIR@/memext.sock\"\n",
+        cg.path
+    );
+    let sb = TierSandbox::new("keepanon-limited", &toml);
+    let mut t = Toucher::spawn(helper(), 16 << 20).expect("toucher");
+    cg.attach(t.pid()).expect("attach");
+    t.alloc().expect("alloc");
+    let mut daemon = sb.daemon("daemon.log");
+    wait_for("the daemon to track the critical context", 20, || {
+        let out = sb.run(&["status", "--json"]);
+        status_row(&String::from_utf8_lossy(&out.stdout), cg.path.as_str()).is_ok()
+    });
+    std::thread::sleep(std::time::Duration::from_secs(2)); // four ticks
+    assert_eq!(
+        c.read_limit(LimitKnob::V1Swappiness).expect("swappiness"),
+        before,
+        "written under the context's own limit"
+    );
+    c.write_limit(LimitKnob::V1Limit, Limit::Max)
+        .expect("the limit lifted");
+    wait_for("memext to set the swappiness to 0", 20, || {
+        c.read_limit(LimitKnob::V1Swappiness).ok() == Some(Limit::Bytes(0))
+    });
+    c.write_limit(LimitKnob::V1Limit, Limit::Bytes(64 * MIB))
+        .expect("a limit again");
+    wait_for("memext to put the swappiness back", 20, || {
+        c.read_limit(LimitKnob::V1Swappiness).ok() == Some(before)
+    });
+    assert!(daemon.terminate(20).expect("exits").success());
+    assert_eq!(
+        c.read_limit(LimitKnob::V1Swappiness).expect("swappiness"),
+        before
+    );
+    drop(t);
 }

@@ -96,9 +96,7 @@ impl Actuator {
             } => match cg.version() {
                 // The others' limits keep its room; at swappiness 0 the
                 // reclaim of the cap above it takes only its page cache.
-                Version::V1 if *keep_anon => {
-                    self.guarded(id, cg, LimitKnob::V1Swappiness, Limit::Bytes(0))
-                }
+                Version::V1 if *keep_anon => self.keep_anon_v1(id, cg),
                 Version::V1 => Outcome::Done,
                 Version::V2 => self.guarded(id, cg, LimitKnob::Min, Limit::Bytes(*bytes)),
             },
@@ -157,6 +155,24 @@ impl Actuator {
                 Outcome::Done
             }
         }
+    }
+
+    /// v1: a critical context's `memory.swappiness` 0, so that the reclaim
+    /// of a cap above it takes only its page cache. Not under a limit of its
+    /// own (the operator's): there no anonymous page could go, and its own
+    /// limit's reclaim would end in the OOM killer instead of swap; what
+    /// memext wrote is put back when such a limit appears.
+    fn keep_anon_v1(&mut self, id: &ContextId, cg: &AnyCgroup) -> Outcome {
+        let value = match cg.read_limit(LimitKnob::V1Limit) {
+            Ok(Limit::Max) => Limit::Bytes(0),
+            Ok(Limit::Bytes(_)) => match self.ledger.original(id.as_str(), LimitKnob::V1Swappiness)
+            {
+                Some(original) => original,
+                None => return Outcome::Done,
+            },
+            Err(_) => return Outcome::Failed,
+        };
+        self.guarded(id, cg, LimitKnob::V1Swappiness, value)
     }
 
     /// The limit knob of `cg`'s version; on v1 OOM kills are turned off

@@ -181,6 +181,11 @@ impl Ledger {
         &self.records
     }
 
+    /// What `cgroup`'s `knob` held before memext first wrote it, if it did.
+    pub fn original(&self, cgroup: &str, knob: LimitKnob) -> Option<Limit> {
+        self.find(cgroup, knob).map(|i| self.records[i].original)
+    }
+
     pub fn is_foreign(&self, cgroup: &CgroupPath) -> bool {
         self.foreign.contains(cgroup.as_str())
     }
