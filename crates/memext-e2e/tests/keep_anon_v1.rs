@@ -10,7 +10,7 @@
 //! drop, also on failure.
 
 use memext_cgroup::{Hierarchy, Limit, LimitKnob, MemoryCgroup};
-use memext_e2e::sandbox::TierSandbox;
+use memext_e2e::sandbox::{ChildGuard, TierSandbox};
 use memext_e2e::toucher::Toucher;
 use memext_e2e::{host_hierarchy, remove_cgroups, status_row, ScratchCgroup};
 
@@ -30,6 +30,20 @@ impl Drop for Neighbour {
     fn drop(&mut self) {
         remove_cgroups(&self.h, std::slice::from_ref(&self.path));
     }
+}
+
+/// A toucher holding `mib` MiB in the critical cgroup, and the daemon,
+/// once it tracks that context.
+fn tracked_critical(cg: &ScratchCgroup, sb: &TierSandbox, mib: usize) -> (Toucher, ChildGuard) {
+    let mut t = Toucher::spawn(helper(), mib << 20).expect("toucher");
+    cg.attach(t.pid()).expect("attach");
+    t.alloc().expect("alloc");
+    let daemon = sb.daemon("daemon.log");
+    wait_for("the daemon to track the critical context", 20, || {
+        let out = sb.run(&["status", "--json"]);
+        status_row(&String::from_utf8_lossy(&out.stdout), cg.path.as_str()).is_ok()
+    });
+    (t, daemon)
 }
 
 /// Bytes of the critical context's memory in swap after the neighbour's
@@ -59,14 +73,7 @@ fn critical_swapped_by_the_cap(keep_anon: bool) -> u64 {
     let before = c.read_limit(LimitKnob::V1Swappiness).expect("swappiness");
     assert_ne!(before, Limit::Bytes(0), "a new cgroup's swappiness");
 
-    let mut critical = Toucher::spawn(helper(), 96 << 20).expect("toucher");
-    cg.attach(critical.pid()).expect("attach");
-    critical.alloc().expect("alloc");
-    let mut daemon = sb.daemon("daemon.log");
-    wait_for("the daemon to track the critical context", 20, || {
-        let out = sb.run(&["status", "--json"]);
-        status_row(&String::from_utf8_lossy(&out.stdout), cg.path.as_str()).is_ok()
-    });
+    let (critical, mut daemon) = tracked_critical(&cg, &sb, 96);
     if keep_anon {
         wait_for("memext to set the critical swappiness to 0", 20, || {
             c.read_limit(LimitKnob::V1Swappiness).ok() == Some(Limit::Bytes(0))
@@ -130,14 +137,7 @@ fn a_critical_context_under_a_limit_of_its_own_keeps_its_swappiness() {
         cg.path
     );
     let sb = TierSandbox::new("keepanon-limited", &toml);
-    let mut t = Toucher::spawn(helper(), 16 << 20).expect("toucher");
-    cg.attach(t.pid()).expect("attach");
-    t.alloc().expect("alloc");
-    let mut daemon = sb.daemon("daemon.log");
-    wait_for("the daemon to track the critical context", 20, || {
-        let out = sb.run(&["status", "--json"]);
-        status_row(&String::from_utf8_lossy(&out.stdout), cg.path.as_str()).is_ok()
-    });
+    let (t, mut daemon) = tracked_critical(&cg, &sb, 16);
     std::thread::sleep(std::time::Duration::from_secs(2)); // four ticks
     assert_eq!(
         c.read_limit(LimitKnob::V1Swappiness).expect("swappiness"),
