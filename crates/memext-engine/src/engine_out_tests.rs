@@ -9,7 +9,6 @@ use super::*;
 fn fast() -> ClassParams {
     ClassParams {
         fast_wakes: true,
-        keep_anon: false,
         cpu_weight: Some(10),
         ..class(16)
     }
@@ -56,7 +55,6 @@ fn without_fast_wakes_a_context_its_limit_paged_out_is_left_to_fault_back() {
         &mut e,
         ClassParams {
             fast_wakes: false,
-            keep_anon: false,
             ..fast()
         },
     );

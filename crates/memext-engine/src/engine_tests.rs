@@ -925,7 +925,6 @@ fn what_its_limit_paged_out_is_brought_back_at_an_onset_on_a_full_host() {
         let p = ClassParams {
             push_out,
             fast_wakes,
-            keep_anon: false,
             ..class(16)
         };
         e.track(f.id.clone(), Class::Extend, p, s(0.0));
