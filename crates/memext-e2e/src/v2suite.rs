@@ -17,7 +17,7 @@ type Check = fn(&Path) -> anyhow::Result<()>;
 
 pub fn run() -> anyhow::Result<()> {
     let me = std::env::current_exe().context("own path")?;
-    let checks: [(&str, Check); 7] = [
+    let checks: [(&str, Check); 8] = [
         ("probe finds cgroup v2 with memory", probe),
         ("v2 limit knobs read back what was written", knobs),
         ("memory.reclaim moves a cgroup's memory to swap", reclaim),
@@ -29,6 +29,10 @@ pub fn run() -> anyhow::Result<()> {
         (
             "memext daemon: memory.high push-out, memory.min over anon and page cache, a wake seen by a PSI trigger, restore on SIGTERM",
             daemon,
+        ),
+        (
+            "memory.swap.max 0 keeps a child's anon in DRAM when its parent's cap reclaims",
+            swap_max_keeps_anon,
         ),
         (
             "a Kubernetes pod's memory.swap.max (LimitedSwap) is read, and memext never pushes it below what that keeps in DRAM",
@@ -268,6 +272,12 @@ fn daemon(me: &Path) -> anyhow::Result<()> {
         || matches!(c_cg.read_limit(LimitKnob::Min), Ok(Limit::Bytes(b)) if b >= 96 << 20),
     )
     .with_context(log)?;
+    // keep_anon (the critical class's default): no swap for its anon and
+    // shared memory, so that a cap above it takes only its page cache.
+    wait_for("the critical context's memory.swap.max at 0", 30, || {
+        c_cg.read_limit(LimitKnob::SwapMax).ok() == Some(Limit::Bytes(0))
+    })
+    .with_context(log)?;
     wait_for("the push-out", 90, || {
         t.mapped().is_ok_and(|(res, total)| res * 5 <= total)
     })
@@ -316,6 +326,10 @@ fn daemon(me: &Path) -> anyhow::Result<()> {
         "memory.min not restored"
     );
     ensure!(
+        c_cg.read_limit(LimitKnob::SwapMax)? == Limit::Max,
+        "memory.swap.max not restored"
+    );
+    ensure!(
         s_cg.read_limit(LimitKnob::High)? == Limit::Max,
         "memory.high not restored"
     );
@@ -325,6 +339,55 @@ fn daemon(me: &Path) -> anyhow::Result<()> {
     );
     std::fs::remove_file("/tmp/memext-crit-cache")?;
     Ok(())
+}
+
+/// The kernel behaviour the critical class's `keep_anon` relies on, on v2: a
+/// child at `memory.swap.max` 0 keeps its 96 MiB of anonymous memory when its
+/// parent's 160 MiB cap reclaims for a sibling's 128 MiB fill; at `max` the
+/// same fill swaps it (else this check proves nothing).
+fn swap_max_keeps_anon(me: &Path) -> anyhow::Result<()> {
+    let kept = swapped_by_the_cap(me, Limit::Bytes(0))?;
+    let let_go = swapped_by_the_cap(me, Limit::Max)?;
+    println!("  swap.max check: child bytes in swap: {kept} at swap.max 0, {let_go} at max");
+    ensure!(kept < 4 << 20, "at swap.max 0: {kept} bytes in swap");
+    ensure!(
+        let_go >= 32 << 20,
+        "at max the fill must take the child's pages too: {let_go} bytes in swap"
+    );
+    Ok(())
+}
+
+/// Bytes of a 96 MiB child's memory in swap after its sibling's fill under
+/// their parent's 160 MiB cap, the child's `memory.swap.max` at `swap_max`.
+fn swapped_by_the_cap(me: &Path, swap_max: Limit) -> anyhow::Result<u64> {
+    struct Gone(memext_cgroup::Hierarchy, memext_cgroup::CgroupPath);
+    impl Drop for Gone {
+        fn drop(&mut self) {
+            crate::remove_cgroups(&self.0, std::slice::from_ref(&self.1));
+        }
+    }
+    let h = host_hierarchy()?;
+    let cg = ScratchCgroup::new(&h, "kept")?;
+    let sibling = cg.parent.child("sibling")?;
+    h.create(&sibling)?;
+    let _sibling = Gone(h.clone(), sibling.clone());
+    h.open(&cg.parent)?
+        .write_limit(LimitKnob::Max, Limit::Bytes(160 << 20))?;
+    let c = cg.open()?;
+    c.write_limit(LimitKnob::SwapMax, swap_max)?;
+    let mut t = Toucher::spawn(me, 96 << 20)?;
+    cg.attach(t.pid())?;
+    t.alloc()?;
+    let mut fill = Toucher::spawn(me, 128 << 20)?;
+    h.attach(&sibling, fill.pid())?;
+    fill.alloc()?;
+    let swapped = c.memory()?.swap_bytes;
+    let sibling_swapped = h.open(&sibling)?.memory()?.swap_bytes;
+    ensure!(
+        swapped + sibling_swapped >= 48 << 20,
+        "the cap must have reclaimed: child {swapped}, sibling {sibling_swapped} bytes in swap"
+    );
+    Ok(swapped)
 }
 
 /// Writes a file of `mib` MiB to `path` from a shell inside `cg`, so that its

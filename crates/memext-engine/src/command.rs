@@ -39,10 +39,11 @@ pub struct PushOut {
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub enum Command {
     /// Guarantee a critical context `bytes` (v2 memory.min; v1: the others'
-    /// limits keep the room). `keep_anon` (its class's): on v1 its
-    /// `memory.swappiness` is 0, so the reclaim of a cap above it (the
-    /// parent's limit, when the others' memory overshoots it) takes none of
-    /// its anonymous or shared memory, only its page cache.
+    /// limits keep the room). `keep_anon` (its class's): its memory gets no
+    /// swap (v1 `memory.swappiness` 0, v2 `memory.swap.max` 0), so the
+    /// reclaim of a cap above it (the parent's limit, when the others'
+    /// memory overshoots it) takes none of its anonymous or shared memory,
+    /// only its page cache.
     Protect {
         id: ContextId,
         bytes: u64,

@@ -66,7 +66,8 @@ pub struct ClassParams {
     #[serde(default)]
     pub fast_wakes: bool,
     /// A critical context's anonymous and shared memory is kept in DRAM
-    /// when a cap above it reclaims (v1 `memory.swappiness` 0; see
+    /// when a cap above it reclaims (v1 `memory.swappiness` 0, v2
+    /// `memory.swap.max` 0; see
     /// [`crate::command::Command::Protect`]).
     #[serde(default)]
     pub keep_anon: bool,

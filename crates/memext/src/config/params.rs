@@ -114,9 +114,9 @@ pub struct ClassParams {
     /// it reclaims (critical only; default true): on v1 its
     /// `memory.swappiness` is 0, so the reclaim of a parent's limit takes
     /// only its page cache (the host's own global reclaim still may swap
-    /// it), except under a limit of its own, whose reclaim would then end in
-    /// the OOM killer; v2 protects the planned working set with `memory.min`
-    /// instead.
+    /// it); on v2 its `memory.swap.max` is 0 (not over a swap limit someone
+    /// else set); on both not under a memory limit of its own, whose reclaim
+    /// would then end in the OOM killer.
     /// Measured (README, bench/peers, issue 15's scenario): PostgreSQL took
     /// 0-2 major faults a window with it, 95-1,759 without.
     pub keep_anon: bool,

@@ -93,13 +93,17 @@ impl Actuator {
                 id,
                 bytes,
                 keep_anon,
-            } => match cg.version() {
-                // The others' limits keep its room; at swappiness 0 the
-                // reclaim of the cap above it takes only its page cache.
-                Version::V1 if *keep_anon => self.keep_anon_v1(id, cg),
-                Version::V1 => Outcome::Done,
-                Version::V2 => self.guarded(id, cg, LimitKnob::Min, Limit::Bytes(*bytes)),
-            },
+            } => {
+                // v1: the others' limits keep its room; v2: memory.min.
+                let room = match cg.version() {
+                    Version::V1 => Outcome::Done,
+                    Version::V2 => self.guarded(id, cg, LimitKnob::Min, Limit::Bytes(*bytes)),
+                };
+                match (*keep_anon, room) {
+                    (true, Outcome::Done) => self.keep_anon(id, cg),
+                    _ => room,
+                }
+            }
             Command::Limit { id, bytes } => {
                 self.stop_reclaim(id, cg);
                 match self.limit_knob(id, cg) {
@@ -157,22 +161,31 @@ impl Actuator {
         }
     }
 
-    /// v1: a critical context's `memory.swappiness` 0, so that the reclaim
-    /// of a cap above it takes only its page cache. Not under a limit of its
-    /// own (the operator's): there no anonymous page could go, and its own
-    /// limit's reclaim would end in the OOM killer instead of swap; what
-    /// memext wrote is put back when such a limit appears.
-    fn keep_anon_v1(&mut self, id: &ContextId, cg: &AnyCgroup) -> Outcome {
-        let value = match cg.read_limit(LimitKnob::V1Limit) {
-            Ok(Limit::Max) => Limit::Bytes(0),
-            Ok(Limit::Bytes(_)) => match self.ledger.original(id.as_str(), LimitKnob::V1Swappiness)
-            {
-                Some(original) => original,
-                None => return Outcome::Done,
-            },
-            Err(_) => return Outcome::Failed,
+    /// A critical context's anonymous and shared memory kept out of swap
+    /// (`keep_anon`): v1 `memory.swappiness` 0, v2 `memory.swap.max` 0, so
+    /// that the reclaim of a cap above it takes only its page cache (see
+    /// [`keep_anon_value`] for where it is not written).
+    fn keep_anon(&mut self, id: &ContextId, cg: &AnyCgroup) -> Outcome {
+        let (knob, limits) = match cg.version() {
+            Version::V1 => (LimitKnob::V1Swappiness, &[LimitKnob::V1Limit][..]),
+            Version::V2 => (LimitKnob::SwapMax, &[LimitKnob::Max, LimitKnob::High][..]),
         };
-        self.guarded(id, cg, LimitKnob::V1Swappiness, value)
+        let mut own_limit = false;
+        for &k in limits {
+            match cg.read_limit(k) {
+                Ok(Limit::Max) => {}
+                Ok(Limit::Bytes(_)) => own_limit = true,
+                Err(_) => return Outcome::Failed,
+            }
+        }
+        let Ok(current) = cg.read_limit(knob) else {
+            return Outcome::Failed;
+        };
+        let original = self.ledger.original(id.as_str(), knob);
+        match keep_anon_value(cg.version(), own_limit, current, original) {
+            Some(value) => self.guarded(id, cg, knob, value),
+            None => Outcome::Done,
+        }
     }
 
     /// The limit knob of `cg`'s version; on v1 OOM kills are turned off
@@ -424,9 +437,35 @@ pub fn v1_cpu_shares(weight: u16) -> u64 {
     (u64::from(weight) * 1024 / 100).clamp(2, 262_144)
 }
 
+/// What `keep_anon` writes to a critical context's swap knob (v1
+/// `memory.swappiness`, v2 `memory.swap.max`) holding `current`, `None` for
+/// nothing. 0, except:
+/// - under a limit of its own (the operator's: v1 `memory.limit_in_bytes`,
+///   v2 `memory.max` or `memory.high`), where no anonymous page could go and
+///   its own reclaim would end in the OOM killer instead of swap: what memext
+///   wrote is put back (`original`, if memext wrote it);
+/// - on v2, a swap limit someone else set (anything but the kernel's `max`
+///   that memext did not write: a Kubernetes pod's LimitedSwap is the
+///   kubelet's) is left as it is. v1's swappiness has no "unset" to tell.
+pub(crate) fn keep_anon_value(
+    version: Version,
+    own_limit: bool,
+    current: Limit,
+    original: Option<Limit>,
+) -> Option<Limit> {
+    if own_limit {
+        return original;
+    }
+    match version {
+        Version::V2 if original.is_none() && current != Limit::Max => None,
+        _ => Some(Limit::Bytes(0)),
+    }
+}
+
 #[cfg(test)]
 mod tests {
-    use super::v1_cpu_shares;
+    use super::{keep_anon_value, v1_cpu_shares};
+    use memext_cgroup::{Limit, Version};
 
     #[test]
     fn v2_weights_map_to_v1_shares_within_the_kernels_range() {
@@ -436,5 +475,42 @@ mod tests {
         assert_eq!(v1_cpu_shares(10000), 102_400);
         assert_eq!(v1_cpu_shares(0), 2);
         assert_eq!(v1_cpu_shares(u16::MAX), 262_144);
+    }
+
+    /// v2: a critical context's swap limit goes to 0 where it is the
+    /// kernel's `max` or memext's own; a LimitedSwap value the kubelet set
+    /// stays; under a limit of its own the original comes back.
+    #[test]
+    fn keep_anon_takes_only_a_swap_limit_nobody_else_set() {
+        let (max, zero, kube) = (Limit::Max, Limit::Bytes(0), Limit::Bytes(16 << 20));
+        assert_eq!(keep_anon_value(Version::V2, false, max, None), Some(zero));
+        assert_eq!(keep_anon_value(Version::V2, false, kube, None), None);
+        // memext's own 0 (or its original put back) is memext's to write.
+        assert_eq!(
+            keep_anon_value(Version::V2, false, max, Some(max)),
+            Some(zero)
+        );
+        assert_eq!(
+            keep_anon_value(Version::V2, false, zero, Some(max)),
+            Some(zero)
+        );
+        assert_eq!(
+            keep_anon_value(Version::V2, true, zero, Some(max)),
+            Some(max)
+        );
+        assert_eq!(keep_anon_value(Version::V2, true, max, None), None);
+    }
+
+    /// v1: swappiness has no "unset", so any value is taken, but not under
+    /// a limit of the context's own (there the original comes back).
+    #[test]
+    fn keep_anon_on_v1_stands_back_only_for_a_limit_of_its_own() {
+        let (sixty, zero) = (Limit::Bytes(60), Limit::Bytes(0));
+        assert_eq!(keep_anon_value(Version::V1, false, sixty, None), Some(zero));
+        assert_eq!(
+            keep_anon_value(Version::V1, true, zero, Some(sixty)),
+            Some(sixty)
+        );
+        assert_eq!(keep_anon_value(Version::V1, true, sixty, None), None);
     }
 }
