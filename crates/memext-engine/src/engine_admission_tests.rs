@@ -420,3 +420,48 @@ fn a_wake_whose_raise_waits_for_room_waits_frozen_until_the_room_is_made() {
     let thaw = pos(&|c| matches!(c, Command::Freeze { frozen: false, .. }));
     assert!(raise < read && read < thaw, "{cmds:?}");
 }
+
+/// A working set recorded while the context was squeezed (its limit lowered
+/// for others' wakes, 60 of its 400 MiB resident) does not let its wake in
+/// as if it needed 60 MiB: the wake touches, and its read-back brings, all
+/// 400. Three such wakes in 1 GiB: two are let in; the third, with 128 MiB
+/// left, waits (let in on the snapshot's 60 MiB, it was read back whole
+/// into 128 and reclaimed its own pages as they came).
+#[test]
+fn a_wake_is_admitted_for_all_it_was_seen_using_not_a_squeezed_snapshot() {
+    let mut e = Engine::new(params());
+    let mut cs: Vec<Ctx> = (0..3).map(|i| Ctx::new(&format!("/q{i}"), 400)).collect();
+    for c in &cs {
+        e.track(c.id.clone(), Class::Extend, queued(), s(0.0));
+    }
+    let run = |e: &mut Engine, cs: &mut Vec<Ctx>, from: u32, to: u32, busy: bool| {
+        for i in from..=to {
+            for c in cs.iter_mut().filter(|_| busy) {
+                c.cpu += Duration::from_millis(500);
+            }
+            let refs: Vec<&Ctx> = cs.iter().collect();
+            tick(e, &refs, f64::from(i));
+        }
+    };
+    run(&mut e, &mut cs, 0, 11, true);
+    for c in &mut cs {
+        c.usage = 60 * MIB;
+        c.swapped = 340 * MIB;
+    }
+    run(&mut e, &mut cs, 12, 21, true);
+    run(&mut e, &mut cs, 22, 30, false);
+    for c in &mut cs {
+        let t = e.get(&c.id).expect("tracked");
+        assert!(t.out, "pushed out");
+        assert_eq!(t.working_set_bytes(), 60 * MIB, "the squeezed snapshot");
+        c.usage = 16 * MIB;
+        c.swapped = 384 * MIB;
+        c.cpu += Duration::from_secs(1);
+    }
+    let refs: Vec<&Ctx> = cs.iter().collect();
+    let (tr, cmds) = tick(&mut e, &refs, 31.0);
+    assert!(tr.iter().all(|t| *t == Some(Transition::Woke)), "{tr:?}");
+    assert_eq!(freezes(&cmds), vec![("/q2", true)], "{cmds:?}");
+    let back: Vec<&str> = bring_backs(&cmds).iter().map(|b| b.id.as_str()).collect();
+    assert_eq!(back, vec!["/q0", "/q1"]);
+}
