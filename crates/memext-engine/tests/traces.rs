@@ -101,7 +101,6 @@ impl Sim {
             let p = plan(&PlanInput {
                 capacity: self.capacity,
                 contexts,
-                wake_room: 0,
             });
             for a in &p.actions {
                 let i = self
