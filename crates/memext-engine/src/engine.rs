@@ -36,9 +36,6 @@ pub struct EngineParams {
     pub prefetch_lead: Duration,
     /// How often an active context's working set is recorded.
     pub ws_interval: Duration,
-    /// DRAM the plan keeps unassigned for the next wake
-    /// ([`PlanInput::wake_room`]).
-    pub wake_room: u64,
 }
 
 /// What the decisions need to know of the host at this tick.
@@ -461,11 +458,7 @@ impl Engine {
                 rest_slack: t.rest_growth.rest_slack(),
             })
             .collect();
-        PlanInput {
-            capacity,
-            contexts,
-            wake_room: self.params.wake_room,
-        }
+        PlanInput { capacity, contexts }
     }
 
     /// The contexts to watch between ticks: idle ones memext pushed out or

@@ -13,7 +13,6 @@ fn params() -> EngineParams {
     EngineParams {
         prefetch_lead: Duration::from_secs(3),
         ws_interval: Duration::from_secs(10),
-        wake_room: 0,
     }
 }
 

@@ -105,11 +105,6 @@ pub struct PlanInput {
     /// DRAM the selected contexts may use together.
     pub capacity: u64,
     pub contexts: Vec<ContextInput>,
-    /// Room kept unassigned for the next wake: not split among the active
-    /// contexts (step 4) nor refilled. Waking contexts are served before it
-    /// is set aside, so a wake may take it at once; the next plan frees it
-    /// again by pushing others out.
-    pub wake_room: u64,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
@@ -271,9 +266,7 @@ pub fn plan(input: &PlanInput) -> Plan {
     //     they hold while it fits, those expected to wake soonest for their
     //     whole size first; the rest are pushed out only as far as the room
     //     requires.
-    let reserve = (input.capacity / KEEP_RESERVE_DIV)
-        .max(GROWTH_BYTES)
-        .max(input.wake_room);
+    let reserve = (input.capacity / KEEP_RESERVE_DIV).max(GROWTH_BYTES);
     room.keep_resting(cs, reserve);
     // 3c. What is still free beyond the reserve is refilled: resting
     //     contexts with pages out are read back whole, the most valuable
@@ -291,9 +284,7 @@ pub fn plan(input: &PlanInput) -> Plan {
     let active: Vec<usize> = (0..cs.len())
         .filter(|&i| cs[i].class == Class::Extend && rank(&cs[i]) == 2)
         .collect();
-    //    Less the room kept for the next wake.
-    let spare = room.left.saturating_sub(input.wake_room);
-    if let Some(each) = spare.checked_div(active.len() as u64) {
+    if let Some(each) = room.left.checked_div(active.len() as u64) {
         for &i in &active {
             room.targets[i] += each;
         }

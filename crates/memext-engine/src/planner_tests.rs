@@ -45,7 +45,6 @@ fn target(p: &Plan, input: &PlanInput, key: &str) -> u64 {
 fn critical_first_idle_to_floor_active_gets_the_rest() {
     let input = PlanInput {
         capacity: 2048 * MIB,
-        wake_room: 0,
         contexts: vec![
             ctx("redis", Class::Critical, State::Active, 1000, 1000),
             ctx("idle", Class::Extend, State::Idle, 400, 400),
@@ -75,55 +74,6 @@ fn critical_first_idle_to_floor_active_gets_the_rest() {
     assert!(!p.overcommitted && !p.throttle);
 }
 
-/// `wake_room`: the room nobody needs now is not all handed to the active
-/// contexts; that much stays free for the next wake, and a waking context
-/// is served before it is set aside (it takes it at once).
-#[test]
-fn the_room_for_the_next_wake_stays_free_but_a_wake_may_take_it() {
-    let plan_with = |wake_room: u64, contexts: Vec<ContextInput>| {
-        let input = PlanInput {
-            capacity: 1024 * MIB,
-            wake_room: wake_room * MIB,
-            contexts,
-        };
-        (plan(&input), input)
-    };
-    let quiet = || {
-        vec![
-            ctx("db", Class::Critical, State::Active, 300, 300),
-            ctx("busy", Class::Extend, State::Active, 300, 300),
-        ]
-    };
-    let (all, input) = plan_with(0, quiet());
-    let (kept, _) = plan_with(200, quiet());
-    assert_eq!(all.targets.iter().sum::<u64>(), 1024 * MIB);
-    assert_eq!(kept.targets.iter().sum::<u64>(), (1024 - 200) * MIB);
-    assert_eq!(
-        target(&kept, &input, "busy"),
-        target(&all, &input, "busy") - 200 * MIB
-    );
-    assert_eq!(target(&kept, &input, "db"), target(&all, &input, "db"));
-
-    let woke = || {
-        let mut cs = quiet();
-        cs.push(ctx("woke", Class::Extend, State::Waking, 16, 150));
-        cs
-    };
-    let (all, input) = plan_with(0, woke());
-    let (kept, _) = plan_with(200, woke());
-    assert!(target(&kept, &input, "woke") >= 150 * MIB);
-    assert_eq!(target(&kept, &input, "woke"), target(&all, &input, "woke"));
-    // What the wake left (less than 200 MiB) stays free: it comes out of
-    // the active context's share, never out of its own demand.
-    let free = 1024 * MIB - kept.targets.iter().sum::<u64>();
-    assert!(free > 0 && free <= 200 * MIB, "free {free}");
-    assert_eq!(
-        target(&kept, &input, "busy"),
-        target(&all, &input, "busy") - free
-    );
-    assert!(target(&kept, &input, "busy") >= 330 * MIB);
-}
-
 #[test]
 fn a_waking_context_gets_its_working_set_before_active_ones() {
     let mut waking = ctx("waking", Class::Extend, State::Waking, 40, 500);
@@ -131,7 +81,6 @@ fn a_waking_context_gets_its_working_set_before_active_ones() {
     waking.prefetch = Some(PrefetchReason::Woke);
     let input = PlanInput {
         capacity: 800 * MIB,
-        wake_room: 0,
         contexts: vec![waking, ctx("busy", Class::Extend, State::Active, 600, 600)],
     };
     let p = plan(&input);
@@ -151,7 +100,6 @@ fn a_waking_context_gets_its_working_set_before_active_ones() {
 fn free_room_is_split_among_active_contexts_and_given_up_to_a_waking_one() {
     let input = PlanInput {
         capacity: 2048 * MIB,
-        wake_room: 0,
         contexts: vec![
             ctx("job1", Class::Extend, State::Active, 300, 300),
             ctx("job2", Class::Extend, State::Active, 500, 500),
@@ -199,7 +147,6 @@ fn idle_contexts_pushed_out_only_when_needed_keep_what_fits_soonest_wake_first()
     ];
     let roomy = PlanInput {
         capacity: 1024 * MIB,
-        wake_room: 0,
         contexts: contexts.clone(),
     };
     let p = plan(&roomy);
@@ -219,7 +166,6 @@ fn idle_contexts_pushed_out_only_when_needed_keep_what_fits_soonest_wake_first()
     // 650 - 3 floors (96) - busy (232) = 322 left, 32 of it kept free: 290.
     let tight = PlanInput {
         capacity: 650 * MIB,
-        wake_room: 0,
         contexts,
     };
     let p = plan(&tight);
@@ -284,7 +230,6 @@ fn quiet_active_contexts_on_a_full_host_rest_and_the_most_valuable_keep_what_the
     // floor), "once" gets the 14 left, the call its margin out of the 32.
     let input = PlanInput {
         capacity: 330 * MIB,
-        wake_room: 0,
         contexts: vec![woken("called", 150), quiet("once", 100), quiet("often", 5)],
     };
     let p = plan(&input);
@@ -305,7 +250,6 @@ fn quiet_active_contexts_on_a_full_host_rest_and_the_most_valuable_keep_what_the
     };
     let input = PlanInput {
         capacity: 200 * MIB,
-        wake_room: 0,
         contexts: vec![sized("large", 150), sized("small", 60)],
     };
     let p = plan(&input);
@@ -326,7 +270,6 @@ fn quiet_active_contexts_on_a_full_host_rest_and_the_most_valuable_keep_what_the
     busy.quiet = false;
     let input = PlanInput {
         capacity: 250 * MIB,
-        wake_room: 0,
         contexts: vec![busy.clone(), quiet("resting", 5)],
     };
     let p = plan(&input);
@@ -350,7 +293,6 @@ fn quiet_active_contexts_on_a_full_host_rest_and_the_most_valuable_keep_what_the
 fn on_a_full_host_a_wake_gets_its_margin_after_the_resting_keep_theirs() {
     let input = PlanInput {
         capacity: 250 * MIB,
-        wake_room: 0,
         contexts: vec![woken("woken", 100), quiet("resting", 5)],
     };
     let p = plan(&input);
@@ -366,7 +308,6 @@ fn a_learned_margin_replaces_the_flat_one() {
     called.growth = 4 * MIB;
     let input = PlanInput {
         capacity: 250 * MIB,
-        wake_room: 0,
         contexts: vec![called, quiet("resting", 5)],
     };
     let p = plan(&input);
@@ -394,7 +335,6 @@ fn a_learned_rest_slack_replaces_the_flat_one() {
     // kept free: 137 for read-backs, two whole ones of 68.
     let input = PlanInput {
         capacity: 336 * MIB,
-        wake_room: 0,
         contexts: vec![
             learned(quiet("resting", 5)),
             learned(out("soon", 10)),
@@ -446,7 +386,6 @@ fn on_a_full_host_a_floor_above_what_a_resting_context_holds_is_not_kept() {
     };
     let mut input = PlanInput {
         capacity: 1024 * MIB,
-        wake_room: 0,
         contexts: vec![small("out", true), woken("called", 960)],
     };
     // No room to read it back: the call holds 960 MiB.
@@ -475,7 +414,6 @@ fn on_a_full_host_a_refill_comes_before_the_margins() {
     };
     let input = PlanInput {
         capacity: 300 * MIB,
-        wake_room: 0,
         contexts: vec![woken("called", 150), next],
     };
     let p = plan(&input);
@@ -513,7 +451,6 @@ fn free_dram_on_a_full_host_is_refilled_most_valuable_first() {
     // read-backs of 68 more each.
     let input = PlanInput {
         capacity: 400 * MIB,
-        wake_room: 0,
         contexts: vec![
             out("rare", Some(60)),
             kept,
@@ -572,7 +509,6 @@ fn a_partly_paged_function_is_weighed_whole_in_the_keep_order() {
     // 1000); by what "part" held (20 MiB: 200) it came first.
     let input = PlanInput {
         capacity: 100 * MIB,
-        wake_room: 0,
         contexts: vec![resting("part", 20, 80, 10), resting("whole", 60, 0, 15)],
     };
     let p = plan(&input);
@@ -603,7 +539,6 @@ fn a_predicted_wake_is_brought_back_whole_or_not_at_all() {
     for (a_in, b_in, whole, left_out) in [(1, 2, "a", "b"), (2, 1, "b", "a")] {
         let input = PlanInput {
             capacity: 1000 * MIB,
-            wake_room: 0,
             contexts: vec![
                 ctx("waking", Class::Extend, State::Waking, 300, 300),
                 predicted("a", 500, a_in),
@@ -638,7 +573,6 @@ fn an_active_context_paged_out_by_its_limit_gets_all_it_has_when_due() {
         };
         let input = PlanInput {
             capacity: 1000 * MIB,
-            wake_room: 0,
             contexts: vec![f, ctx("busy", Class::Extend, State::Active, 600, 600)],
         };
         let p = plan(&input);
@@ -660,7 +594,6 @@ fn pressure_on_a_critical_context_throttles() {
     c.under_pressure = true;
     let p = plan(&PlanInput {
         capacity: 1024 * MIB,
-        wake_room: 0,
         contexts: vec![c],
     });
     assert!(p.throttle);
@@ -670,7 +603,6 @@ fn pressure_on_a_critical_context_throttles() {
 fn capacity_below_the_working_sets_is_shared_and_flagged() {
     let input = PlanInput {
         capacity: 256 * MIB,
-        wake_room: 0,
         contexts: vec![
             ctx("crit", Class::Critical, State::Active, 200, 200),
             ctx("a", Class::Extend, State::Active, 400, 400),
@@ -706,7 +638,6 @@ fn waking_contexts_are_admitted_in_wake_order_each_in_full_and_the_rest_wait() {
     };
     let input = PlanInput {
         capacity: 1000 * MIB,
-        wake_room: 0,
         contexts: vec![
             ctx("db", Class::Critical, State::Active, 200, 200),
             wake("a", 300, 3),
@@ -743,7 +674,6 @@ fn waking_contexts_are_admitted_in_wake_order_each_in_full_and_the_rest_wait() {
 fn a_context_that_waited_its_longest_is_admitted_with_what_is_left() {
     let input = PlanInput {
         capacity: 500 * MIB,
-        wake_room: 0,
         contexts: vec![
             ctx("db", Class::Critical, State::Active, 200, 200),
             queued(ctx("old", Class::Extend, State::Waking, 32, 300), 0, true),
@@ -760,7 +690,6 @@ fn a_context_that_waited_its_longest_is_admitted_with_what_is_left() {
 fn a_wake_whose_working_set_fits_is_admitted_without_waiting_for_its_growth_room() {
     let input = PlanInput {
         capacity: 500 * MIB,
-        wake_room: 0,
         contexts: vec![
             ctx("db", Class::Critical, State::Active, 200, 200),
             queued(
@@ -787,7 +716,6 @@ fn a_critical_contexts_page_cache_is_kept_before_any_wake_is_admitted() {
     // page cache and shared buffers).
     let input = PlanInput {
         capacity: 1024 * MIB,
-        wake_room: 0,
         contexts: vec![
             ctx("db", Class::Critical, State::Active, 700, 60),
             queued(
@@ -861,7 +789,7 @@ fn any_context() -> impl Strategy<Value = ContextInput> {
 proptest! {
     #[test]
     fn plan_never_exceeds_capacity_unless_flagged(capacity in 0u64..16384, cs in prop::collection::vec(any_context(), 0..12)) {
-        let input = PlanInput { capacity: capacity * MIB, contexts: cs, wake_room: 0 };
+        let input = PlanInput { capacity: capacity * MIB, contexts: cs };
         let p = plan(&input);
         let sum: u64 = p.targets.iter().sum();
         prop_assert!(p.overcommitted || sum <= input.capacity, "sum {} > capacity {}", sum, input.capacity);
@@ -870,7 +798,7 @@ proptest! {
 
     #[test]
     fn plan_never_pushes_out_or_limits_a_critical_context(capacity in 0u64..16384, cs in prop::collection::vec(any_context(), 0..12)) {
-        let input = PlanInput { capacity: capacity * MIB, contexts: cs, wake_room: 0 };
+        let input = PlanInput { capacity: capacity * MIB, contexts: cs };
         for a in plan(&input).actions {
             let keyed: Vec<&ContextInput> = input.contexts.iter().filter(|c| &c.key == a.key()).collect();
             prop_assert!(!keyed.is_empty(), "action on a context not in the input: {:?}", a);
@@ -883,7 +811,7 @@ proptest! {
 
     #[test]
     fn critical_targets_are_never_below_their_usage(capacity in 0u64..16384, cs in prop::collection::vec(any_context(), 0..12)) {
-        let input = PlanInput { capacity: capacity * MIB, contexts: cs, wake_room: 0 };
+        let input = PlanInput { capacity: capacity * MIB, contexts: cs };
         let p = plan(&input);
         for (c, t) in input.contexts.iter().zip(&p.targets) {
             if c.class == Class::Critical {

@@ -296,15 +296,6 @@ pub struct DaemonConfig {
     /// the critical ones included (bench/peers' `oracle` bound runs so).
     #[serde(default = "default_limit_room")]
     pub limit_room: bool,
-    /// DRAM the plan leaves free for the next wake (default 0): the room
-    /// nobody needs now is not all handed to the active extend contexts,
-    /// this much stays unassigned, so that a waking context's limit can go
-    /// up at once (under `limit_room`, without waiting for the others'
-    /// lowerings) and its working set is read back into it instead of
-    /// faulted in against its floor. Waking contexts may use it; the next
-    /// plan frees it again by pushing others out.
-    #[serde(default = "default_wake_room")]
-    pub wake_room: ByteSize,
     /// With kernel wake events: an idle context guarded by one is read at a
     /// tick only this often.
     #[serde(default = "default_idle_read")]
@@ -335,9 +326,6 @@ pub(crate) fn default_poll() -> HumanDuration {
 pub(crate) fn default_limit_room() -> bool {
     true
 }
-pub(crate) fn default_wake_room() -> ByteSize {
-    ByteSize(0)
-}
 pub(crate) fn default_idle_read() -> HumanDuration {
     HumanDuration(Duration::from_secs(60))
 }
@@ -365,7 +353,6 @@ impl Default for DaemonConfig {
             observer: ObserverKind::default(),
             reclaim: ReclaimIn::default(),
             limit_room: default_limit_room(),
-            wake_room: default_wake_room(),
             idle_read: default_idle_read(),
             ws_interval: default_ws_interval(),
             prefetch_lead: default_lead(),

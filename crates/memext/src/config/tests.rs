@@ -352,10 +352,6 @@ fn daemon_reclaim() {
             .limit_room
     );
     assert!(parse("[daemon]\nlimit_room = \"no\"\n").is_err());
-    assert_eq!(parse("").expect("valid").daemon.wake_room.0, 0);
-    let c = parse("[daemon]\nwake_room = \"160MiB\"\n").expect("valid");
-    assert_eq!(c.daemon.wake_room.0, 160 << 20);
-    assert!(parse("[daemon]\nwake_room = \"lots\"\n").is_err());
 }
 
 #[test]
