@@ -490,18 +490,6 @@ impl ContextState {
             .min(self.memory.usage.saturating_add(self.memory.swapped))
     }
 
-    /// What a wake will need: its working set, or more where the last
-    /// snapshot saw less than the context uses when it runs. A snapshot
-    /// records resident pages: one taken while the context was squeezed (an
-    /// active context's limit lowered for others' wakes) saw a fraction of
-    /// its heap, while its wake touches, and its read-back brings, every
-    /// chunk it was seen using: that, as far as it still has it (charged or
-    /// in swap).
-    pub fn wake_bytes(&self) -> u64 {
-        let had = self.memory.usage.saturating_add(self.memory.swapped);
-        self.working_set_bytes().max(self.ws.total_bytes().min(had))
-    }
-
     /// What the model sees: the context's counters less memext's own faults.
     pub fn counters(&self, at: Instant, cpu: Duration) -> Counters {
         Counters {

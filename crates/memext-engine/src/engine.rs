@@ -412,12 +412,7 @@ impl Engine {
                 },
                 // A read-back on its way: planned with all it has.
                 usage: t.charged(),
-                // A wake is planned (and admitted) for what it will touch.
-                working_set: if t.waking(now) {
-                    t.wake_bytes()
-                } else {
-                    t.working_set_bytes()
-                },
+                working_set: t.working_set_bytes(),
                 swapped: if t.reading_back { 0 } else { t.memory.swapped },
                 // Never below what its own swap limit keeps in DRAM.
                 floor: t.params.floor.max(t.memory.unswappable),

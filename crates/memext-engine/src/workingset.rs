@@ -88,13 +88,6 @@ impl WorkingSet {
             .sum()
     }
 
-    /// Every chunk's resident bytes at its own last snapshot: all the
-    /// memory the context was ever seen using (as far as the chunks are
-    /// still kept), not only what the last snapshot saw resident.
-    pub fn total_bytes(&self) -> u64 {
-        self.chunks.values().map(|h| h.bytes).sum()
-    }
-
     pub fn is_empty(&self) -> bool {
         self.chunks.is_empty()
     }
