@@ -341,6 +341,16 @@ fn daemon(me: &Path) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// Cgroups a check made itself, removed however the check ends, in the
+/// order given (deepest first).
+struct Tree(memext_cgroup::Hierarchy, Vec<memext_cgroup::CgroupPath>);
+
+impl Drop for Tree {
+    fn drop(&mut self) {
+        crate::remove_cgroups(&self.0, &self.1);
+    }
+}
+
 /// The kernel behaviour the critical class's `keep_anon` relies on, on v2: a
 /// child at `memory.swap.max` 0 keeps its 96 MiB of anonymous memory when its
 /// parent's 160 MiB cap reclaims for a sibling's 128 MiB fill; at `max` the
@@ -360,17 +370,11 @@ fn swap_max_keeps_anon(me: &Path) -> anyhow::Result<()> {
 /// Bytes of a 96 MiB child's memory in swap after its sibling's fill under
 /// their parent's 160 MiB cap, the child's `memory.swap.max` at `swap_max`.
 fn swapped_by_the_cap(me: &Path, swap_max: Limit) -> anyhow::Result<u64> {
-    struct Gone(memext_cgroup::Hierarchy, memext_cgroup::CgroupPath);
-    impl Drop for Gone {
-        fn drop(&mut self) {
-            crate::remove_cgroups(&self.0, std::slice::from_ref(&self.1));
-        }
-    }
     let h = host_hierarchy()?;
     let cg = ScratchCgroup::new(&h, "kept")?;
     let sibling = cg.parent.child("sibling")?;
     h.create(&sibling)?;
-    let _sibling = Gone(h.clone(), sibling.clone());
+    let _sibling = Tree(h.clone(), vec![sibling.clone()]);
     h.open(&cg.parent)?
         .write_limit(LimitKnob::Max, Limit::Bytes(160 << 20))?;
     let c = cg.open()?;
@@ -425,12 +429,6 @@ fn limited_swap(me: &Path) -> anyhow::Result<()> {
     let path = pod.child(&"c0".repeat(32))?;
     let cg = h.create(&path)?;
     // Removed however the check ends, deepest first.
-    struct Tree(memext_cgroup::Hierarchy, Vec<memext_cgroup::CgroupPath>);
-    impl Drop for Tree {
-        fn drop(&mut self) {
-            crate::remove_cgroups(&self.0, &self.1);
-        }
-    }
     let mut made = vec![path.clone()];
     for p in [
         "/kubepods/burstable/pod0e2e",

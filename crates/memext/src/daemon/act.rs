@@ -178,10 +178,18 @@ impl Actuator {
                 Err(_) => return Outcome::Failed,
             }
         }
-        let Ok(current) = cg.read_limit(knob) else {
-            return Outcome::Failed;
-        };
         let original = self.ledger.original(id.as_str(), knob);
+        // What the knob holds decides only on v2, before memext wrote it
+        // (whose swap limit it is); else it is not read (the ledger's
+        // write checks it anyway).
+        let current = if cg.version() == Version::V2 && original.is_none() {
+            match cg.read_limit(knob) {
+                Ok(current) => current,
+                Err(_) => return Outcome::Failed,
+            }
+        } else {
+            Limit::Max
+        };
         match keep_anon_value(cg.version(), own_limit, current, original) {
             Some(value) => self.guarded(id, cg, knob, value),
             None => Outcome::Done,
@@ -438,8 +446,8 @@ pub fn v1_cpu_shares(weight: u16) -> u64 {
 }
 
 /// What `keep_anon` writes to a critical context's swap knob (v1
-/// `memory.swappiness`, v2 `memory.swap.max`) holding `current`, `None` for
-/// nothing. 0, except:
+/// `memory.swappiness`, v2 `memory.swap.max`) holding `current` (read only
+/// where it decides: v2, `original` unset), `None` for nothing. 0, except:
 /// - under a limit of its own (the operator's: v1 `memory.limit_in_bytes`,
 ///   v2 `memory.max` or `memory.high`), where no anonymous page could go and
 ///   its own reclaim would end in the OOM killer instead of swap: what memext
