@@ -8,7 +8,9 @@ inside it (mounted read-only), logging each operation as a JSON line to OUT.
       leaves the heap as it is between wakes; `pageout` pages it out itself
       (madvise MADV_PAGEOUT) once filled and at the end of every touch, the
       bench's `oracle` mode: a controller that knows the instant each sleep
-      starts and uses the kernel's cheapest page-out. SCHEDULE:
+      starts and uses the kernel's cheapest page-out; `pageout-willneed` also
+      reads the heap back in bulk (madvise MADV_WILLNEED, counted in the
+      wake's time) before each touch: the cheapest swap-in too. SCHEDULE:
         cron     wakes at START + k*PERIOD, whatever the last wake took (a slot
                  missed while a wake ran is skipped, as cron does);
         jitter   the next wake PERIOD after the last scheduled one, +-25% uniform;
@@ -62,7 +64,7 @@ def log(out, **rec):
 
 
 HEAPS = {"private": mmap.MAP_PRIVATE, "shared": mmap.MAP_SHARED}
-AFTERS = ("keep", "pageout")
+AFTERS = ("keep", "pageout", "pageout-willneed")
 # Linux's MADV_PAGEOUT (5.4); Python 3.11's mmap module does not name it.
 MADV_PAGEOUT = getattr(mmap, "MADV_PAGEOUT", 21)
 
@@ -75,16 +77,27 @@ def heap(size, kind="private"):
 
 
 def settle(m, after):
-    """Between wakes: leave the heap (`keep`) or page it out now (`pageout`)."""
-    if after == "pageout":
+    """Between wakes: leave the heap (`keep`) or page it out now (`pageout`,
+    `pageout-willneed`)."""
+    if after in ("pageout", "pageout-willneed"):
         m.madvise(MADV_PAGEOUT)
+
+
+def wake(m, size, after):
+    """A wake: the heap read back in bulk first (`pageout-willneed`), then
+    touched; seconds taken, the read-back included."""
+    t = time.monotonic()
+    if after == "pageout-willneed":
+        m.madvise(mmap.MADV_WILLNEED)
+    touch(m, size)
+    return time.monotonic() - t
 
 
 def burst(out, heap_mib, schedule, period, start, seed, kind="private", after="keep"):
     if schedule not in ("cron", "jitter", "poisson"):
         raise ValueError(f"schedule {schedule!r} is not cron, jitter or poisson")
     if after not in AFTERS:
-        raise ValueError(f"after {after!r} is not keep or pageout")
+        raise ValueError(f"after {after!r} is not keep, pageout or pageout-willneed")
     rng = random.Random(seed)
     size = heap_mib * MIB
     m = heap(size, kind)
@@ -101,7 +114,7 @@ def burst(out, heap_mib, schedule, period, start, seed, kind="private", after="k
         else:
             due = time.time() + rng.expovariate(1.0 / period)
         time.sleep(max(0.0, due - time.time()))
-        lat = touch(m, size)
+        lat = wake(m, size, after)
         settle(m, after)
         log(out, op="wake", lat=round(lat, 6), schedule=schedule)
 

@@ -21,6 +21,7 @@ each round. Needs root and cgroup v1's memory controller.
   sudo python3 bench/peers/pageout_cost.py [--mib 256] [--rounds 3]
 """
 import argparse
+import contextlib
 import ctypes
 import mmap
 import os
@@ -101,16 +102,42 @@ def process_madvise(pid, addr, size):
         os.close(pidfd)
 
 
-def one(method, size):
-    """(CPU seconds of whoever swapped the heap out, TLB shootdowns)."""
+def fork(child_main, *args):
+    """child_main(*args, to_parent, from_parent) in a child process:
+    (its pid, the parent's ends (from_child, to_child), every pipe end)."""
     up_r, up_w = os.pipe()
     down_r, down_w = os.pipe()
     pid = os.fork()
     if pid == 0:
         try:
-            child(method, size, up_w, down_r)
+            child_main(*args, up_w, down_r)
         finally:
             os._exit(0)
+    return pid, (up_r, down_w), (up_r, up_w, down_r, down_w)
+
+
+@contextlib.contextmanager
+def own_swap(name, nbytes, cgroup):
+    """A swap file of `nbytes` and the v1 memory cgroup `cgroup`, for the
+    run; both removed after."""
+    swap = f"/var/tmp/{name}-{os.getpid()}.swap"
+    subprocess.run(["fallocate", "-l", str(nbytes), swap], check=True)
+    try:
+        os.chmod(swap, 0o600)
+        subprocess.run(["mkswap", swap], check=True, capture_output=True)
+        subprocess.run(["swapon", swap], check=True)
+        os.makedirs(cgroup, exist_ok=True)
+        yield
+    finally:
+        subprocess.run(["swapoff", swap], capture_output=True)
+        os.remove(swap)
+        if os.path.isdir(cgroup):
+            os.rmdir(cgroup)
+
+
+def one(method, size):
+    """(CPU seconds of whoever swapped the heap out, TLB shootdowns)."""
+    pid, (up_r, down_w), fds = fork(child, method, size)
     try:
         addr = int(os.read(up_r, 32).decode())
         time.sleep(0.5)  # asleep
@@ -134,7 +161,7 @@ def one(method, size):
     finally:
         os.write(down_w, b"x")
         os.waitpid(pid, 0)
-        for fd in (up_r, up_w, down_r, down_w):
+        for fd in fds:
             os.close(fd)
         if method in IN_CGROUP:
             write(f"{CG}/memory.limit_in_bytes", -1)
@@ -150,24 +177,13 @@ def main():
     if not os.path.isdir(os.path.dirname(CG)):
         sys.exit("pageout_cost.py needs cgroup v1's memory controller at /sys/fs/cgroup/memory")
     size = a.mib * MIB
-    swap = f"/var/tmp/memext-pageout-cost-{os.getpid()}.swap"
-    subprocess.run(["fallocate", "-l", str(4 * size), swap], check=True)
-    try:
-        os.chmod(swap, 0o600)
-        subprocess.run(["mkswap", swap], check=True, capture_output=True)
-        subprocess.run(["swapon", swap], check=True)
-        os.makedirs(CG, exist_ok=True)
+    with own_swap("memext-pageout-cost", 4 * size, CG):
         print(f"{a.mib} MiB heap, {a.rounds} rounds; CPU-seconds per GiB swapped out, TLB shootdowns per MiB")
         for r in range(a.rounds):
             for method in METHODS[r % len(METHODS):] + METHODS[:r % len(METHODS)]:
                 spent, shot = one(method, size)
                 print(f"  {method:9s} {spent / (size / (1 << 30)):6.2f} CPU-s/GiB  {shot / a.mib:7.1f} shootdowns/MiB",
                       flush=True)
-    finally:
-        subprocess.run(["swapoff", swap], capture_output=True)
-        os.remove(swap)
-        if os.path.isdir(CG):
-            os.rmdir(CG)
 
 
 if __name__ == "__main__":

@@ -16,7 +16,7 @@ COLUMNS = ["mode", "round", "throughput", "p50", "p99", "p999", "requests",
            "crit_majflt", "crit_refault_anon", "crit_refault_file", "crit_mem_some_ms", "crit_mem_full_ms",
            "crit_cpu_some_ms", "crit_io_some_ms", "client_cpu_some_ms", "oom_kills", "window_s", "failed"]
 NUMERIC = COLUMNS[2:-1]
-COLORS = {"ideal": "tab:blue", "oracle": "tab:cyan", "linux": "tab:red", "limits": "tab:orange", "zswap": "tab:purple",
+COLORS = {"ideal": "tab:blue", "oracle": "tab:cyan", "oracle-split": "tab:olive", "split": "tab:gray", "linux": "tab:red", "limits": "tab:orange", "zswap": "tab:purple",
           "senpai": "tab:brown", "memext": "tab:green"}
 P99_TARGET, TPUT_TARGET = 1.5, 0.85
 
@@ -49,7 +49,7 @@ def one_line(r):
             f"kswapd {r['cpu_kswapd_s']:.1f} kdamond {r['cpu_kdamond_s']:.1f} s | TLB shootdowns {f(r.get('tlb_shootdowns'), ',.0f')}")
 
 
-MODE_ORDER = ["ideal", "oracle", "linux", "limits", "zswap", "senpai", "memext"]
+MODE_ORDER = ["ideal", "oracle", "oracle-split", "split", "linux", "limits", "zswap", "senpai", "memext"]
 
 
 def is_memext(mode):
@@ -58,9 +58,11 @@ def is_memext(mode):
 
 
 def is_peer(mode):
-    """What an operator could deploy instead: not memext, not the bounds (ideal,
-    oracle: the noise paging itself out at the instant each sleep starts)."""
-    return not is_memext(mode) and mode not in ("ideal", "oracle")
+    """What an operator could deploy instead: not memext, not the bounds and
+    references (ideal; oracle: the noise paging itself out at the instant each
+    sleep starts; oracle-split, split: the noise capped apart from the
+    critical container)."""
+    return not is_memext(mode) and mode not in ("ideal", "oracle", "oracle-split", "split")
 
 
 def medians(rows):

@@ -30,6 +30,16 @@ Modes (rotated between cells and rounds: this VM drifts):
           a peer: a controller that knew the instant every sleep starts and
           paid only the kernel's cheapest page-out and the swap-in faults
           (burst noise only; not in the default modes);
+  oracle-split  the oracle, with the noise in a cgroup of its own capped at the
+          cap less the critical container's usage when it started and 64 MiB
+          of headroom: the critical workload's memory untouched. A bound on what any memory
+          controller gives the critical workload while serving the noise this
+          cheaply: what is lost here is CPU and interference, not memory
+          (--oracle-cpu-shares sets the noise's CPU weight in both oracles;
+          --oracle-willneed has their noise read its heap back in bulk at
+          each wake, the cheapest swap-in, instead of faulting it in);
+  split   the same split with no oracle: the noise left to the kernel's
+          reclaim in its own group (any noise kind; a reference, not a bound);
   linux   cap + swap file, nothing else;
   limits  + each noise container a static limit of its fair share of what the
           critical container leaves (docker update --memory, swap unlimited);
@@ -63,13 +73,15 @@ import report  # noqa: E402
 import server as srv  # noqa: E402
 import workloads as wl  # noqa: E402
 
-MODES = ["ideal", "oracle", "linux", "limits", "zswap", "senpai", "memext"]
-DEFAULT_MODES = [m for m in MODES if m != "oracle"]
+MODES = ["ideal", "oracle", "oracle-split", "split", "linux", "limits", "zswap", "senpai", "memext"]
+DEFAULT_MODES = [m for m in MODES if not m.startswith("oracle") and m != "split"]
 CRITICALS = {"redis": wl.RedisCritical, "postgres": wl.PostgresCritical}
 NOISES = ["fetch", "burst", "grow"]
 ENGINE = mb.DockerEngine(os.environ.get("MEMEXT_ENGINE_DIR", "/var/tmp/memext-dockerd-peers"), srv.PARENT,
                          image="memext-peers:bookworm-1", packages="python3,redis-server,redis-tools,procps,postgresql")
 MIB = 1 << 20
+NOISE_GROUP = "noise"  # oracle-split, split: the noise's own parent, under the server's
+SPLIT_HEADROOM = 64 * MIB  # oracle-split, split: left to the critical container beyond its usage at start
 
 
 def run_mode(a, server, cell, mode, rnd, cleanup):
@@ -90,8 +102,10 @@ def run_mode(a, server, cell, mode, rnd, cleanup):
             controller = mb.start_daemon(cfg, os.path.join(a.out, "memext-daemon.log"), cleanup).pid
         critical = CRITICALS[workload](a, a.work, srv.in_client(cleanup))
         critical.start(ENGINE, cleanup)
-        noise = wl.Noise(a, a.work, noise_kind, after="pageout" if mode == "oracle" else "keep")
-        noise.start(ENGINE, cleanup)
+        oracle = mode.startswith("oracle")
+        after = ("pageout-willneed" if a.oracle_willneed else "pageout") if oracle else "keep"
+        noise = wl.Noise(a, a.work, noise_kind, after=after)
+        noise.start(ENGINE, cleanup, noise_args(a, mode, cleanup))
         if mode == "limits":
             used = critical_usage()
             share = limit_share(a.cap, used, noise.n)
@@ -121,6 +135,24 @@ def run_mode(a, server, cell, mode, rnd, cleanup):
                 "oom_kills": server.oom_kills(), "failed": ""}
     finally:
         cleanup.run(mark)
+
+
+def noise_args(a, mode, cleanup):
+    """The noise containers' docker arguments: in the oracles their CPU
+    weight (--oracle-cpu-shares); in oracle-split and split a parent of
+    their own capped at what the critical container leaves (made here,
+    removed by `cleanup` after them)."""
+    oracle = mode.startswith("oracle")
+    args = ["--cpu-shares", str(a.oracle_cpu_shares)] if a.oracle_cpu_shares and oracle else []
+    if mode in ("oracle-split", "split"):
+        group = f"{srv.PARENT}/{NOISE_GROUP}"
+        mb.make_cgroup(group, cleanup)
+        room = max(64 * MIB, a.cap - critical_usage() - SPLIT_HEADROOM) & ~4095
+        knob = "memory.limit_in_bytes" if mb.V1 else "memory.max"
+        srv.write(f"{mb.CG}/memory{group}/{knob}" if mb.V1 else f"{mb.CG}{group}/{knob}", room)
+        log(f"    {mode}: the noise capped at {room // MIB} MiB in {group}")
+        args += ["--cgroup-parent", group]
+    return args
 
 
 def cpu_profile(a, hist, controller, cid):
@@ -186,6 +218,12 @@ def parse(argv):
                     help="modes, from " + ", ".join(MODES) + "; also memext variants memext+KEY=VALUE[+...] "
                          "with extend-class settings (e.g. memext+wake_cpu_weight=20) or daemon ones "
                          "(memext+daemon.reclaim=loop), run beside memext")
+    ap.add_argument("--oracle-cpu-shares", type=int, metavar="N",
+                    help="the oracles' noise containers at CPU weight N (docker --cpu-shares, 2-262144; default the "
+                         "engine's, 1024)")
+    ap.add_argument("--oracle-willneed", action="store_true",
+                    help="the oracles' noise also reads its heap back in bulk (MADV_WILLNEED) at each wake before "
+                         "touching it: the cheapest swap-in (swapin_cost.py), not the touch's faults")
     ap.add_argument("--critical", default=",".join(CRITICALS), help="critical workloads: redis,postgres")
     ap.add_argument("--noise", default=",".join(NOISES), help="noise kinds: fetch,burst,grow")
     mb.add_profile_arg(ap)
@@ -220,8 +258,10 @@ def parse(argv):
         setattr(a, name, picked)
     if len(a.burst_period) != 2 or len(a.grow_phases) != 3 or a.noise_containers < 1:
         ap.error("--burst-period MIN,MAX; --grow-phases RAMP,WORK,PAUSE; --noise-containers >= 1")
-    if "oracle" in a.modes and a.noise != ["burst"]:
-        ap.error("--modes oracle: only the burst noise knows when it sleeps (--noise burst)")
+    if any(m.startswith("oracle") for m in a.modes) and a.noise != ["burst"]:
+        ap.error("--modes oracle, oracle-split: only the burst noise knows when it sleeps (--noise burst)")
+    if a.oracle_cpu_shares is not None and not 2 <= a.oracle_cpu_shares <= 262144:
+        ap.error("--oracle-cpu-shares: 2-262144")
     if a.cpu_profile and not shutil.which("perf"):
         ap.error("--cpu-profile needs perf (Debian package linux-perf)")
     if os.geteuid() != 0:

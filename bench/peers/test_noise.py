@@ -94,6 +94,17 @@ class Settle(unittest.TestCase):
             finally:
                 m.close()
 
+    def test_pageout_willneed_pages_out_and_reads_back_at_the_wake(self):
+        with some_swap():
+            m = filled(self.SIZE)
+            try:
+                noise.settle(m, "pageout-willneed")
+                self.assertLess(resident_kib(m), self.SIZE // 1024 // 2, "the heap left resident at the sleep")
+                self.assertGreater(noise.wake(m, self.SIZE, "pageout-willneed"), 0.0)
+                self.assertGreaterEqual(resident_kib(m), self.SIZE // 1024 * 9 // 10)
+            finally:
+                m.close()
+
     def test_an_unknown_after_is_refused_before_the_heap_is_made(self):
         with self.assertRaises(ValueError):
             noise.burst(None, 1, "cron", 1.0, 0.0, 0, "private", "drop")

@@ -1,5 +1,6 @@
 """Unit tests of bench/peers' pure parts: the noise's service, the targets'
 verdict, the static limits' fair share. Run: python3 -m unittest discover -s bench/peers"""
+import contextlib
 import json
 import os
 import sys
@@ -67,6 +68,11 @@ class Verdict(unittest.TestCase):
             row("ideal", 1.0, 1000, 1.0, 3000), row("memext", 1.4, 900, 100.0, 1000),
             row("oracle", 1.2, 950, 50.0, 600)]}, {"postgres-burst": report.verdict(med)})[2])
 
+    def test_the_split_oracle_is_not_a_peer_either(self):
+        med = report.medians([row("ideal", 1.0, 1000, 1.0, 3000), row("memext", 1.4, 900, 100.0, 1000),
+                              row("oracle-split", 1.1, 990, 50.0, 600), row("split", 1.1, 990, 50.0, 600)])
+        self.assertEqual(report.verdict(med)["dominated_by"], [])
+
     def test_p99_over_target_is_missed(self):
         med = report.medians([row("ideal", 1.0, 1000, 1.0, 3000), row("memext", 1.6, 900, 100.0, 1000)])
         self.assertFalse(report.verdict(med)["met"])
@@ -115,6 +121,30 @@ class FairShare(unittest.TestCase):
         import run  # noqa: E402
         self.assertEqual(run.limit_share(1024 * MIB, 256 * MIB, 4), 192 * MIB)
         self.assertEqual(run.limit_share(1024 * MIB, 1100 * MIB, 4), 16 * MIB)  # never below 16 MiB
+
+
+class Oracles(unittest.TestCase):
+    def setUp(self):
+        sys.argv = ["x"]
+        import run  # noqa: E402
+        self.run = run
+
+    def refused(self, *argv):
+        with open(os.devnull, "w") as null, contextlib.redirect_stderr(null), self.assertRaises(SystemExit):
+            self.run.parse(list(argv))
+
+    def test_only_the_burst_noise_has_an_oracle(self):
+        self.refused("--modes", "ideal,oracle-split", "--noise", "fetch")
+        self.refused("--modes", "oracle", "--noise", "burst,grow")
+
+    def test_the_noise_cpu_weight_is_in_the_kernels_range(self):
+        self.refused("--modes", "oracle", "--noise", "burst", "--oracle-cpu-shares", "1")
+        self.refused("--modes", "oracle", "--noise", "burst", "--oracle-cpu-shares", "300000")
+
+    def test_the_oracles_are_not_run_unless_asked(self):
+        self.assertNotIn("oracle", self.run.DEFAULT_MODES)
+        self.assertNotIn("oracle-split", self.run.DEFAULT_MODES)
+        self.assertNotIn("split", self.run.DEFAULT_MODES)
 
 
 class SlowWrites(unittest.TestCase):

@@ -1,5 +1,6 @@
 //! The smoke test of bench/peers: two cells (PostgreSQL under burst and grow
-//! noise) in four modes on tiny sizes, real containers of a private engine.
+//! noise) in five modes on tiny sizes, real containers of a private engine
+//! (`split`: the noise in a capped cgroup of its own, one level deeper).
 //! Every mode measured the critical database, the capped modes (memext among
 //! them) stayed within the cap while `ideal` did not, and nothing is left
 //! behind: swap, the parent cgroup, zswap's settings.
@@ -34,7 +35,7 @@ fn peers_smoke_measures_every_mode_and_leaves_nothing_behind() {
             "--noise",
             "burst,grow",
             "--modes",
-            "ideal,linux,zswap,memext",
+            "ideal,linux,zswap,memext,split",
         ],
     );
     assert_eq!(zswap(), zswap_before, "zswap settings not restored");
@@ -49,7 +50,7 @@ fn peers_smoke_measures_every_mode_and_leaves_nothing_behind() {
             .unwrap_or_else(|_| panic!("{name} = {:?}", row[i]))
     };
     let rows: Vec<Vec<&str>> = lines.map(|l| l.split(',').collect()).collect();
-    assert_eq!(rows.len(), 8, "2 cells x 4 modes: {csv}");
+    assert_eq!(rows.len(), 10, "2 cells x 5 modes: {csv}");
     for row in &rows {
         let (cell, mode) = (row[0], row[1]);
         assert!(col(row, "requests") > 0.0, "{cell} {mode}: no transactions");
