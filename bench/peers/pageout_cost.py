@@ -88,7 +88,8 @@ def child(method, size, to_parent, from_parent):
     os.read(from_parent, 1)
 
 
-def process_madvise(pid, addr, size):
+def process_madvise(pid, addr, size, advice=MADV_PAGEOUT):
+    """`advice` on another process's range, in 16 MiB batches (memext's mover's way)."""
     libc = ctypes.CDLL(None, use_errno=True)
     pidfd = libc.syscall(SYS_PIDFD_OPEN, pid, 0)
     if pidfd < 0:
@@ -96,7 +97,7 @@ def process_madvise(pid, addr, size):
     try:
         for off in range(0, size, 16 * MIB):
             iov = Iovec(addr + off, min(16 * MIB, size - off))
-            if libc.syscall(SYS_PROCESS_MADVISE, pidfd, ctypes.byref(iov), 1, MADV_PAGEOUT, 0) < 0:
+            if libc.syscall(SYS_PROCESS_MADVISE, pidfd, ctypes.byref(iov), 1, advice, 0) < 0:
                 raise OSError(ctypes.get_errno(), "process_madvise")
     finally:
         os.close(pidfd)

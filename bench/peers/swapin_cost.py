@@ -35,7 +35,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from pageout_cost import MADV_PAGEOUT, SYS_PIDFD_OPEN, SYS_PROCESS_MADVISE, Iovec, fork, heap, own_swap  # noqa: E402
+from pageout_cost import MADV_PAGEOUT, fork, heap, own_swap, process_madvise, write  # noqa: E402
 from server import tlb_shootdowns  # noqa: E402
 
 MIB = 1 << 20
@@ -48,11 +48,6 @@ LIBC = ctypes.CDLL(None, use_errno=True)
 def cpu():
     r = resource.getrusage(resource.RUSAGE_SELF)
     return r.ru_utime + r.ru_stime
-
-
-def write(path, value):
-    with open(path, "w") as f:
-        f.write(str(value))
 
 
 def swap_cached_pages():
@@ -88,24 +83,15 @@ def read_back(pid, addr, size, deadline=30.0):
     """memext's mover's way: process_madvise(MADV_WILLNEED) in 16 MiB
     batches, then until 95% of the heap is in the swap cache (what the
     squeeze left there counts) or the cache stops growing for 50 ms."""
-    pidfd = LIBC.syscall(SYS_PIDFD_OPEN, pid, 0)
-    if pidfd < 0:
-        raise OSError(ctypes.get_errno(), "pidfd_open")
-    try:
-        for off in range(0, size, 16 * MIB):
-            iov = Iovec(addr + off, min(16 * MIB, size - off))
-            if LIBC.syscall(SYS_PROCESS_MADVISE, pidfd, ctypes.byref(iov), 1, MADV_WILLNEED, 0) < 0:
-                raise OSError(ctypes.get_errno(), "process_madvise")
-        end, last, still = time.monotonic() + deadline, -1, time.monotonic()
-        while time.monotonic() < end:
-            now = swap_cached_pages()
-            if now >= 0.95 * size / 4096 or (now == last and time.monotonic() - still > 0.05):
-                return
-            if now != last:
-                last, still = now, time.monotonic()
-            time.sleep(0.002)
-    finally:
-        os.close(pidfd)
+    process_madvise(pid, addr, size, MADV_WILLNEED)
+    end, last, still = time.monotonic() + deadline, -1, time.monotonic()
+    while time.monotonic() < end:
+        now = swap_cached_pages()
+        if now >= 0.95 * size / 4096 or (now == last and time.monotonic() - still > 0.05):
+            return
+        if now != last:
+            last, still = now, time.monotonic()
+        time.sleep(0.002)
 
 
 def one(method, size):
@@ -143,8 +129,9 @@ def main():
     ap.add_argument("--mib", type=int, default=256, help="heap size (default 256)")
     ap.add_argument("--rounds", type=int, default=3, help="rounds of every method (default 3)")
     a = ap.parse_args()
-    if a.mib < 16 or a.rounds < 1:
-        ap.error("--mib at least 16, --rounds at least 1")
+    if a.mib < 64 or a.rounds < 1:
+        # The squeeze leaves up to 16 MiB in the swap cache: a quarter of 64.
+        ap.error("--mib at least 64, --rounds at least 1")
     if os.geteuid() != 0:
         sys.exit("swapin_cost.py needs root (a swap file, a memory cgroup)")
     if not os.path.isdir(os.path.dirname(CG)):
