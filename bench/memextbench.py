@@ -5,6 +5,7 @@ import datetime
 import gzip
 import json
 import platform
+import re
 import os
 import signal
 import subprocess
@@ -221,7 +222,7 @@ def variant(mode):
         bare_key = key.removeprefix("daemon.").removeprefix("critical.")
         if not bare_key.replace("_", "").isalpha() or not value:
             raise ValueError(f"memext variant {mode!r}: write MODE+KEY=VALUE")
-        bare = value.isdigit() or value in ("true", "false")
+        bare = re.fullmatch(r"\d+(\.\d+)?", value) or value in ("true", "false")  # numbers, booleans
         pairs.append((key, value if bare else f'"{value}"'))
     return pairs
 

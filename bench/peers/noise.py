@@ -2,7 +2,7 @@
 """The noise of bench/peers that really wakes: one process per container, run
 inside it (mounted read-only), logging each operation as a JSON line to OUT.
 
-  noise.py burst OUT HEAP_MIB SCHEDULE PERIOD_S START_EPOCH SEED [HEAP [AFTER]]
+  noise.py burst OUT HEAP_MIB SCHEDULE PERIOD_S START_EPOCH SEED [HEAP [AFTER [LOCK]]]
       holds a heap and sleeps; at each wake re-touches all of it (one write per
       page) and logs the touch's time as a `wake`. AFTER: `keep` (the default)
       leaves the heap as it is between wakes; `pageout` pages it out itself
@@ -10,7 +10,11 @@ inside it (mounted read-only), logging each operation as a JSON line to OUT.
       bench's `oracle` mode: a controller that knows the instant each sleep
       starts and uses the kernel's cheapest page-out; `pageout-willneed` also
       reads the heap back in bulk (madvise MADV_WILLNEED, counted in the
-      wake's time) before each touch: the cheapest swap-in too. SCHEDULE:
+      wake's time) before each touch: the cheapest swap-in too. LOCK: a
+      file every container of the cell shares: each wake holds an exclusive
+      lock on it (flock) while it reads back, touches and pages out, so wakes
+      are served one at a time (flock's order); the wake's time counts from
+      when it was due, the wait for the lock included. SCHEDULE:
         cron     wakes at START + k*PERIOD, whatever the last wake took (a slot
                  missed while a wake ran is skipped, as cron does);
         jitter   the next wake PERIOD after the last scheduled one, +-25% uniform;
@@ -27,6 +31,8 @@ buffers are). Python's own mmap(-1, n) default is shared.
 
 The heap's pages are half random bytes, half zeros (compressible about 2x, like
 real heaps; all-zero pages would flatter the compressed tiers)."""
+import contextlib
+import fcntl
 import json
 import mmap
 import os
@@ -93,7 +99,21 @@ def wake(m, size, after):
     return time.monotonic() - t
 
 
-def burst(out, heap_mib, schedule, period, start, seed, kind="private", after="keep"):
+@contextlib.contextmanager
+def one_at_a_time(lock):
+    """Holds an exclusive flock on file `lock` (None: no lock) meanwhile."""
+    if lock is None:
+        yield
+        return
+    fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)  # the lock goes with its last descriptor
+
+
+def burst(out, heap_mib, schedule, period, start, seed, kind="private", after="keep", lock=None):
     if schedule not in ("cron", "jitter", "poisson"):
         raise ValueError(f"schedule {schedule!r} is not cron, jitter or poisson")
     if after not in AFTERS:
@@ -114,8 +134,11 @@ def burst(out, heap_mib, schedule, period, start, seed, kind="private", after="k
         else:
             due = time.time() + rng.expovariate(1.0 / period)
         time.sleep(max(0.0, due - time.time()))
-        lat = wake(m, size, after)
-        settle(m, after)
+        t = time.monotonic()  # the wake is due now
+        with one_at_a_time(lock):  # its page-out too: the next wake's read-back does not race it
+            wake(m, size, after)
+            lat = time.monotonic() - t
+            settle(m, after)
         log(out, op="wake", lat=round(lat, 6), schedule=schedule)
 
 
@@ -149,7 +172,8 @@ def main(argv):
             kind = argv[8] if len(argv) > 8 else "private"
             if argv[1] == "burst":
                 after = argv[9] if len(argv) > 9 else "keep"
-                burst(out, int(argv[3]), argv[4], float(argv[5]), float(argv[6]), int(argv[7]), kind, after)
+                lock = argv[10] if len(argv) > 10 else None
+                burst(out, int(argv[3]), argv[4], float(argv[5]), float(argv[6]), int(argv[7]), kind, after, lock)
             else:
                 grow(out, int(argv[3]), float(argv[4]), float(argv[5]), float(argv[6]), int(argv[7]), kind)
         except ValueError as e:

@@ -37,9 +37,15 @@ Modes (rotated between cells and rounds: this VM drifts):
           cheaply: what is lost here is CPU and interference, not memory
           (--oracle-cpu-shares sets the noise's CPU weight in both oracles;
           --oracle-willneed has their noise read its heap back in bulk at
-          each wake, the cheapest swap-in, instead of faulting it in);
+          each wake, the cheapest swap-in, instead of faulting it in;
+          --oracle-serial serves their noise's wakes one at a time, each
+          wake's time counted from when it was due);
   split   the same split with no oracle: the noise left to the kernel's
           reclaim in its own group (any noise kind; a reference, not a bound);
+          --split-cpu-max caps the CPU of the noise's group in both splits
+          (CFS bandwidth: at most that many CPUs, page faults and direct
+          reclaim included); --split-cpus keeps the noise on those CPUs
+          (docker --cpuset-cpus), its TLB shootdowns with it;
   linux   cap + swap file, nothing else;
   limits  + each noise container a static limit of its fair share of what the
           critical container leaves (docker update --memory, swap unlimited);
@@ -58,6 +64,7 @@ summary.md, params.json. Everything it starts is removed afterwards, also on Ctr
 import argparse
 import contextlib
 import os
+import re
 import shutil
 import sys
 import time
@@ -104,7 +111,7 @@ def run_mode(a, server, cell, mode, rnd, cleanup):
         critical.start(ENGINE, cleanup)
         oracle = mode.startswith("oracle")
         after = ("pageout-willneed" if a.oracle_willneed else "pageout") if oracle else "keep"
-        noise = wl.Noise(a, a.work, noise_kind, after=after)
+        noise = wl.Noise(a, a.work, noise_kind, after=after, serial=oracle and a.oracle_serial)
         noise.start(ENGINE, cleanup, noise_args(a, mode, cleanup))
         if mode == "limits":
             used = critical_usage()
@@ -151,8 +158,33 @@ def noise_args(a, mode, cleanup):
         knob = "memory.limit_in_bytes" if mb.V1 else "memory.max"
         srv.write(f"{mb.CG}/memory{group}/{knob}" if mb.V1 else f"{mb.CG}{group}/{knob}", room)
         log(f"    {mode}: the noise capped at {room // MIB} MiB in {group}")
+        if a.split_cpu_max:
+            write_cpu_max(group, a.split_cpu_max)
+            log(f"    {mode}: the noise's CPU capped at {a.split_cpu_max:g} CPUs")
+        if a.split_cpus:
+            args += ["--cpuset-cpus", a.split_cpus]
+            log(f"    {mode}: the noise on CPUs {a.split_cpus}")
         args += ["--cgroup-parent", group]
     return args
+
+
+CPU_PERIOD_US = 100_000  # the kernel's default CFS period
+
+
+def cpu_quota_us(cpus):
+    """CFS bandwidth for `cpus` CPUs per default period (at least the kernel's 1 ms)."""
+    return max(1000, round(cpus * CPU_PERIOD_US))
+
+
+def write_cpu_max(group, cpus):
+    """Caps `group`'s CPU at `cpus` CPUs (v1 cpu.cfs_quota_us, v2 cpu.max);
+    the group is removed after the mode, and its limit with it."""
+    quota = cpu_quota_us(cpus)
+    if mb.V1:
+        srv.write(f"{mb.CG}/cpu{group}/cpu.cfs_period_us", CPU_PERIOD_US)
+        srv.write(f"{mb.CG}/cpu{group}/cpu.cfs_quota_us", quota)
+    else:
+        srv.write(f"{mb.CG}{group}/cpu.max", f"{quota} {CPU_PERIOD_US}")
 
 
 def cpu_profile(a, hist, controller, cid):
@@ -224,6 +256,15 @@ def parse(argv):
     ap.add_argument("--oracle-willneed", action="store_true",
                     help="the oracles' noise also reads its heap back in bulk (MADV_WILLNEED) at each wake before "
                          "touching it: the cheapest swap-in (swapin_cost.py), not the touch's faults")
+    ap.add_argument("--oracle-serial", action="store_true",
+                    help="the oracles' noise wakes one at a time (a lock the burst containers share; a wake's time "
+                         "counts from when it was due): admission in order, as a bound")
+    ap.add_argument("--split-cpu-max", type=float, metavar="CPUS",
+                    help="oracle-split and split: the noise's group may use at most CPUS CPUs (0.01-64; CFS bandwidth, "
+                         "its page faults and reclaim included; default no cap)")
+    ap.add_argument("--split-cpus", metavar="LIST",
+                    help="oracle-split and split: the noise runs only on these CPUs (e.g. 1 or 0-1,3; docker "
+                         "--cpuset-cpus); default any")
     ap.add_argument("--critical", default=",".join(CRITICALS), help="critical workloads: redis,postgres")
     ap.add_argument("--noise", default=",".join(NOISES), help="noise kinds: fetch,burst,grow")
     mb.add_profile_arg(ap)
@@ -262,6 +303,10 @@ def parse(argv):
         ap.error("--modes oracle, oracle-split: only the burst noise knows when it sleeps (--noise burst)")
     if a.oracle_cpu_shares is not None and not 2 <= a.oracle_cpu_shares <= 262144:
         ap.error("--oracle-cpu-shares: 2-262144")
+    if a.split_cpu_max is not None and not 0.01 <= a.split_cpu_max <= 64:
+        ap.error("--split-cpu-max: 0.01-64 CPUs")
+    if a.split_cpus is not None and not re.fullmatch(r"\d+(-\d+)?(,\d+(-\d+)?)*", a.split_cpus):
+        ap.error("--split-cpus: a CPU list such as 1 or 0-1,3")
     if a.cpu_profile and not shutil.which("perf"):
         ap.error("--cpu-profile needs perf (Debian package linux-perf)")
     if os.geteuid() != 0:

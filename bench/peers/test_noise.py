@@ -6,6 +6,7 @@ import os
 import subprocess
 import sys
 import tempfile
+import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -126,3 +127,32 @@ class Heap(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class OneAtATime(unittest.TestCase):
+    def test_a_wake_waits_for_the_one_holding_the_lock(self):
+        import threading
+        with tempfile.TemporaryDirectory() as d:
+            lock = os.path.join(d, "wake.lock")
+            m = filled(1 << 20)
+            held = threading.Event()
+
+            def holder():
+                with noise.one_at_a_time(lock):
+                    held.set()
+                    time.sleep(0.3)
+            t = threading.Thread(target=holder)
+            t.start()
+            held.wait()
+            start = time.monotonic()
+            with noise.one_at_a_time(lock):
+                noise.wake(m, 1 << 20, "keep")
+            waited = time.monotonic() - start
+            t.join()
+            self.assertGreaterEqual(waited, 0.25, "the second wake ran while the first held the lock")
+
+    def test_no_lock_no_wait(self):
+        start = time.monotonic()
+        with noise.one_at_a_time(None):
+            pass
+        self.assertLess(time.monotonic() - start, 0.1)

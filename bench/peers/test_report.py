@@ -141,6 +141,19 @@ class Oracles(unittest.TestCase):
         self.refused("--modes", "oracle", "--noise", "burst", "--oracle-cpu-shares", "1")
         self.refused("--modes", "oracle", "--noise", "burst", "--oracle-cpu-shares", "300000")
 
+    def test_the_split_noise_cpu_cap_is_in_range(self):
+        self.refused("--modes", "split", "--noise", "burst", "--split-cpu-max", "0")
+        self.refused("--modes", "split", "--noise", "burst", "--split-cpu-max", "65")
+
+    def test_the_split_noise_cpus_are_a_cpu_list(self):
+        self.refused("--modes", "split", "--noise", "burst", "--split-cpus", "1;rm")
+        self.refused("--modes", "split", "--noise", "burst", "--split-cpus", "")
+
+    def test_the_split_noise_cpu_cap_is_a_quota_per_period(self):
+        self.assertEqual(self.run.cpu_quota_us(0.25), 25_000)
+        self.assertEqual(self.run.cpu_quota_us(2), 200_000)
+        self.assertEqual(self.run.cpu_quota_us(0.001), 1000, "the kernel's least quota is 1 ms")
+
     def test_the_oracles_are_not_run_unless_asked(self):
         self.assertNotIn("oracle", self.run.DEFAULT_MODES)
         self.assertNotIn("oracle-split", self.run.DEFAULT_MODES)

@@ -43,6 +43,9 @@ class VariantConfig(unittest.TestCase):
         self.assertEqual(mb.variant_settings("memext-idle+daemon.reclaim=page-out+floor=4MiB"),
                          ([("floor", '"4MiB"')], [("reclaim", '"page-out"')]))
         self.assertEqual(mb.variant("memext"), [])
+        self.assertEqual(mb.variant("memext+cpu_max=0.3+floor=4MiB+wake_cpu_weight=20"),
+                         [("cpu_max", "0.3"), ("floor", '"4MiB"'), ("wake_cpu_weight", "20")],
+                         "numbers bare, with or without a fraction")
         with self.assertRaises(ValueError):
             mb.variant("memext+daemon.=x")
 

@@ -184,10 +184,11 @@ def write_timeline(path, done_s, latencies_ms):
 class Noise:
     """n noise containers of one kind; their service read back per window."""
 
-    def __init__(self, a, work, kind, after="keep"):
+    def __init__(self, a, work, kind, after="keep", serial=False):
         """after: what a burst container does with its heap between wakes
-        (noise.py's AFTER: keep, or pageout for the oracle mode)."""
-        self.a, self.kind, self.after = a, kind, after
+        (noise.py's AFTER: keep, or pageout for the oracle mode); serial: the
+        burst containers' wakes served one at a time (noise.py's LOCK)."""
+        self.a, self.kind, self.after, self.serial = a, kind, after, serial
         self.dir = os.path.join(work, "noise")
         self.n = a.noise_containers
         self.each = a.noise_total // self.n
@@ -213,6 +214,8 @@ class Noise:
             cmd.append(self.a.noise_heap)
             if self.kind == "burst":
                 cmd.append(self.after)
+                if self.serial:
+                    cmd.append("/noise/wake.lock")
             run_container(engine, cleanup, name, *docker_args, "-v", f"{self.dir}:/noise",
                           "-v", f"{HERE}:/peers:ro", engine.IMAGE, "python3", "/peers/noise.py", *cmd)
         if self.kind == "burst":

@@ -87,6 +87,14 @@ pub enum LimitKnob {
     V1CpuShares,
     /// v2 `cpu.weight`: relative CPU weight among siblings, 1-10000, default 100.
     CpuWeight,
+    /// v1 `cpu.cfs_quota_us` (in the cpu controller's hierarchy): CPU time
+    /// the cgroup may use per period (`cpu.cfs_period_us`, 100 ms unless
+    /// someone set it), read and written as `Limit::Bytes(µs)`, or
+    /// `Limit::Max` for none (the kernel's -1).
+    V1CfsQuota,
+    /// v2 `cpu.max`'s quota (its first field; writing it alone keeps the
+    /// period), as `Limit::Bytes(µs)` or `Limit::Max`.
+    CpuMax,
     /// v1 `freezer.state` (in the freezer hierarchy), read and written as
     /// `Limit::Bytes(1)` for FROZEN (or FREEZING) and `Limit::Bytes(0)` for THAWED.
     V1Freezer,
@@ -110,6 +118,8 @@ impl LimitKnob {
             LimitKnob::ZswapMax => ("memory.zswap.max", Version::V2),
             LimitKnob::V1CpuShares => ("cpu.shares", Version::V1),
             LimitKnob::CpuWeight => ("cpu.weight", Version::V2),
+            LimitKnob::V1CfsQuota => ("cpu.cfs_quota_us", Version::V1),
+            LimitKnob::CpuMax => ("cpu.max", Version::V2),
             LimitKnob::V1Freezer => ("freezer.state", Version::V1),
             LimitKnob::Freeze => ("cgroup.freeze", Version::V2),
         }
@@ -135,7 +145,7 @@ pub(crate) fn knob_file(
 
 impl LimitKnob {
     /// Whether the knob's value is a byte count (all but the OOM switch, the
-    /// CPU weights and the freezers).
+    /// CPU weights and quotas, and the freezers).
     pub fn is_bytes(self) -> bool {
         !matches!(
             self,
@@ -143,6 +153,8 @@ impl LimitKnob {
                 | LimitKnob::V1Swappiness
                 | LimitKnob::V1CpuShares
                 | LimitKnob::CpuWeight
+                | LimitKnob::V1CfsQuota
+                | LimitKnob::CpuMax
                 | LimitKnob::V1Freezer
                 | LimitKnob::Freeze
         )

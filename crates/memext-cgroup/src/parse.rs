@@ -72,6 +72,20 @@ pub fn parse_limit_v1(text: &str) -> Result<Limit, ParseError> {
     })
 }
 
+/// v1 `cpu.cfs_quota_us`: microseconds per period, -1 for no quota.
+pub fn parse_cfs_quota_v1(text: &str) -> Result<Limit, ParseError> {
+    match text.trim() {
+        "-1" => Ok(Limit::Max),
+        t => parse_u64(t).map(Limit::Bytes),
+    }
+}
+
+/// v2 `cpu.max` (`$MAX $PERIOD`): its quota, `max` for none.
+pub fn parse_cpu_max(text: &str) -> Result<Limit, ParseError> {
+    let quota = text.split_whitespace().next().unwrap_or("");
+    parse_limit_v2(quota)
+}
+
 /// v1 `freezer.state` as the freezer knob's value: 1 for FROZEN and for
 /// FREEZING (on its way there), 0 for THAWED.
 pub fn parse_freezer_state(text: &str) -> Result<Limit, ParseError> {
@@ -200,6 +214,16 @@ mod tests {
         assert_eq!(parse_limit_v1("9223372036854771712\n"), Ok(Limit::Max));
         assert_eq!(parse_limit_v1("536870912\n"), Ok(Limit::Bytes(512 << 20)));
         assert!(parse_limit_v1("max").is_err());
+    }
+
+    #[test]
+    fn cpu_quotas_read_none_as_max() {
+        assert_eq!(parse_cfs_quota_v1("-1\n"), Ok(Limit::Max));
+        assert_eq!(parse_cfs_quota_v1("30000\n"), Ok(Limit::Bytes(30_000)));
+        assert!(parse_cfs_quota_v1("-2").is_err());
+        assert_eq!(parse_cpu_max("max 100000\n"), Ok(Limit::Max));
+        assert_eq!(parse_cpu_max("30000 100000\n"), Ok(Limit::Bytes(30_000)));
+        assert!(parse_cpu_max("").is_err());
     }
 
     #[test]

@@ -6,7 +6,8 @@ use std::time::Duration;
 
 use crate::dirfd::{CgroupDir, HeldFile};
 use crate::parse::{
-    parse_flat_keyed, parse_freezer_state, parse_limit_v1, parse_pressure, parse_procs, parse_u64,
+    parse_cfs_quota_v1, parse_flat_keyed, parse_freezer_state, parse_limit_v1, parse_pressure,
+    parse_procs, parse_u64,
 };
 use crate::{
     CgroupError, CgroupPath, Limit, LimitKnob, MemoryCgroup, MemoryStats, Pressure, Reclaimed,
@@ -83,6 +84,10 @@ impl V1Cgroup {
             LimitKnob::V1CpuShares => (
                 &self.cpu,
                 "cpu.shares (no v1 cpu hierarchy holds this cgroup)",
+            ),
+            LimitKnob::V1CfsQuota => (
+                &self.cpu,
+                "cpu.cfs_quota_us (no v1 cpu hierarchy holds this cgroup)",
             ),
             LimitKnob::V1Freezer => (
                 &self.freezer,
@@ -204,6 +209,9 @@ impl MemoryCgroup for V1Cgroup {
         }
         if knob == LimitKnob::V1Freezer {
             return self.dir_of(knob)?.read_with(file, parse_freezer_state);
+        }
+        if knob == LimitKnob::V1CfsQuota {
+            return self.dir_of(knob)?.read_with(file, parse_cfs_quota_v1);
         }
         self.dir_of(knob)?.read_with(file, parse_limit_v1)
     }

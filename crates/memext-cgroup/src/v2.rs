@@ -4,7 +4,9 @@ use std::path::Path;
 use std::time::Duration;
 
 use crate::dirfd::{CgroupDir, HeldFile};
-use crate::parse::{parse_flat_keyed, parse_limit_v2, parse_pressure, parse_procs, parse_u64};
+use crate::parse::{
+    parse_cpu_max, parse_flat_keyed, parse_limit_v2, parse_pressure, parse_procs, parse_u64,
+};
 use crate::{
     CgroupError, CgroupPath, Limit, LimitKnob, MemoryCgroup, MemoryStats, Pressure, Reclaimed,
     Version,
@@ -125,6 +127,9 @@ impl MemoryCgroup for V2Cgroup {
 
     fn read_limit(&self, knob: LimitKnob) -> Result<Limit, CgroupError> {
         let file = self.v2_file(knob)?;
+        if knob == LimitKnob::CpuMax {
+            return self.dir.read_with(file, parse_cpu_max);
+        }
         self.dir.read_with(file, parse_limit_v2)
     }
 

@@ -103,6 +103,17 @@ fn knobs(me: &Path) -> anyhow::Result<()> {
         "cpu.weight: wrote 50"
     );
     c.write_limit(LimitKnob::CpuWeight, Limit::Bytes(100))?;
+    // The CPU quota (`cpu_max`): cpu.max's first field, the period kept.
+    c.write_limit(LimitKnob::CpuMax, Limit::Bytes(30_000))?;
+    ensure!(
+        c.read_limit(LimitKnob::CpuMax)? == Limit::Bytes(30_000),
+        "cpu.max: wrote 30000"
+    );
+    c.write_limit(LimitKnob::CpuMax, Limit::Max)?;
+    ensure!(
+        c.read_limit(LimitKnob::CpuMax)? == Limit::Max,
+        "cpu.max: the quota lifted"
+    );
     ensure!(
         c.write_limit(LimitKnob::V1Limit, Limit::Max).is_err()
             && c.read_limit(LimitKnob::V1CpuShares).is_err(),

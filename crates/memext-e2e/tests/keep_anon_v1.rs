@@ -9,28 +9,15 @@
 //! of its own keeps its swappiness. Needs root; everything is removed on
 //! drop, also on failure.
 
-use memext_cgroup::{Hierarchy, Limit, LimitKnob, MemoryCgroup};
+use memext_cgroup::{Limit, LimitKnob, MemoryCgroup};
 use memext_e2e::sandbox::{ChildGuard, TierSandbox};
 use memext_e2e::toucher::Toucher;
-use memext_e2e::{host_hierarchy, remove_cgroups, status_row, ScratchCgroup};
+use memext_e2e::{host_hierarchy, status_row, ScratchCgroup};
 
 mod common;
 use common::*;
 
 const MIB: u64 = 1 << 20;
-
-/// The unmanaged neighbour's cgroup beside the critical one, removed on drop
-/// (before the scratch parent: declared after it).
-struct Neighbour {
-    h: Hierarchy,
-    path: memext_cgroup::CgroupPath,
-}
-
-impl Drop for Neighbour {
-    fn drop(&mut self) {
-        remove_cgroups(&self.h, std::slice::from_ref(&self.path));
-    }
-}
 
 /// A toucher holding `mib` MiB in the critical cgroup, and the daemon,
 /// once it tracks that context.
@@ -52,11 +39,7 @@ fn tracked_critical(cg: &ScratchCgroup, sb: &TierSandbox, mib: usize) -> (Touche
 fn critical_swapped_by_the_cap(keep_anon: bool) -> u64 {
     let h = host_hierarchy().expect("hierarchy");
     let cg = ScratchCgroup::new(&h, "critical").expect("cgroup");
-    let neighbour = Neighbour {
-        h: h.clone(),
-        path: cg.parent.child("neighbour").expect("path"),
-    };
-    h.create(&neighbour.path).expect("neighbour cgroup");
+    let neighbour = Sibling::new(&cg, "neighbour"); // unmanaged
     h.open(&cg.parent)
         .expect("parent")
         .write_limit(LimitKnob::V1Limit, Limit::Bytes(160 * MIB))

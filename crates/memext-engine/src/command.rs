@@ -79,6 +79,12 @@ pub enum Command {
         id: ContextId,
         weight: u16,
     },
+    /// Cap the context's CPU at `quota_us` per 100 ms period (v1
+    /// `cpu.cfs_quota_us`, v2 `cpu.max`), or lift the cap (None).
+    CpuMax {
+        id: ContextId,
+        quota_us: Option<u64>,
+    },
     /// Freeze a queued waking context (true) until it is admitted, or thaw
     /// it (false).
     Freeze {
@@ -94,6 +100,7 @@ impl Command {
             | Command::Limit { id, .. }
             | Command::Reclaim { id, .. }
             | Command::CpuWeight { id, .. }
+            | Command::CpuMax { id, .. }
             | Command::Freeze { id, .. } => id,
             Command::BringBack(b) => &b.id,
             Command::PushOut(p) => &p.id,

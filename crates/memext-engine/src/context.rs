@@ -50,6 +50,11 @@ pub struct ClassParams {
     /// take to be served sooner.
     #[serde(default = "wake_cpu_weight_default")]
     pub wake_cpu_weight: u16,
+    /// The CPU the class's contexts may use together while a critical
+    /// context runs, in thousandths of a CPU (None: no cap). See
+    /// [`crate::cpu_cap`].
+    #[serde(default)]
+    pub cpu_max_milli: Option<u32>,
     /// Admission of waking contexts: one whose working set does not fit when
     /// it wakes waits frozen, in wake order, for at most this long (zero:
     /// every wake runs at once and shares what there is).
@@ -218,6 +223,7 @@ pub struct Applied {
     pub limit: Option<(u64, Instant)>,
     pub protect: Option<(u64, Instant)>,
     pub weight: Option<(u16, Instant)>,
+    pub cpu_max: Option<(Option<u64>, Instant)>,
 }
 
 /// How long a knob value memext wrote goes unchecked.
@@ -238,6 +244,9 @@ impl Applied {
             Command::CpuWeight { weight, .. } => self
                 .weight
                 .is_some_and(|(w, at)| w == *weight && recent(at)),
+            Command::CpuMax { quota_us, .. } => self
+                .cpu_max
+                .is_some_and(|(q, at)| q == *quota_us && recent(at)),
             _ => false,
         }
     }
@@ -249,6 +258,7 @@ impl Applied {
             Command::Limit { bytes, .. } => self.limit = Some((*bytes, now)),
             Command::Protect { bytes, .. } => self.protect = Some((*bytes, now)),
             Command::CpuWeight { weight, .. } => self.weight = Some((*weight, now)),
+            Command::CpuMax { quota_us, .. } => self.cpu_max = Some((*quota_us, now)),
             _ => {}
         }
     }
@@ -522,6 +532,7 @@ mod tests {
             map_back: true,
             cpu_weight: Some(10),
             wake_cpu_weight: 30,
+            cpu_max_milli: None,
             admit_within: Duration::from_secs(5),
             push_out: PushOutWhen::Needed,
             fast_wakes: true,

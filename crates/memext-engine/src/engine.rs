@@ -14,6 +14,7 @@ use std::time::Duration;
 pub use crate::command::{BringBack, Command, Decision, Observed, Outcome, PushOut};
 pub use crate::context::WAKE_CPU_WEIGHT;
 use crate::context::{Applied, ClassParams, ContextState, Sample, OUT_SWAPPED_BYTES};
+use crate::cpu_cap::cpu_caps;
 use crate::model::{Known, State, Transition, Via};
 use crate::planner::{plan, Action, ContextInput, PlanInput, Queued};
 use crate::predict::{self, PredictParams, PrefetchReason};
@@ -301,6 +302,8 @@ impl Engine {
                 weight: t.cpu_weight(now)?,
             })
         }));
+        // A class's CPU budget while a critical context runs.
+        commands.extend(cpu_caps(self.contexts.values()));
         let commands = self.drop_repeats(commands, now);
         Decision {
             plan,
@@ -572,6 +575,11 @@ impl Engine {
             id: id.clone(),
             weight,
         }));
+        out.extend(
+            cpu_caps(self.contexts.values())
+                .into_iter()
+                .filter(|c| c.id() == id),
+        );
         self.drop_repeats(out, at)
     }
 
@@ -639,7 +647,7 @@ impl Engine {
                 t.took_memory(now);
                 t.reclaiming = Some(*bytes);
             }
-            Command::Protect { .. } | Command::CpuWeight { .. } => {}
+            Command::Protect { .. } | Command::CpuWeight { .. } | Command::CpuMax { .. } => {}
         }
     }
 

@@ -26,6 +26,7 @@ fn class(floor_mib: u64) -> ClassParams {
         map_back: true,
         cpu_weight: None,
         wake_cpu_weight: WAKE_CPU_WEIGHT,
+        cpu_max_milli: None,
         admit_within: Duration::ZERO,
         push_out: PushOutWhen::Idle,
         fast_wakes: false,

@@ -24,6 +24,7 @@
 pub mod activity;
 pub mod command;
 pub mod context;
+pub mod cpu_cap;
 pub mod engine;
 pub mod growth;
 pub mod history;

@@ -97,6 +97,7 @@ mod tests {
             map_back: false,
             cpu_weight: None,
             wake_cpu_weight: 100,
+            cpu_max_milli: None,
             admit_within: Duration::ZERO,
             push_out: crate::context::PushOutWhen::Idle,
             fast_wakes: false,

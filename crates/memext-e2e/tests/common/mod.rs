@@ -74,3 +74,27 @@ pub fn setup_with(label: &str, mib: usize, swap: Option<&str>, daemon: &str) -> 
     let c = cg.open().expect("open");
     Setup { cg, sb, t, c }
 }
+
+/// A cgroup made beside a scratch one (under its parent), removed on drop:
+/// declare it after the `ScratchCgroup`, so that it goes first.
+pub struct Sibling {
+    pub h: memext_cgroup::Hierarchy,
+    pub path: memext_cgroup::CgroupPath,
+}
+
+impl Sibling {
+    pub fn new(cg: &ScratchCgroup, name: &str) -> Self {
+        let s = Self {
+            h: cg.hierarchy.clone(),
+            path: cg.parent.child(name).expect("path"),
+        };
+        s.h.create(&s.path).expect("sibling cgroup");
+        s
+    }
+}
+
+impl Drop for Sibling {
+    fn drop(&mut self) {
+        memext_e2e::remove_cgroups(&self.h, std::slice::from_ref(&self.path));
+    }
+}

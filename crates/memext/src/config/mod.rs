@@ -99,6 +99,7 @@ impl Config {
             map_back: true,
             cpu_weight: None,
             wake_cpu_weight: CpuWeight(memext_engine::context::WAKE_CPU_WEIGHT),
+            cpu_max: None,
             admit_within: Duration::ZERO,
             push_out: PushOutWhen::Idle,
             fast_wakes: false,
@@ -116,6 +117,7 @@ impl Config {
             map_back: true,
             cpu_weight: Some(CpuWeight(EXTEND_CPU_WEIGHT)),
             wake_cpu_weight: CpuWeight(memext_engine::context::WAKE_CPU_WEIGHT),
+            cpu_max: None,
             admit_within: EXTEND_ADMIT_WITHIN,
             push_out: PushOutWhen::Idle,
             fast_wakes: false,
@@ -194,6 +196,11 @@ impl Config {
         if file.class.critical.fast_wakes.is_some() {
             let at = text.find("[class.critical]").unwrap_or(0);
             let why = "class.critical: fast_wakes applies to extend contexts: a critical context is never pushed out";
+            return Err(invalid(at..at, why.into()));
+        }
+        if file.class.critical.cpu_max.is_some() {
+            let at = text.find("[class.critical]").unwrap_or(0);
+            let why = "class.critical: cpu_max applies to extend contexts: it bounds what they take from the critical ones";
             return Err(invalid(at..at, why.into()));
         }
         if file.class.extend.keep_anon.is_some() {

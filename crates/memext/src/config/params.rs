@@ -42,6 +42,27 @@ impl TryFrom<u64> for CpuWeight {
     }
 }
 
+/// CPUs as a fraction, as `cpu_max` is written (`0.3`: 30% of one CPU),
+/// kept in thousandths: 0.01 to 1024.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, serde::Serialize)]
+#[serde(try_from = "f64")]
+pub struct Cpus(pub u32);
+
+impl TryFrom<f64> for Cpus {
+    type Error = String;
+    fn try_from(v: f64) -> Result<Self, String> {
+        if (0.01..=1024.0).contains(&v) {
+            #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+            // 10 to 1,024,000: positive, and it fits a u32.
+            Ok(Cpus((v * 1000.0).round() as u32))
+        } else {
+            Err(format!(
+                "cpu_max {v} is out of range: 0.01 to 1024 CPUs (0.5 is half of one CPU)"
+            ))
+        }
+    }
+}
+
 /// Parameters of a class, as the file gives them (all optional).
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -54,6 +75,7 @@ pub(crate) struct ClassOverrides {
     pub(crate) map_back: Option<bool>,
     pub(crate) cpu_weight: Option<CpuWeight>,
     pub(crate) wake_cpu_weight: Option<CpuWeight>,
+    pub(crate) cpu_max: Option<Cpus>,
     pub(crate) admit_within: Option<HumanDuration>,
     pub(crate) push_out: Option<PushOutWhen>,
     pub(crate) fast_wakes: Option<bool>,
@@ -88,6 +110,14 @@ pub struct ClassParams {
     /// trade between serving a wake sooner and leaving the critical contexts
     /// their CPU. Lower it where the critical workload alone fills the CPUs.
     pub wake_cpu_weight: CpuWeight,
+    /// The CPUs the class's contexts may use together while a critical
+    /// context runs (extend only; default none): each running one gets its
+    /// share as a CPU quota (v1 `cpu.cfs_quota_us`, v2 `cpu.max`), restored
+    /// when the daemon stops. Where the critical workload fills the CPUs, a
+    /// CPU weight does not bound what the noise's swap-ins and reclaim take
+    /// from it; a quota does, at the cost of slower wakes (README,
+    /// bench/peers, session 32).
+    pub cpu_max: Option<Cpus>,
     /// Admission of waking contexts (extend only): when the working sets of
     /// the contexts that wake together do not fit, they are let in one after
     /// another in the order they woke, each in full, the others frozen (v1
@@ -134,6 +164,7 @@ impl ClassParams {
             map_back: self.map_back,
             cpu_weight: self.cpu_weight.map(|w| w.0),
             wake_cpu_weight: self.wake_cpu_weight.0,
+            cpu_max_milli: self.cpu_max.map(|c| c.0),
             admit_within: self.admit_within,
             push_out: self.push_out,
             fast_wakes: self.fast_wakes,
@@ -153,6 +184,7 @@ impl ClassOverrides {
             map_back: self.map_back.unwrap_or(d.map_back),
             cpu_weight: self.cpu_weight.or(d.cpu_weight),
             wake_cpu_weight: self.wake_cpu_weight.unwrap_or(d.wake_cpu_weight),
+            cpu_max: self.cpu_max.or(d.cpu_max),
             admit_within: self.admit_within.map_or(d.admit_within, |h| h.0),
             push_out: self.push_out.unwrap_or(d.push_out),
             fast_wakes: self.fast_wakes.unwrap_or(d.fast_wakes),

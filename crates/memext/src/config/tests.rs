@@ -201,6 +201,23 @@ fn the_waking_weight_defaults_to_the_kernels_and_is_checked() {
 }
 
 #[test]
+fn the_extend_cpu_budget_is_off_by_default_in_thousandths_and_checked() {
+    let c = parse("").expect("empty policy");
+    assert_eq!(c.extend.engine().cpu_max_milli, None);
+    let c = parse("[class.extend]\ncpu_max = 0.3\n").expect("budget");
+    assert_eq!(c.extend.engine().cpu_max_milli, Some(300));
+    let c = parse("[class.extend]\ncpu_max = 2\n").expect("an integer is CPUs too");
+    assert_eq!(c.extend.engine().cpu_max_milli, Some(2000));
+    for bad in ["0", "0.001", "2000", "-1"] {
+        let (line, msg) = err_line(&format!("[class.extend]\ncpu_max = {bad}\n"));
+        assert_eq!(line, 2, "{bad}");
+        assert!(msg.contains("out of range"), "{bad}: {msg}");
+    }
+    let (_, msg) = err_line("[class.critical]\ncpu_max = 1.0\n");
+    assert!(msg.contains("applies to extend"), "{msg}");
+}
+
+#[test]
 fn waking_extend_contexts_wait_for_room_by_default_and_critical_ones_never() {
     let c = parse("").expect("empty policy");
     assert_eq!(c.extend.admit_within, EXTEND_ADMIT_WITHIN);

@@ -124,6 +124,13 @@ impl Actuator {
                 };
                 self.guarded(id, cg, knob, Limit::Bytes(value))
             }
+            Command::CpuMax { id, quota_us } => {
+                let knob = match cg.version() {
+                    Version::V1 => LimitKnob::V1CfsQuota,
+                    Version::V2 => LimitKnob::CpuMax,
+                };
+                self.guarded(id, cg, knob, quota_us.map_or(Limit::Max, Limit::Bytes))
+            }
             Command::Freeze { id, frozen } => {
                 let knob = match cg.version() {
                     Version::V1 => LimitKnob::V1Freezer,

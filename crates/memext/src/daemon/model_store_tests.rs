@@ -42,6 +42,7 @@ fn state(id: &str, pids: &[u32]) -> ContextState {
         map_back: true,
         cpu_weight: Some(10),
         wake_cpu_weight: 100,
+        cpu_max_milli: None,
         admit_within: std::time::Duration::ZERO,
         push_out: memext_engine::context::PushOutWhen::Idle,
         fast_wakes: false,

@@ -1,0 +1,124 @@
+//! The extend class's CPU budget (`cpu_max`), on this host's real v1
+//! cgroups: while a critical context runs, an extend context's
+//! `cpu.cfs_quota_us` holds its share of the budget and the kernel holds it
+//! to it (2 s of spinning get it about 0.4 s of CPU at 0.2 CPU); once the
+//! critical context is idle the cap is lifted; SIGTERM puts back what was
+//! there.
+//! Needs root; everything is removed on drop, also on failure.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use memext_cgroup::{Limit, LimitKnob, MemoryCgroup};
+use memext_e2e::toucher::Toucher;
+use memext_e2e::{host_hierarchy, sandbox::TierSandbox, ScratchCgroup};
+
+mod common;
+use common::*;
+
+/// A process in the critical context burning CPU until dropped.
+struct Spinner {
+    stop: Arc<AtomicBool>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Spinner {
+    fn start(cg: &ScratchCgroup) -> Self {
+        let mut t = Toucher::spawn(helper(), 4 << 20).expect("toucher");
+        cg.attach(t.pid()).expect("attach");
+        t.alloc().expect("alloc");
+        let stop = Arc::new(AtomicBool::new(false));
+        let flag = stop.clone();
+        let thread = std::thread::spawn(move || {
+            while !flag.load(Ordering::Relaxed) {
+                t.spin(200).expect("spin");
+            }
+        });
+        Self {
+            stop,
+            thread: Some(thread),
+        }
+    }
+}
+
+impl Drop for Spinner {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+/// The CPU time cgroup `cg` used while `f` ran.
+fn cpu_of(cg: &impl MemoryCgroup, f: impl FnOnce()) -> Duration {
+    let used = || {
+        cg.cpu_usage()
+            .expect("cpuacct")
+            .expect("a cpuacct hierarchy")
+    };
+    let before = used();
+    f();
+    used().saturating_sub(before)
+}
+
+#[test]
+fn an_extend_context_is_held_to_its_cpu_budget_while_a_critical_one_runs() {
+    let _g = serial();
+    let h = host_hierarchy().expect("hierarchy");
+    let cg = ScratchCgroup::new(&h, "critical").expect("cgroup");
+    let noise = Sibling::new(&cg, "noise");
+    let n = h.open(&noise.path).expect("open");
+    let before = n
+        .read_limit(LimitKnob::V1CfsQuota)
+        .expect("cpu.cfs_quota_us");
+    assert_eq!(before, Limit::Max, "a new cgroup has no quota");
+    let toml = format!(
+        "[[select]]\ncgroup = \"{}\"\nclass = \"critical\"\n\n[[select]]\ncgroup = \"{}\"\nclass = \"extend\"\n\n\
+         [class.critical]\nidle_after = \"2s\"\n\n[class.extend]\ncpu_max = 0.2\n\n\
+         [daemon]\ncapacity = \"4GiB\"\ntick = \"200ms\"\nsocket = \"@DIR@/memext.sock\"\n",
+        cg.path, noise.path
+    );
+    let sb = TierSandbox::new("cpumax", &toml);
+    let mut t = Toucher::spawn(helper(), 4 << 20).expect("toucher");
+    h.attach(&noise.path, t.pid()).expect("attach");
+    t.alloc().expect("alloc");
+    let spinner = Spinner::start(&cg);
+    let mut daemon = sb.daemon("daemon.log");
+    wait_for("memext to cap the noise at 0.2 CPU", 20, || {
+        n.read_limit(LimitKnob::V1CfsQuota).ok() == Some(Limit::Bytes(20_000))
+    });
+    let got = cpu_of(&n, || t.spin(2000).expect("spin"));
+    eprintln!("2 s of spinning got {got:?} of CPU under the cap");
+    assert!(
+        got < Duration::from_millis(800),
+        "the kernel held it to 0.2 CPU: {got:?}"
+    );
+
+    drop(spinner);
+    wait_for(
+        "memext to lift the cap once the critical context is idle",
+        20,
+        || n.read_limit(LimitKnob::V1CfsQuota).ok() == Some(Limit::Max),
+    );
+    let got = cpu_of(&n, || t.spin(1000).expect("spin"));
+    assert!(
+        got > Duration::from_millis(700),
+        "uncapped, 1 s of spinning got {got:?}"
+    );
+
+    let spinner = Spinner::start(&cg);
+    wait_for("the cap again", 20, || {
+        n.read_limit(LimitKnob::V1CfsQuota).ok() == Some(Limit::Bytes(20_000))
+    });
+    assert!(daemon.terminate(20).expect("exits").success());
+    assert_eq!(
+        n.read_limit(LimitKnob::V1CfsQuota)
+            .expect("cpu.cfs_quota_us"),
+        before,
+        "the daemon puts the quota back"
+    );
+    drop(spinner);
+    drop(t);
+}
