@@ -307,6 +307,11 @@ def parse(argv):
         ap.error("--split-cpu-max: 0.01-64 CPUs")
     if a.split_cpus is not None and not re.fullmatch(r"\d+(-\d+)?(,\d+(-\d+)?)*", a.split_cpus):
         ap.error("--split-cpus: a CPU list such as 1 or 0-1,3")
+    splits = any(m in ("oracle-split", "split") for m in a.modes)
+    if (a.split_cpu_max is not None or a.split_cpus is not None) and not splits:
+        ap.error("--split-cpu-max, --split-cpus: only the modes oracle-split and split have the noise's own group")
+    if a.oracle_serial and not any(m.startswith("oracle") for m in a.modes):
+        ap.error("--oracle-serial: only the oracles' noise (--modes oracle, oracle-split)")
     if a.cpu_profile and not shutil.which("perf"):
         ap.error("--cpu-profile needs perf (Debian package linux-perf)")
     if os.geteuid() != 0:

@@ -149,6 +149,11 @@ class Oracles(unittest.TestCase):
         self.refused("--modes", "split", "--noise", "burst", "--split-cpus", "1;rm")
         self.refused("--modes", "split", "--noise", "burst", "--split-cpus", "")
 
+    def test_the_split_and_serial_options_need_their_modes(self):
+        self.refused("--modes", "ideal,memext", "--noise", "burst", "--split-cpu-max", "0.3")
+        self.refused("--modes", "ideal,linux", "--noise", "burst", "--split-cpus", "1")
+        self.refused("--modes", "ideal,split", "--noise", "burst", "--oracle-serial")
+
     def test_the_split_noise_cpu_cap_is_a_quota_per_period(self):
         self.assertEqual(self.run.cpu_quota_us(0.25), 25_000)
         self.assertEqual(self.run.cpu_quota_us(2), 200_000)
