@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use memext_cgroup::{Limit, LimitKnob, MemoryCgroup};
 use memext_e2e::toucher::Toucher;
-use memext_e2e::{host_hierarchy, sandbox::TierSandbox, ScratchCgroup};
+use memext_e2e::{host_hierarchy, sandbox::TierSandbox, status_row, ScratchCgroup};
 
 mod common;
 use common::*;
@@ -63,6 +63,26 @@ fn cpu_of(cg: &impl MemoryCgroup, f: impl FnOnce()) -> Duration {
     used().saturating_sub(before)
 }
 
+/// A sandbox whose policy selects `cg` critical (idle after 2 s) and
+/// `noise` extend with a CPU budget of 0.2.
+fn sandbox(cg: &ScratchCgroup, noise: &Sibling, name: &str) -> TierSandbox {
+    let toml = format!(
+        "[[select]]\ncgroup = \"{}\"\nclass = \"critical\"\n\n[[select]]\ncgroup = \"{}\"\nclass = \"extend\"\n\n\
+         [class.critical]\nidle_after = \"2s\"\n\n[class.extend]\ncpu_max = 0.2\n\n\
+         [daemon]\ncapacity = \"4GiB\"\ntick = \"200ms\"\nsocket = \"@DIR@/memext.sock\"\n",
+        cg.path, noise.path
+    );
+    TierSandbox::new(name, &toml)
+}
+
+/// An idle process holding 4 MiB in `noise`.
+fn idle_in(noise: &Sibling) -> Toucher {
+    let mut t = Toucher::spawn(helper(), 4 << 20).expect("toucher");
+    noise.h.attach(&noise.path, t.pid()).expect("attach");
+    t.alloc().expect("alloc");
+    t
+}
+
 #[test]
 fn an_extend_context_is_held_to_its_cpu_budget_while_a_critical_one_runs() {
     let _g = serial();
@@ -74,16 +94,8 @@ fn an_extend_context_is_held_to_its_cpu_budget_while_a_critical_one_runs() {
         .read_limit(LimitKnob::V1CfsQuota)
         .expect("cpu.cfs_quota_us");
     assert_eq!(before, Limit::Max, "a new cgroup has no quota");
-    let toml = format!(
-        "[[select]]\ncgroup = \"{}\"\nclass = \"critical\"\n\n[[select]]\ncgroup = \"{}\"\nclass = \"extend\"\n\n\
-         [class.critical]\nidle_after = \"2s\"\n\n[class.extend]\ncpu_max = 0.2\n\n\
-         [daemon]\ncapacity = \"4GiB\"\ntick = \"200ms\"\nsocket = \"@DIR@/memext.sock\"\n",
-        cg.path, noise.path
-    );
-    let sb = TierSandbox::new("cpumax", &toml);
-    let mut t = Toucher::spawn(helper(), 4 << 20).expect("toucher");
-    h.attach(&noise.path, t.pid()).expect("attach");
-    t.alloc().expect("alloc");
+    let sb = sandbox(&cg, &noise, "cpumax");
+    let mut t = idle_in(&noise);
     let spinner = Spinner::start(&cg);
     let mut daemon = sb.daemon("daemon.log");
     wait_for("memext to cap the noise at 0.2 CPU", 20, || {
@@ -120,5 +132,52 @@ fn an_extend_context_is_held_to_its_cpu_budget_while_a_critical_one_runs() {
         "the daemon puts the quota back"
     );
     drop(spinner);
+    drop(t);
+}
+
+/// A context whose owner set a quota of its own (0.1 CPU, as `docker run
+/// --cpus 0.1` does) keeps it: memext's cap (0.2) never loosens it, and
+/// lifting the cap does not take it away.
+#[test]
+fn an_owners_own_cpu_quota_is_never_loosened() {
+    let _g = serial();
+    let h = host_hierarchy().expect("hierarchy");
+    let cg = ScratchCgroup::new(&h, "critical").expect("cgroup");
+    let noise = Sibling::new(&cg, "noise");
+    let n = h.open(&noise.path).expect("open");
+    let own = Limit::Bytes(10_000);
+    n.write_limit(LimitKnob::V1CfsQuota, own)
+        .expect("the owner's quota");
+    let sb = sandbox(&cg, &noise, "cpumax-own");
+    let t = idle_in(&noise);
+    let spinner = Spinner::start(&cg);
+    let mut daemon = sb.daemon("daemon.log");
+    wait_for("the daemon to track the noise", 20, || {
+        let out = sb.run(&["status", "--json"]);
+        status_row(&String::from_utf8_lossy(&out.stdout), noise.path.as_str()).is_ok()
+    });
+    let quota = || {
+        n.read_limit(LimitKnob::V1CfsQuota)
+            .expect("cpu.cfs_quota_us")
+    };
+    for _ in 0..10 {
+        std::thread::sleep(Duration::from_millis(300)); // 15 ticks in all
+        assert_eq!(
+            quota(),
+            own,
+            "capped at 0.2 while the critical context runs"
+        );
+    }
+    drop(spinner);
+    for _ in 0..20 {
+        std::thread::sleep(Duration::from_millis(300)); // its idle_after and more
+        assert_eq!(
+            quota(),
+            own,
+            "the cap lifted once the critical context is idle"
+        );
+    }
+    assert!(daemon.terminate(20).expect("exits").success());
+    assert_eq!(quota(), own);
     drop(t);
 }

@@ -61,6 +61,18 @@ where
         .collect()
 }
 
+/// The quota to write where the context's owner set one of its own
+/// (`own`, None: none): memext's cap never loosens it, and lifting the cap
+/// puts the owner's back. Both per the same 100 ms period (Docker's
+/// `--cpus` uses it too).
+pub fn within_own(quota_us: Option<u64>, own: Option<u64>) -> Option<u64> {
+    match (quota_us, own) {
+        (Some(q), Some(o)) => Some(q.min(o)),
+        (q, None) => q,
+        (None, o) => o,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use std::time::Duration;
@@ -127,6 +139,15 @@ mod tests {
         );
         hosts[2].waiting_since = Some(Duration::ZERO); // frozen for admission: not running
         assert_eq!(quotas(&hosts)[0], ("/a", Some(30_000)));
+    }
+
+    #[test]
+    fn an_owners_own_quota_is_never_loosened_and_comes_back_when_the_cap_is_lifted() {
+        assert_eq!(within_own(Some(30_000), None), Some(30_000));
+        assert_eq!(within_own(Some(30_000), Some(10_000)), Some(10_000));
+        assert_eq!(within_own(Some(30_000), Some(50_000)), Some(30_000));
+        assert_eq!(within_own(None, Some(10_000)), Some(10_000));
+        assert_eq!(within_own(None, None), None);
     }
 
     #[test]

@@ -9,6 +9,7 @@
 use std::collections::{BTreeMap, HashSet};
 
 use memext_cgroup::{AnyCgroup, CgroupError, Hierarchy, Limit, LimitKnob, MemoryCgroup, Version};
+use memext_engine::cpu_cap::within_own;
 use memext_engine::engine::{Command, Outcome};
 use memext_engine::planner::Action;
 use memext_engine::ContextId;
@@ -129,7 +130,17 @@ impl Actuator {
                     Version::V1 => LimitKnob::V1CfsQuota,
                     Version::V2 => LimitKnob::CpuMax,
                 };
-                self.guarded(id, cg, knob, quota_us.map_or(Limit::Max, Limit::Bytes))
+                // The owner's own quota: what memext found before its first
+                // write (the ledger's record), or what the knob holds now.
+                let own = match self.ledger.original(id.as_str(), knob) {
+                    Some(original) => original,
+                    None => match cg.read_limit(knob) {
+                        Ok(current) => current,
+                        Err(_) => return Outcome::Failed,
+                    },
+                };
+                let quota = within_own(*quota_us, own.bytes());
+                self.guarded(id, cg, knob, quota.map_or(Limit::Max, Limit::Bytes))
             }
             Command::Freeze { id, frozen } => {
                 let knob = match cg.version() {
