@@ -50,7 +50,7 @@ pub struct ClassParams {
     /// take to be served sooner.
     #[serde(default = "wake_cpu_weight_default")]
     pub wake_cpu_weight: u16,
-    /// The CPU the class's contexts may use together while a critical
+    /// (Extend only.) The CPU the class's contexts may use together while a critical
     /// context runs, in thousandths of a CPU (None: no cap). See
     /// [`crate::cpu_cap`].
     #[serde(default)]

@@ -22,7 +22,7 @@ fn running(t: &ContextState) -> bool {
     t.model.state != State::Idle && t.waiting_since.is_none()
 }
 
-/// The CPU quota of every context whose class has a CPU budget: none while
+/// The CPU quota of every extend context whose class has a CPU budget: none while
 /// no critical context runs; else the budget shared among the class's
 /// running contexts, and the whole budget for one that is not running (its
 /// next start is one, until the next tick shares it).
@@ -33,21 +33,17 @@ where
     let critical_runs = contexts
         .clone()
         .any(|t| t.class == Class::Critical && running(t));
-    let runners = |class: Class| {
-        let n = contexts
-            .clone()
-            .filter(|t| t.class == class && running(t))
-            .count();
-        u64::try_from(n.max(1)).unwrap_or(u64::MAX)
-    };
-    let n = [runners(Class::Critical), runners(Class::Extend)];
-    contexts
+    // Only the extend class has a budget (the policy refuses one for critical).
+    let extend = || contexts.clone().filter(|t| t.class == Class::Extend);
+    let running_extend =
+        u64::try_from(extend().filter(|t| running(t)).count().max(1)).unwrap_or(u64::MAX);
+    extend()
         .filter_map(|t| {
             let milli = t.params.cpu_max_milli?;
             let quota_us = critical_runs.then(|| {
                 let budget = u64::from(milli) * CPU_PERIOD_US / 1000;
                 let share = if running(t) {
-                    budget / n[usize::from(t.class == Class::Extend)]
+                    budget / running_extend
                 } else {
                     budget
                 };
