@@ -14,11 +14,13 @@ takes meanwhile (interrupts on the other CPUs, from /proc/interrupts).
             with room for both)
 
 The heap is private anonymous memory, half random bytes and half zeros per
-page, filled and then left asleep. A swap file of its own is set up for the
+page, filled and then left asleep; with `--running` the process spins on a
+CPU instead while another swaps its heap out (pmadvise, limit, limit8 only):
+what paging out a context that runs costs. A swap file of its own is set up for the
 run and removed after, as is the v1 memory cgroup it uses; methods rotate
 each round. Needs root and cgroup v1's memory controller.
 
-  sudo python3 bench/peers/pageout_cost.py [--mib 256] [--rounds 3]
+  sudo python3 bench/peers/pageout_cost.py [--mib 256] [--rounds 3] [--running]
 """
 import argparse
 import contextlib
@@ -39,6 +41,7 @@ MADV_PAGEOUT = 21
 SYS_PIDFD_OPEN, SYS_PROCESS_MADVISE = 434, 440
 METHODS = ("pageout", "pmadvise", "limit", "limit8", "charge", "touch")
 IN_CGROUP = ("limit", "limit8", "charge", "touch")
+BY_ANOTHER = ("pmadvise", "limit", "limit8")  # done to the process: it may run meanwhile
 
 
 def write(path, value):
@@ -65,14 +68,30 @@ def heap(size):
     return m, addr
 
 
-def child(method, size, to_parent, from_parent):
-    """Fills its heap, says where it is, sleeps until told; then does its
-    part of `method` (if any) and reports its own CPU seconds for it."""
+def spin_until(fd):
+    """Runs on a CPU (one thread, no memory touched) until `fd` has a byte."""
+    os.set_blocking(fd, False)
+    while True:
+        try:
+            if os.read(fd, 1):
+                return
+        except BlockingIOError:
+            pass
+
+
+def child(method, size, running, to_parent, from_parent):
+    """Fills its heap, says where it is, sleeps (or spins, `running`) until
+    told; then does its part of `method` (if any) and reports its own CPU
+    seconds for it."""
     if method in IN_CGROUP:
         write(f"{CG}/cgroup.procs", os.getpid())
     m, addr = heap(size)
     os.write(to_parent, str(addr).encode().ljust(32))
-    os.read(from_parent, 1)
+    if running:
+        spin_until(from_parent)
+        os.set_blocking(from_parent, True)
+    else:
+        os.read(from_parent, 1)
     spent = 0.0
     if method == "pageout":
         t0 = stime()
@@ -136,12 +155,13 @@ def own_swap(name, nbytes, cgroup):
             os.rmdir(cgroup)
 
 
-def one(method, size):
-    """(CPU seconds of whoever swapped the heap out, TLB shootdowns)."""
-    pid, (up_r, down_w), fds = fork(child, method, size)
+def one(method, size, running=False):
+    """(CPU seconds of whoever swapped the heap out, TLB shootdowns);
+    `running`: the process spins meanwhile (its own CPU is not counted)."""
+    pid, (up_r, down_w), fds = fork(child, method, size, running)
     try:
         addr = int(os.read(up_r, 32).decode())
-        time.sleep(0.5)  # asleep
+        time.sleep(0.5)  # asleep, or spinning
         shot = tlb_shootdowns()
         t0 = stime()
         if method == "pmadvise":
@@ -172,6 +192,8 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--mib", type=int, default=256, help="heap size (default 256)")
     ap.add_argument("--rounds", type=int, default=3, help="rounds of every method (default 3)")
+    ap.add_argument("--running", action="store_true",
+                    help="the process spins on a CPU while another swaps it out (pmadvise, limit, limit8)")
     a = ap.parse_args()
     if os.geteuid() != 0:
         sys.exit("pageout_cost.py needs root (a swap file, a memory cgroup)")
@@ -179,10 +201,12 @@ def main():
         sys.exit("pageout_cost.py needs cgroup v1's memory controller at /sys/fs/cgroup/memory")
     size = a.mib * MIB
     with own_swap("memext-pageout-cost", 4 * size, CG):
-        print(f"{a.mib} MiB heap, {a.rounds} rounds; CPU-seconds per GiB swapped out, TLB shootdowns per MiB")
+        methods = BY_ANOTHER if a.running else METHODS
+        state = "spinning" if a.running else "asleep"
+        print(f"{a.mib} MiB heap, {state}, {a.rounds} rounds; CPU-seconds per GiB swapped out, TLB shootdowns per MiB")
         for r in range(a.rounds):
-            for method in METHODS[r % len(METHODS):] + METHODS[:r % len(METHODS)]:
-                spent, shot = one(method, size)
+            for method in methods[r % len(methods):] + methods[:r % len(methods)]:
+                spent, shot = one(method, size, a.running)
                 print(f"  {method:9s} {spent / (size / (1 << 30)):6.2f} CPU-s/GiB  {shot / a.mib:7.1f} shootdowns/MiB",
                       flush=True)
 

@@ -76,6 +76,12 @@ pub struct ClassParams {
     /// [`crate::command::Command::Protect`]).
     #[serde(default)]
     pub keep_anon: bool,
+    /// (Extend only.) While a critical context runs, at most this many of
+    /// the class's contexts are served a wake at once; the next queued wake
+    /// waits frozen until one of them rests (None: as many as fit). See
+    /// `planner`'s admission.
+    #[serde(default)]
+    pub wakes_at_once: Option<u32>,
 }
 
 /// When an idle extend context is pushed out.
@@ -537,6 +543,7 @@ mod tests {
             push_out: PushOutWhen::Needed,
             fast_wakes: true,
             keep_anon: false,
+            wakes_at_once: None,
         };
         let mut t = ContextState::new(
             ContextId::from("/a/b"),

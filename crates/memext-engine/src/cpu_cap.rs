@@ -9,7 +9,7 @@
 use crate::command::Command;
 use crate::context::ContextState;
 use crate::model::State;
-use crate::Class;
+use crate::{Class, Instant};
 
 /// The period quotas are given in, µs: the kernel's default CFS period
 /// (and Docker's `--cpus`).
@@ -17,24 +17,41 @@ pub const CPU_PERIOD_US: u64 = 100_000;
 /// The least quota the kernel takes, µs.
 pub const MIN_QUOTA_US: u64 = 1_000;
 
-/// Whether `t` runs now: neither idle nor waiting frozen for admission.
-fn running(t: &ContextState) -> bool {
-    t.model.state != State::Idle && t.waiting_since.is_none()
+/// Whether `t` takes CPU now: waking, or active and not quiet, and not
+/// waiting frozen for admission. (Counted as running while it slept
+/// between two touches, a context kept a share of the budget it did not
+/// use: bench/peers' noise woke into a tenth of it, and its touch crept
+/// on until it looked quiet and was squeezed, its read-back with it.)
+pub fn runs_now(t: &ContextState, now: Instant) -> bool {
+    t.waiting_since.is_none()
+        && match t.model.state {
+            State::Waking => true,
+            State::Active => !t.is_quiet(now),
+            State::Idle => false,
+        }
+}
+
+/// Whether a critical context runs now: what the extend class's CPU
+/// budget and `wakes_at_once` protect.
+pub fn critical_runs<'a>(
+    mut contexts: impl Iterator<Item = &'a ContextState>,
+    now: Instant,
+) -> bool {
+    contexts.any(|t| t.class == Class::Critical && runs_now(t, now))
 }
 
 /// The CPU quota of every extend context whose class has a CPU budget: none while
 /// no critical context runs; else the budget shared among the class's
 /// running contexts, and the whole budget for one that is not running (its
 /// next start is one, until the next tick shares it).
-pub fn cpu_caps<'a, I>(contexts: I) -> Vec<Command>
+pub fn cpu_caps<'a, I>(contexts: I, now: Instant) -> Vec<Command>
 where
     I: Iterator<Item = &'a ContextState> + Clone,
 {
-    let critical_runs = contexts
-        .clone()
-        .any(|t| t.class == Class::Critical && running(t));
+    let critical_runs = critical_runs(contexts.clone(), now);
     // Only the extend class has a budget (the policy refuses one for critical).
     let extend = || contexts.clone().filter(|t| t.class == Class::Extend);
+    let running = |t: &ContextState| runs_now(t, now);
     let running_extend =
         u64::try_from(extend().filter(|t| running(t)).count().max(1)).unwrap_or(u64::MAX);
     extend()
@@ -92,17 +109,21 @@ mod tests {
             push_out: PushOutWhen::Idle,
             fast_wakes: false,
             keep_anon: false,
+            wakes_at_once: None,
         }
     }
 
     fn ctx(name: &str, class: Class, milli: Option<u32>, state: State) -> ContextState {
         let mut t = ContextState::new(ContextId::new(name), class, params(milli), Duration::ZERO);
         t.model.state = state;
+        t.model.last_activity = NOW;
         t
     }
 
+    const NOW: Duration = Duration::from_secs(10);
+
     fn quotas(contexts: &[ContextState]) -> Vec<(&str, Option<u64>)> {
-        let caps = cpu_caps(contexts.iter());
+        let caps = cpu_caps(contexts.iter(), NOW);
         let by_name = |id: &ContextId| {
             contexts
                 .iter()
@@ -135,6 +156,25 @@ mod tests {
         );
         hosts[2].waiting_since = Some(Duration::ZERO); // frozen for admission: not running
         assert_eq!(quotas(&hosts)[0], ("/a", Some(30_000)));
+    }
+
+    #[test]
+    fn a_context_resting_between_two_touches_takes_no_share_and_no_critical_context_is_protected_while_it_rests(
+    ) {
+        let mut hosts = vec![
+            ctx("/db", Class::Critical, None, State::Active),
+            ctx("/a", Class::Extend, Some(300), State::Waking),
+            ctx("/b", Class::Extend, Some(300), State::Active),
+        ];
+        // `b` touched its heap and sleeps (quiet): `a` gets the budget.
+        hosts[2].model.last_activity = NOW - Duration::from_secs(3);
+        assert_eq!(
+            quotas(&hosts),
+            vec![("/a", Some(30_000)), ("/b", Some(30_000))]
+        );
+        // The critical context quiet too: nothing to protect, no cap.
+        hosts[0].model.last_activity = NOW - Duration::from_secs(3);
+        assert_eq!(quotas(&hosts), vec![("/a", None), ("/b", None)]);
     }
 
     #[test]

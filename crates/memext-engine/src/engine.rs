@@ -14,7 +14,7 @@ use std::time::Duration;
 pub use crate::command::{BringBack, Command, Decision, Observed, Outcome, PushOut};
 pub use crate::context::WAKE_CPU_WEIGHT;
 use crate::context::{Applied, ClassParams, ContextState, Sample, OUT_SWAPPED_BYTES};
-use crate::cpu_cap::cpu_caps;
+use crate::cpu_cap::{cpu_caps, critical_runs};
 use crate::model::{Known, State, Transition, Via};
 use crate::planner::{plan, Action, ContextInput, PlanInput, Queued};
 use crate::predict::{self, PredictParams, PrefetchReason};
@@ -303,7 +303,7 @@ impl Engine {
             })
         }));
         // A class's CPU budget while a critical context runs.
-        commands.extend(cpu_caps(self.contexts.values()));
+        commands.extend(cpu_caps(self.contexts.values(), now));
         let commands = self.drop_repeats(commands, now);
         Decision {
             plan,
@@ -400,6 +400,7 @@ impl Engine {
         capacity: u64,
         prefetch: Vec<Option<PrefetchReason>>,
     ) -> PlanInput {
+        let critical_runs = critical_runs(self.contexts.values(), now);
         let contexts = self
             .contexts
             .values()
@@ -440,6 +441,7 @@ impl Engine {
                 queued: t.waiting_since.map(|since| Queued {
                     since,
                     overdue: now.saturating_sub(since) >= t.params.admit_within,
+                    at_once: t.params.wakes_at_once.filter(|_| critical_runs),
                 }),
                 keep_while_room: t.fills_room(),
                 quiet: t.is_quiet(now),
@@ -576,7 +578,7 @@ impl Engine {
             weight,
         }));
         out.extend(
-            cpu_caps(self.contexts.values())
+            cpu_caps(self.contexts.values(), at)
                 .into_iter()
                 .filter(|c| c.id() == id),
         );

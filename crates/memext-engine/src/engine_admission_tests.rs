@@ -420,3 +420,56 @@ fn a_wake_whose_raise_waits_for_room_waits_frozen_until_the_room_is_made() {
     let thaw = pos(&|c| matches!(c, Command::Freeze { frozen: false, .. }));
     assert!(raise < read && read < thaw, "{cmds:?}");
 }
+
+/// Two noise contexts pushed out and woken together beside a 200 MiB
+/// database, both with room to run; the database active throughout when
+/// `db_runs`, else quiet from the start. The freezes of the tick that sees
+/// the wakes.
+fn two_wakes_beside_a_database(p: &ClassParams, db_runs: bool) -> Vec<(String, bool)> {
+    let mut e = Engine::new(params());
+    let mut db = Ctx::new("/db", 200);
+    e.track(db.id.clone(), Class::Critical, class(16), s(0.0));
+    let mut cs: Vec<Ctx> = (0..2).map(|i| Ctx::new(&format!("/n{i}"), 300)).collect();
+    for c in &cs {
+        e.track(c.id.clone(), Class::Extend, p.clone(), s(0.0));
+    }
+    let step = |e: &mut Engine, cs: &[Ctx], db: &mut Ctx, at: f64| {
+        if db_runs {
+            db.cpu += Duration::from_millis(500);
+        }
+        let mut refs: Vec<&Ctx> = vec![db];
+        refs.extend(cs);
+        tick(e, &refs, at).1
+    };
+    for i in 0..=7 {
+        step(&mut e, &cs, &mut db, f64::from(i));
+    }
+    assert!(cs.iter().all(|c| e.get(&c.id).is_some_and(|t| t.out)));
+    for c in &mut cs {
+        c.usage = 16 * MIB;
+        c.swapped = 284 * MIB;
+        c.cpu += Duration::from_secs(1);
+    }
+    let cmds = step(&mut e, &cs, &mut db, 8.0);
+    freezes(&cmds)
+        .into_iter()
+        .map(|(id, f)| (id.to_string(), f))
+        .collect()
+}
+
+#[test]
+fn where_one_wake_is_served_at_once_the_second_of_two_that_fit_waits_while_a_critical_context_runs()
+{
+    let one = ClassParams {
+        wakes_at_once: Some(1),
+        ..queued()
+    };
+    assert_eq!(
+        two_wakes_beside_a_database(&one, true),
+        vec![("/n1".to_string(), true)]
+    );
+    // Nothing to protect: both run.
+    assert!(two_wakes_beside_a_database(&one, false).is_empty());
+    // No limit: both fit, both run.
+    assert!(two_wakes_beside_a_database(&queued(), true).is_empty());
+}

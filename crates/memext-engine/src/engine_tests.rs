@@ -31,6 +31,7 @@ fn class(floor_mib: u64) -> ClassParams {
         push_out: PushOutWhen::Idle,
         fast_wakes: false,
         keep_anon: false,
+        wakes_at_once: None,
     }
 }
 

@@ -102,6 +102,7 @@ mod tests {
             push_out: crate::context::PushOutWhen::Idle,
             fast_wakes: false,
             keep_anon: false,
+            wakes_at_once: None,
         };
         let mut t = ContextState::new(id.into(), class, params, Duration::ZERO);
         t.memory.usage = usage;

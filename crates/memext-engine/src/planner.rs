@@ -98,6 +98,10 @@ pub struct Queued {
     pub since: Instant,
     /// It has waited as long as its class allows: admitted, fit or not.
     pub overdue: bool,
+    /// At most this many contexts of its class are served a wake at once
+    /// (None: as many as fit): while a critical context runs, its class's
+    /// `wakes_at_once`.
+    pub at_once: Option<u32>,
 }
 
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
@@ -223,6 +227,14 @@ fn demand_first(c: &ContextInput) -> u64 {
 /// it in again: what admission waits for (its growth margin is not).
 fn fits(c: &ContextInput) -> u64 {
     c.usage.max(c.working_set).max(c.floor)
+}
+
+/// Whether an extend context takes CPU now: waking, or active and not
+/// quiet (what `wakes_at_once` counts).
+fn runs_now(c: &ContextInput) -> bool {
+    c.class == Class::Extend
+        && c.queued.is_none()
+        && (c.state == State::Waking || (c.state == State::Active && !c.quiet))
 }
 
 /// Serving order of extend contexts beyond their floor: waking and

@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use super::{demand, fits, rank, resting, ContextInput, Queued};
+use super::{demand, fits, rank, resting, runs_now, ContextInput, Queued};
 use crate::context::OUT_SWAPPED_BYTES;
 use crate::Class;
 
@@ -32,8 +32,9 @@ impl Room {
     }
 
     /// Admits queued contexts in wake order: the overdue ones first, sharing
-    /// what is left; then each in full while the next fits. Returns which
-    /// contexts wait (by input index).
+    /// what is left; then each in full while the next fits (and, where its
+    /// class serves only so many wakes at once, while fewer of the class
+    /// run). Returns which contexts wait (by input index).
     pub(super) fn admit_queued(&mut self, cs: &[ContextInput]) -> Vec<bool> {
         let mut queue: Vec<(Queued, usize)> = (0..cs.len())
             .filter(|&i| cs[i].class == Class::Extend)
@@ -46,13 +47,17 @@ impl Room {
             .map(|(_, i)| *i)
             .collect();
         self.share(cs, &overdue, demand);
+        // Only the extend class queues: one count serves.
+        let mut running = cs.iter().filter(|c| runs_now(c)).count() + overdue.len();
         let mut waits = vec![false; cs.len()];
         let mut blocked = false;
-        for &(_, i) in queue.iter().filter(|(q, _)| !q.overdue) {
+        for &(q, i) in queue.iter().filter(|(q, _)| !q.overdue) {
+            let slot = q.at_once.is_none_or(|n| running < n as usize);
             // It waits only for room its working set needs; the growth
             // margin on top is given where it fits, never waited for (with
             // the capacity nearly full, waiting for it froze wakes that fit).
-            blocked = blocked || !self.give_whole(&cs[i], i, fits(&cs[i]));
+            blocked = blocked || !slot || !self.give_whole(&cs[i], i, fits(&cs[i]));
+            running += usize::from(!blocked);
             waits[i] = blocked;
         }
         waits

@@ -619,6 +619,7 @@ fn queued(mut c: ContextInput, since: u64, overdue: bool) -> ContextInput {
     c.queued = Some(Queued {
         since: Duration::from_secs(since),
         overdue,
+        at_once: None,
     });
     c
 }
@@ -708,6 +709,60 @@ fn a_wake_whose_working_set_fits_is_admitted_without_waiting_for_its_growth_room
     let mut bigger = input.clone();
     bigger.contexts[1].working_set = 290 * MIB;
     assert_eq!(waits(&plan(&bigger)), vec!["noise"]);
+}
+
+#[test]
+fn where_a_class_serves_one_wake_at_once_the_next_waits_for_the_running_one_to_rest() {
+    let one_at_once = |mut c: ContextInput| {
+        if let Some(q) = c.queued.as_mut() {
+            q.at_once = Some(1);
+        }
+        c
+    };
+    let wake = |k: &str, since: u64| {
+        one_at_once(queued(
+            ctx(k, Class::Extend, State::Waking, 32, 300),
+            since,
+            false,
+        ))
+    };
+    // Room for all three wakes: only the first is let in.
+    let mut input = PlanInput {
+        capacity: 4096 * MIB,
+        contexts: vec![
+            ctx("db", Class::Critical, State::Active, 200, 200),
+            wake("a", 1),
+            wake("b", 2),
+            wake("c", 3),
+        ],
+    };
+    let p = plan(&input);
+    assert_eq!(waits(&p), vec!["b", "c"]);
+    assert_eq!(target(&p, &input, "a"), 332 * MIB);
+
+    // `a` admitted and touching (active, not quiet): `b` waits, in spite of the room.
+    input.contexts[1].queued = None;
+    input.contexts[1].state = State::Active;
+    input.contexts[1].usage = 332 * MIB;
+    assert_eq!(waits(&plan(&input)), vec!["b", "c"]);
+    // `a` rests between two touches (quiet): `b` is let in, `c` waits.
+    input.contexts[1].quiet = true;
+    assert_eq!(waits(&plan(&input)), vec!["c"]);
+    // One that waited its longest is let in all the same, and takes the slot.
+    input.contexts[1].quiet = false;
+    input.contexts[3] = one_at_once(queued(
+        ctx("c", Class::Extend, State::Waking, 32, 300),
+        3,
+        true,
+    ));
+    assert_eq!(waits(&plan(&input)), vec!["b"]);
+    // No such limit: every wake that fits is let in.
+    for c in &mut input.contexts {
+        if let Some(q) = c.queued.as_mut() {
+            q.at_once = None;
+        }
+    }
+    assert!(waits(&plan(&input)).is_empty());
 }
 
 #[test]

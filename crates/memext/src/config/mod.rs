@@ -104,6 +104,7 @@ impl Config {
             push_out: PushOutWhen::Idle,
             fast_wakes: false,
             keep_anon: true,
+            wakes_at_once: None,
         }
     }
 
@@ -122,6 +123,7 @@ impl Config {
             push_out: PushOutWhen::Idle,
             fast_wakes: false,
             keep_anon: false,
+            wakes_at_once: None,
         }
     }
 
@@ -201,6 +203,11 @@ impl Config {
         if file.class.critical.cpu_max.is_some() {
             let at = text.find("[class.critical]").unwrap_or(0);
             let why = "class.critical: cpu_max applies to extend contexts: it bounds what they take from the critical ones";
+            return Err(invalid(at..at, why.into()));
+        }
+        if file.class.critical.wakes_at_once.is_some() {
+            let at = text.find("[class.critical]").unwrap_or(0);
+            let why = "class.critical: wakes_at_once applies to extend contexts: a critical context never waits";
             return Err(invalid(at..at, why.into()));
         }
         if file.class.extend.keep_anon.is_some() {

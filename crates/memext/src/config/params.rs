@@ -63,6 +63,24 @@ impl TryFrom<f64> for Cpus {
     }
 }
 
+/// How many of a class's contexts are served a wake at once while a
+/// critical context runs (`wakes_at_once`): 1 to 1024.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, serde::Serialize)]
+#[serde(try_from = "u64")]
+pub struct WakesAtOnce(pub u32);
+
+impl TryFrom<u64> for WakesAtOnce {
+    type Error = String;
+    fn try_from(v: u64) -> Result<Self, String> {
+        match u32::try_from(v) {
+            Ok(n @ 1..=1024) => Ok(WakesAtOnce(n)),
+            _ => Err(format!(
+                "wakes_at_once {v} is out of range: 1 to 1024 (1: one wake at a time)"
+            )),
+        }
+    }
+}
+
 /// Parameters of a class, as the file gives them (all optional).
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -80,6 +98,7 @@ pub(crate) struct ClassOverrides {
     pub(crate) push_out: Option<PushOutWhen>,
     pub(crate) fast_wakes: Option<bool>,
     pub(crate) keep_anon: Option<bool>,
+    pub(crate) wakes_at_once: Option<WakesAtOnce>,
 }
 
 /// Parameters of a class, resolved against the defaults.
@@ -150,6 +169,13 @@ pub struct ClassParams {
     /// Measured (README, bench/peers, issue 15's scenario): PostgreSQL took
     /// 0-2 major faults a window with it, 95-1,759 without.
     pub keep_anon: bool,
+    /// While a critical context runs, at most this many of the class's
+    /// contexts are served a wake at once (extend only; default none: as
+    /// many as fit): a queued wake waits frozen, up to `admit_within`,
+    /// until one that runs rests. On a machine the critical workload fills,
+    /// wakes served together fault and reclaim each other's pages, taking
+    /// CPU and TLB shootdowns from it (README, bench/peers, session 33).
+    pub wakes_at_once: Option<WakesAtOnce>,
 }
 
 impl ClassParams {
@@ -169,6 +195,7 @@ impl ClassParams {
             push_out: self.push_out,
             fast_wakes: self.fast_wakes,
             keep_anon: self.keep_anon,
+            wakes_at_once: self.wakes_at_once.map(|w| w.0),
         }
     }
 }
@@ -189,6 +216,7 @@ impl ClassOverrides {
             push_out: self.push_out.unwrap_or(d.push_out),
             fast_wakes: self.fast_wakes.unwrap_or(d.fast_wakes),
             keep_anon: self.keep_anon.unwrap_or(d.keep_anon),
+            wakes_at_once: self.wakes_at_once.or(d.wakes_at_once),
         }
     }
 }

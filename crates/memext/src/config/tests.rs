@@ -218,6 +218,23 @@ fn the_extend_cpu_budget_is_off_by_default_in_thousandths_and_checked() {
 }
 
 #[test]
+fn wakes_at_once_is_off_by_default_for_extend_only_and_checked() {
+    let c = parse("").expect("empty policy");
+    assert_eq!(c.extend.engine().wakes_at_once, None);
+    let c = parse("[class.extend]\nwakes_at_once = 1\n").expect("one at a time");
+    assert_eq!(c.extend.engine().wakes_at_once, Some(1));
+    for bad in ["0", "1025", "-1", "1.5"] {
+        let (line, msg) = err_line(&format!("[class.extend]\nwakes_at_once = {bad}\n"));
+        assert_eq!(line, 2, "{bad}");
+        assert!(!msg.is_empty(), "{bad}");
+    }
+    let (_, msg) = err_line("[class.extend]\nwakes_at_once = 0\n");
+    assert!(msg.contains("out of range"), "{msg}");
+    let (_, msg) = err_line("[class.critical]\nwakes_at_once = 1\n");
+    assert!(msg.contains("applies to extend"), "{msg}");
+}
+
+#[test]
 fn waking_extend_contexts_wait_for_room_by_default_and_critical_ones_never() {
     let c = parse("").expect("empty policy");
     assert_eq!(c.extend.admit_within, EXTEND_ADMIT_WITHIN);

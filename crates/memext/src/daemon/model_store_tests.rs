@@ -47,6 +47,7 @@ fn state(id: &str, pids: &[u32]) -> ContextState {
         push_out: memext_engine::context::PushOutWhen::Idle,
         fast_wakes: false,
         keep_anon: false,
+        wakes_at_once: None,
     };
     let mut t = ContextState::new(ContextId::from(id), Class::Extend, params, Duration::ZERO);
     for &pid in pids {
