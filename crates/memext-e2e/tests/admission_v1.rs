@@ -4,8 +4,10 @@
 //! wake at the same moment, and their working sets together do not fit. The
 //! daemon lets them in one after another (the rest frozen in the v1 freezer),
 //! every wake completes, the critical context's page cache stays resident
-//! throughout, and nothing stays frozen after SIGTERM. Needs root; everything
-//! is removed on drop, also on failure.
+//! throughout, and nothing stays frozen after SIGTERM. A second test gives
+//! two waking contexts room enough for both and `wakes_at_once = 1`: the
+//! second still waits its turn. Needs root; everything is removed on drop,
+//! also on failure.
 
 use std::io::Write;
 use std::os::unix::process::CommandExt;
@@ -226,5 +228,90 @@ fn noise_waking_in_a_burst_is_admitted_in_turn_and_the_critical_page_cache_stays
         );
     }
     drop(touchers);
+    drop(reader);
+}
+
+/// `wakes_at_once = 1`: two noise contexts wake at once beside a critical
+/// context that runs (re-reading its table), with room for both; the second
+/// waits frozen until the first rests, both wakes complete, and none is left
+/// frozen. (Without the setting neither waits: room for both.)
+#[test]
+fn with_one_wake_at_once_the_second_of_two_that_fit_waits_its_turn() {
+    let _g = serial();
+    let h = host_hierarchy().expect("hierarchy");
+    let db = ScratchCgroup::new(&h, "db").expect("cgroup");
+    let noise = Siblings::new(&h, &db.parent, &["n0", "n1"]);
+    let p = &db.parent;
+    let toml = format!(
+        "[[select]]\ncgroup = \"{p}/db\"\nclass = \"critical\"\n\n\
+         [[select]]\ncgroup = \"{p}/n*\"\nclass = \"extend\"\n\n\
+         [class.extend]\nidle_after = \"2s\"\nfloor = \"16MiB\"\nadmit_within = \"30s\"\nwakes_at_once = 1\n\n\
+         [daemon]\ncapacity_cgroup = \"{p}\"\ntick = \"500ms\"\npoll = \"20ms\"\nsocket = \"@DIR@/memext.sock\"\n\n\
+         [[tiers.swapfile]]\npath = \"@DIR@/swap0\"\nsize = \"1GiB\"\npriority = 10\n"
+    );
+    let sb = TierSandbox::new("at-once", &toml);
+    sb.up();
+    let reader = CacheReader::start(&sb.dir.join("table"), 64, &db);
+    let mut touchers: Vec<Toucher> = Vec::new();
+    for path in &noise.paths {
+        let mut t = Toucher::spawn(helper(), 80 << 20).expect("toucher");
+        h.attach(path, t.pid()).expect("attach");
+        t.alloc().expect("alloc");
+        touchers.push(t);
+    }
+    // 512 MiB: the critical context's ~70 MiB with headroom leave room for
+    // both 112 MiB wakes (80 MiB working set and growth room).
+    h.open(p)
+        .expect("parent")
+        .write_limit(LimitKnob::V1Limit, Limit::Bytes(512 * MIB))
+        .expect("server cap");
+    let log = sb.dir.join("daemon.log");
+    let mut daemon = sb.daemon("daemon.log");
+    wait_for("the two to be pushed out", 60, || {
+        touchers.iter().all(|t| {
+            let (res, total) = mapped(t);
+            res * 4 <= total
+        })
+    });
+    let t0 = Instant::now();
+    let threads: Vec<_> = touchers
+        .into_iter()
+        .map(|mut t| {
+            std::thread::spawn(move || {
+                t.spin(100).expect("spin");
+                t.touch().expect("touch");
+                (t, t0.elapsed())
+            })
+        })
+        .collect();
+    let done: Vec<(Toucher, Duration)> = threads
+        .into_iter()
+        .map(|t| t.join().expect("thread"))
+        .collect();
+    let log_text = || std::fs::read_to_string(&log).unwrap_or_default();
+    let frozen = events_named(&log, "frozen");
+    assert!(
+        !frozen.is_empty(),
+        "the second wake did not wait:\n{}",
+        log_text()
+    );
+    wait_for("every frozen wake thawed", 10, || {
+        let thawed = events_named(&log, "thawed");
+        frozen
+            .iter()
+            .all(|f| thawed.iter().any(|t| t["context"] == f["context"]))
+    });
+    let after: Vec<Duration> = done.iter().map(|(_, d)| *d).collect();
+    eprintln!("wakes done after {after:?}; {} frozen", frozen.len());
+    assert!(daemon.terminate(20).expect("exits").success());
+    for path in &noise.paths {
+        let c = h.open(path).expect("open");
+        assert_eq!(
+            c.read_limit(LimitKnob::V1Freezer).expect("freezer"),
+            Limit::Bytes(0),
+            "{path} left frozen"
+        );
+    }
+    drop(done);
     drop(reader);
 }
