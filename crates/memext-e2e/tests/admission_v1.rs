@@ -110,6 +110,35 @@ impl Drop for CacheReader {
     }
 }
 
+/// An 80 MiB toucher in each noise cgroup, its heap allocated, and the
+/// server (their parent) capped at `cap_mib`.
+fn noise_in(h: &Hierarchy, noise: &Siblings, cap_mib: u64) -> Vec<Toucher> {
+    let mut touchers: Vec<Toucher> = Vec::new();
+    for path in &noise.paths {
+        let mut t = Toucher::spawn(helper(), 80 << 20).expect("toucher");
+        h.attach(path, t.pid()).expect("attach");
+        t.alloc().expect("alloc");
+        touchers.push(t);
+    }
+    let parent = noise.paths[0].parent().expect("the server");
+    h.open(&parent)
+        .expect("parent")
+        .write_limit(LimitKnob::V1Limit, Limit::Bytes(cap_mib * MIB))
+        .expect("server cap");
+    touchers
+}
+
+/// Waits until the daemon has pushed every toucher out (a quarter or less
+/// of its heap resident).
+fn wait_pushed_out(touchers: &[Toucher]) {
+    wait_for("the noise to be pushed out", 60, || {
+        touchers.iter().all(|t| {
+            let (res, total) = mapped(t);
+            res * 4 <= total
+        })
+    });
+}
+
 #[test]
 fn noise_waking_in_a_burst_is_admitted_in_turn_and_the_critical_page_cache_stays() {
     let _g = serial();
@@ -128,28 +157,13 @@ fn noise_waking_in_a_burst_is_admitted_in_turn_and_the_critical_page_cache_stays
     sb.up();
     let reader = CacheReader::start(&sb.dir.join("table"), 64, &db);
     let dbc = db.open().expect("open");
-    let mut touchers: Vec<Toucher> = Vec::new();
-    for path in &noise.paths {
-        let mut t = Toucher::spawn(helper(), 80 << 20).expect("toucher");
-        h.attach(path, t.pid()).expect("attach");
-        t.alloc().expect("alloc");
-        touchers.push(t);
-    }
     // The server: 320 MiB. The critical context's ~70 MiB with headroom and
     // three floors leave ~200 MiB: two of the 112 MiB wakes (80 MiB working
     // set and growth room) fit together, not three.
-    h.open(p)
-        .expect("parent")
-        .write_limit(LimitKnob::V1Limit, Limit::Bytes(320 * MIB))
-        .expect("server cap");
+    let touchers = noise_in(&h, &noise, 320);
     let log = sb.dir.join("daemon.log");
     let mut daemon = sb.daemon("daemon.log");
-    wait_for("the three to be pushed out", 60, || {
-        touchers.iter().all(|t| {
-            let (res, total) = mapped(t);
-            res * 4 <= total
-        })
-    });
+    wait_pushed_out(&touchers);
     let cache = || dbc.memory().expect("memory").file_bytes;
     wait_for("the table in the page cache", 10, || cache() >= 60 * MIB);
     let before = cache();
@@ -252,27 +266,12 @@ fn with_one_wake_at_once_the_second_of_two_that_fit_waits_its_turn() {
     let sb = TierSandbox::new("at-once", &toml);
     sb.up();
     let reader = CacheReader::start(&sb.dir.join("table"), 64, &db);
-    let mut touchers: Vec<Toucher> = Vec::new();
-    for path in &noise.paths {
-        let mut t = Toucher::spawn(helper(), 80 << 20).expect("toucher");
-        h.attach(path, t.pid()).expect("attach");
-        t.alloc().expect("alloc");
-        touchers.push(t);
-    }
     // 512 MiB: the critical context's ~70 MiB with headroom leave room for
     // both 112 MiB wakes (80 MiB working set and growth room).
-    h.open(p)
-        .expect("parent")
-        .write_limit(LimitKnob::V1Limit, Limit::Bytes(512 * MIB))
-        .expect("server cap");
+    let touchers = noise_in(&h, &noise, 512);
     let log = sb.dir.join("daemon.log");
     let mut daemon = sb.daemon("daemon.log");
-    wait_for("the two to be pushed out", 60, || {
-        touchers.iter().all(|t| {
-            let (res, total) = mapped(t);
-            res * 4 <= total
-        })
-    });
+    wait_pushed_out(&touchers);
     let t0 = Instant::now();
     let threads: Vec<_> = touchers
         .into_iter()
