@@ -16,7 +16,7 @@ use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use memext_cgroup::{CgroupPath, Hierarchy, Limit, LimitKnob, MemoryCgroup};
-use memext_e2e::sandbox::TierSandbox;
+use memext_e2e::sandbox::{ChildGuard, TierSandbox};
 use memext_e2e::toucher::Toucher;
 use memext_e2e::{events_named, host_hierarchy, ScratchCgroup};
 
@@ -139,6 +139,44 @@ fn wait_pushed_out(touchers: &[Toucher]) {
     });
 }
 
+/// Every wake the daemon froze is thawed within 10 s. (A wake the daemon
+/// saw only at a tick, by its CPU, may be frozen after its touch is done;
+/// it is thawed within a few ticks all the same.)
+fn assert_all_thawed(log: &std::path::Path, frozen: &[serde_json::Value]) {
+    let all_thawed = || {
+        let thawed = events_named(log, "thawed");
+        frozen
+            .iter()
+            .all(|f| thawed.iter().any(|t| t["context"] == f["context"]))
+    };
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !all_thawed() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let thawed = events_named(log, "thawed");
+    for f in frozen {
+        assert!(
+            thawed.iter().any(|t| t["context"] == f["context"]),
+            "{} never thawed:\n{}",
+            f["context"],
+            std::fs::read_to_string(log).unwrap_or_default()
+        );
+    }
+}
+
+/// The daemon exits on SIGTERM and leaves no noise cgroup frozen.
+fn stop_leaves_none_frozen(daemon: &mut ChildGuard, h: &Hierarchy, noise: &Siblings) {
+    assert!(daemon.terminate(20).expect("exits").success());
+    for path in &noise.paths {
+        let c = h.open(path).expect("open");
+        assert_eq!(
+            c.read_limit(LimitKnob::V1Freezer).expect("freezer"),
+            Limit::Bytes(0),
+            "{path} left frozen"
+        );
+    }
+}
+
 #[test]
 fn noise_waking_in_a_burst_is_admitted_in_turn_and_the_critical_page_cache_stays() {
     let _g = serial();
@@ -200,27 +238,7 @@ fn noise_waking_in_a_burst_is_admitted_in_turn_and_the_critical_page_cache_stays
         .collect();
     let frozen = events_named(&log, "frozen");
     assert!(!frozen.is_empty(), "no wake waited:\n{}", log_text());
-    // A wake the daemon saw only at a tick (its CPU read) may be frozen
-    // after its touch is done; it is thawed within a few ticks all the same.
-    let all_thawed = || {
-        let thawed = events_named(&log, "thawed");
-        frozen
-            .iter()
-            .all(|f| thawed.iter().any(|t| t["context"] == f["context"]))
-    };
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while !all_thawed() && Instant::now() < deadline {
-        std::thread::sleep(Duration::from_millis(100));
-    }
-    let thawed = events_named(&log, "thawed");
-    for f in &frozen {
-        assert!(
-            thawed.iter().any(|t| t["context"] == f["context"]),
-            "{} never thawed:\n{}",
-            f["context"],
-            log_text()
-        );
-    }
+    assert_all_thawed(&log, &frozen);
     assert!(
         least * 10 >= before * 9,
         "the critical context's page cache fell from {before} to {least} bytes during the burst"
@@ -232,15 +250,7 @@ fn noise_waking_in_a_burst_is_admitted_in_turn_and_the_critical_page_cache_stays
         least / MIB
     );
 
-    assert!(daemon.terminate(20).expect("exits").success());
-    for path in &noise.paths {
-        let c = h.open(path).expect("open");
-        assert_eq!(
-            c.read_limit(LimitKnob::V1Freezer).expect("freezer"),
-            Limit::Bytes(0),
-            "{path} left frozen"
-        );
-    }
+    stop_leaves_none_frozen(&mut daemon, &h, &noise);
     drop(touchers);
     drop(reader);
 }
@@ -294,23 +304,10 @@ fn with_one_wake_at_once_the_second_of_two_that_fit_waits_its_turn() {
         "the second wake did not wait:\n{}",
         log_text()
     );
-    wait_for("every frozen wake thawed", 10, || {
-        let thawed = events_named(&log, "thawed");
-        frozen
-            .iter()
-            .all(|f| thawed.iter().any(|t| t["context"] == f["context"]))
-    });
+    assert_all_thawed(&log, &frozen);
     let after: Vec<Duration> = done.iter().map(|(_, d)| *d).collect();
     eprintln!("wakes done after {after:?}; {} frozen", frozen.len());
-    assert!(daemon.terminate(20).expect("exits").success());
-    for path in &noise.paths {
-        let c = h.open(path).expect("open");
-        assert_eq!(
-            c.read_limit(LimitKnob::V1Freezer).expect("freezer"),
-            Limit::Bytes(0),
-            "{path} left frozen"
-        );
-    }
+    stop_leaves_none_frozen(&mut daemon, &h, &noise);
     drop(done);
     drop(reader);
 }
