@@ -116,25 +116,37 @@ def one_count(n, observer, a, work, cleanup):
         rss_kib = mb.daemon_figures(stop.pid, cfg, f"{work}/state-{n}-{observer}")["rss_kib"]
         paths = {r["cgroup"]: r.get("wake_path") for r in mb.daemon_status(cfg) or []}
         wake_paths = sorted({p for p in paths.values() if p})
-        latencies = []
+        latencies, missed = [], []
         for path, t in probes:
             asked = time.time()
-            t.touch()
+            touched = t.touch()
             woke = woke_at(log, path, asked)
             time.sleep(max(0.0, asked + PROBE_SPACING_S - time.time()))  # the next touch as before
             if woke is not None:
                 latencies.append(1000 * (woke - asked))
+            else:
+                missed.append(miss_report(log, path, asked, touched, paths.get(path)))
         stop()
         lat = sorted(latencies)
         row = {"contexts": n, "observer": observer, "wake_paths": wake_paths, "tracked": len(rows), "pushed_out": out, "cpu_pct": round(cpu_pct, 3),
                "rss_mib": round(rss_kib / 1024, 1), "wakes_seen": len(lat), "probes": len(probes),
                "wake_ms_median": round(lat[len(lat) // 2], 1) if lat else None,
-               "wake_ms_max": round(lat[-1], 1) if lat else None}
+               "wake_ms_max": round(lat[-1], 1) if lat else None, "missed": missed}
         mb.log(f"  N={n} {observer}: daemon CPU {row['cpu_pct']}% of a core, RSS {row['rss_mib']} MiB, "
                f"wake seen after {row['wake_ms_median']} ms (median of {len(lat)}/{len(probes)})")
         return row
     finally:
         cleanup.run(mark)
+
+
+def miss_report(log, path, asked, touched, wake_path):
+    """What is known of a probe whose wake the log did not show: its touch's
+    faults (no major fault: its pages were in, nothing to see), the wake path
+    status gave before the window, and every event the daemon logged for it."""
+    return {"context": path, "asked": round(asked, 3), "touch": touched, "wake_path": wake_path,
+            "events": [{k: e.get(k) for k in ("at", "event", "via", "cpu_us", "span_ms", "reason", "keep_bytes")
+                        if e.get(k) is not None}
+                       for e in mb.daemon_events(log) if e.get("context") == path]}
 
 
 def woke_at(log, path, asked, wait=WAKE_WAIT_S):

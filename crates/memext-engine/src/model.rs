@@ -143,7 +143,15 @@ pub enum Via {
     /// The kernel said the context charged memory past what memext left it
     /// (a v1 usage threshold, a PSI trigger). `own`: none of it is memext's
     /// doing (no pages of it moving, no refaults of what memext just took):
-    /// the charge itself is activity, whatever the CPU counted so far.
+    /// the charge is activity, whatever the CPU counted so far, if the
+    /// context took a fault or ran since the last reading. (Another
+    /// context's swap-in charges it too: with swap on a rotational device
+    /// the kernel reads ahead the neighbouring swap slots, whoever's they
+    /// are, and charges each page to its owner. Two contexts pushed out
+    /// together interleave their slots; touching one of two 64 MiB ones
+    /// here charged 24-34 MiB to the other, at its 1 MiB limit, and fired
+    /// its event 382-520 times while it took no fault (six runs; apart, 0-6
+    /// pages and 0-4 events): `bench/scale/readahead.py`.)
     Fired { own: bool },
 }
 
@@ -224,8 +232,9 @@ impl ContextModel {
             span: c.at.saturating_sub(l.at),
             expected: known.expected,
         });
-        let active = via == Via::Fired { own: true }
-            || prev.is_some_and(|l| is_active(&l, &c, &p.thresholds));
+        let its_own_charge = via == Via::Fired { own: true }
+            && prev.is_none_or(|l| c.pgfault != l.pgfault || c.cpu > l.cpu);
+        let active = its_own_charge || prev.is_some_and(|l| is_active(&l, &c, &p.thresholds));
         let warm =
             !active && prev.is_some_and(|l| self.is_warm_call(&l, &c, rests && known.resident));
         if let Some(l) = prev.filter(|_| rests && !active && !warm) {

@@ -229,3 +229,48 @@ fn polls_judge_cpu_over_a_quarter_second_at_least() {
     );
     assert_eq!(h.judged.map(|j| (j.cpu, j.expected)), Some((ms(2), true)));
 }
+
+/// A kernel event on an idle context is its wake only if it took a fault or
+/// ran since the last reading: another context's swap-in reads ahead into
+/// its slots and charges it (its event fires), while it neither ran nor
+/// faulted (`bench/scale/readahead.py`).
+#[test]
+fn a_charge_the_context_did_not_take_is_no_wake() {
+    let p = ModelParams {
+        idle_after: Duration::from_secs(1),
+        ..Default::default()
+    };
+    let own = Via::Fired { own: true };
+    let at = |t: f64, cpu_ms: u64, pgfault: u64| Counters {
+        at: Duration::from_secs_f64(t),
+        cpu: Duration::from_millis(cpu_ms),
+        pgfault,
+        pgmajfault: 0,
+    };
+    let idle = || {
+        let mut m = ContextModel::new(Duration::ZERO);
+        m.observe(at(0.0, 0, 100), &p);
+        m.observe(at(1.0, 0, 100), &p);
+        assert_eq!(m.state, State::Idle);
+        m
+    };
+    // Charged by a neighbour's read-ahead: no fault, no CPU.
+    let mut m = idle();
+    assert_eq!(
+        m.observe_via(at(5.0, 0, 100), &p, own, Known::default()),
+        None
+    );
+    assert_eq!(m.state, State::Idle);
+    // Its own first faults, its CPU not counted yet: a wake.
+    let mut m = idle();
+    assert_eq!(
+        m.observe_via(at(5.0, 0, 140), &p, own, Known::default()),
+        Some(Transition::Woke)
+    );
+    // It ran (its faults counted elsewhere): a wake.
+    let mut m = idle();
+    assert_eq!(
+        m.observe_via(at(5.0, 1, 100), &p, own, Known::default()),
+        Some(Transition::Woke)
+    );
+}

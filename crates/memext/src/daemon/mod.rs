@@ -645,7 +645,10 @@ impl Daemon {
                         self.on_transition(&id, tr, "event");
                         continue;
                     }
-                    None => continue,
+                    None => {
+                        tracing::debug!(context = %id, "kernel event, no wake");
+                        continue;
+                    }
                 },
             };
             self.on_transition(&id, tr, via);
