@@ -127,11 +127,13 @@ pub struct ContextModel {
 }
 
 /// A reading as it was judged: the CPU time the context used over `span`,
-/// and whether a wake was expected (it was held for a predicted one).
+/// the page faults it took (a full reading; 0 for a poll, which reads CPU
+/// only), and whether a wake was expected (it was held for a predicted one).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Judged {
     pub cpu: Duration,
     pub span: Duration,
+    pub faults: u64,
     pub expected: bool,
 }
 
@@ -149,9 +151,10 @@ pub enum Via {
     /// the kernel reads ahead the neighbouring swap slots, whoever's they
     /// are, and charges each page to its owner. Two contexts pushed out
     /// together interleave their slots; touching one of two 64 MiB ones
-    /// here charged 24-34 MiB to the other, at its 1 MiB limit, and fired
-    /// its event 382-520 times while it took no fault (six runs; apart, 0-6
-    /// pages and 0-4 events): `bench/scale/readahead.py`.)
+    /// here charged 24-31 MiB to the other, at its 1 MiB limit, and fired
+    /// its event 382-495 times while it took no fault (three rounds; one
+    /// after the other, none): `bench/scale/readahead.py`,
+    /// `docs/scale/readahead/`.)
     Fired { own: bool },
 }
 
@@ -230,6 +233,7 @@ impl ContextModel {
         self.judged = prev.map(|l| Judged {
             cpu: c.cpu.saturating_sub(l.cpu),
             span: c.at.saturating_sub(l.at),
+            faults: c.pgfault.saturating_sub(l.pgfault),
             expected: known.expected,
         });
         let its_own_charge = via == Via::Fired { own: true }
@@ -331,6 +335,7 @@ impl ContextModel {
         self.judged = Some(Judged {
             cpu: used,
             span,
+            faults: 0,
             expected: known.expected,
         });
         if cpu < cpu0 || cpu_above(used, span, min_span, &p.thresholds) {

@@ -216,6 +216,7 @@ fn polls_judge_cpu_over_a_quarter_second_at_least() {
     let judged = Judged {
         cpu: ms(6),
         span: ms(40),
+        faults: 0,
         expected: false,
     };
     assert_eq!(m.judged, Some(judged));
@@ -266,6 +267,10 @@ fn a_charge_the_context_did_not_take_is_no_wake() {
     assert_eq!(
         m.observe_via(at(5.0, 0, 140), &p, own, Known::default()),
         Some(Transition::Woke)
+    );
+    assert_eq!(
+        m.judged.map(|j| (j.cpu, j.faults)),
+        Some((Duration::ZERO, 40))
     );
     // It ran (its faults counted elsewhere): a wake.
     let mut m = idle();

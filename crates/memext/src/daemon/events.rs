@@ -6,7 +6,8 @@
 //!
 //! Events: `tracking`, `gone`, `became-idle`, `woke`, `onset`, `warm-call`,
 //! `settled` (field `via`: `tick`, `poll` or `event`; `cpu_us` and `span_ms`:
-//! the CPU the context used over the reading that showed it; `held`: a
+//! the CPU the context used over the reading that showed it; `faults`: the
+//! page faults it took over it (0 for a poll, which reads CPU only); `held`: a
 //! poll of a context held for a predicted wake, where a wake is expected;
 //! a tick's reading is judged alike for all and says false), `bringing-back` (`reason`, `from_the_end`, `map_back`),
 //! `pushing-out` (`keep_bytes`), `frozen` and `thawed` (a waking context
@@ -84,7 +85,8 @@ pub fn gone(id: &ContextId) {
 
 /// A state change; `via` is `tick` (a full sample) or `poll` (between
 /// ticks). `judged`: the reading it was seen in (fields `cpu_us`, `span_ms`,
-/// and `held`: a poll judged it as of a context held for a predicted wake).
+/// `faults` (a full reading's page faults; 0 for a poll), and `held`: a
+/// poll judged it as of a context held for a predicted wake).
 pub fn transition(
     id: &ContextId,
     tr: Transition,
@@ -95,6 +97,7 @@ pub fn transition(
     let Judged {
         cpu,
         span,
+        faults,
         expected: held,
     } = judged.unwrap_or_default();
     tracing::info!(
@@ -104,6 +107,7 @@ pub fn transition(
         via,
         cpu_us = u64::try_from(cpu.as_micros()).unwrap_or(u64::MAX),
         span_ms = u64::try_from(span.as_millis()).unwrap_or(u64::MAX),
+        faults,
         held,
         "{id}: {} ({state}, {via})",
         tr.name()
