@@ -128,7 +128,11 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--mib", type=int, default=64, help="each sleeper's heap, MiB (default 64)")
     ap.add_argument("--rounds", type=int, default=3, help="rounds of both orders, rotated (default 3)")
-    a = mb.parse_bench_args(ap, "readahead", "cgroups, swap")
+    ap.add_argument("--out", default=None, help="results directory (default results/readahead-TIMESTAMP)")
+    a = ap.parse_args()
+    if os.geteuid() != 0:
+        sys.exit("bench/scale/readahead.py needs root (cgroups, swap)")
+    a.out = os.path.abspath(a.out or os.path.join(mb.ROOT, "results", time.strftime("readahead-%Y%m%d-%H%M%S")))
     if a.mib < 8 or a.rounds < 1:
         ap.error("--mib >= 8, --rounds >= 1")
     if not os.path.isdir(V1):
