@@ -144,7 +144,7 @@ def miss_report(log, path, asked, touched, wake_path):
     faults (no major fault: its pages were in, nothing to see), the wake path
     status gave before the window, and every event the daemon logged for it."""
     return {"context": path, "asked": round(asked, 3), "touch": touched, "wake_path": wake_path,
-            "events": [{k: e.get(k) for k in ("at", "event", "via", "cpu_us", "span_ms", "reason", "keep_bytes")
+            "events": [{k: e.get(k) for k in ("at", "event", "via", "cpu_us", "span_ms", "faults", "reason", "keep_bytes")
                         if e.get(k) is not None}
                        for e in mb.daemon_events(log) if e.get("context") == path]}
 

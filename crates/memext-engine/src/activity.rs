@@ -68,6 +68,15 @@ pub fn is_active(before: &Counters, after: &Counters, t: &ActivityThresholds) ->
         || (ran && faults > (MIN_FAULTS as f64).max(t.faults_per_s * span.as_secs_f64()))
 }
 
+/// Whether the context itself did anything between `before` and `after`:
+/// took a page fault or ran. A charge it did not take moves neither: a page
+/// of it read back from swap by someone else is charged to it all the same
+/// (another context's swap read-ahead, a read of its shared memory), and
+/// its wake event fires (see `model::Via::Fired`).
+pub fn faulted_or_ran(before: &Counters, after: &Counters) -> bool {
+    after.pgfault != before.pgfault || after.cpu > before.cpu
+}
+
 /// Whether `used` CPU time over `span` is above the share, the span taken
 /// as at least `min_span` (`MIN_CPU_SPAN` but where a wake is expected).
 pub fn cpu_above(

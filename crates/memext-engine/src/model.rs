@@ -21,7 +21,9 @@
 
 use std::time::Duration;
 
-use crate::activity::{cpu_above, is_active, ActivityThresholds, Counters, MIN_CPU_SPAN};
+use crate::activity::{
+    cpu_above, faulted_or_ran, is_active, ActivityThresholds, Counters, MIN_CPU_SPAN,
+};
 use crate::history::ActivationHistory;
 use crate::rest::RestCpu;
 use crate::Instant;
@@ -236,8 +238,8 @@ impl ContextModel {
             faults: c.pgfault.saturating_sub(l.pgfault),
             expected: known.expected,
         });
-        let its_own_charge = via == Via::Fired { own: true }
-            && prev.is_none_or(|l| c.pgfault != l.pgfault || c.cpu > l.cpu);
+        let its_own_charge =
+            via == Via::Fired { own: true } && prev.is_none_or(|l| faulted_or_ran(&l, &c));
         let active = its_own_charge || prev.is_some_and(|l| is_active(&l, &c, &p.thresholds));
         let warm =
             !active && prev.is_some_and(|l| self.is_warm_call(&l, &c, rests && known.resident));
