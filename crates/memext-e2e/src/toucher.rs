@@ -2,6 +2,8 @@
 //! test can watch its pages move between DRAM and swap from the outside.
 //!
 //! Protocol over stdin/stdout, one line each:
+//!   (at start) → `up`  (the runtime is initialised: what start-up allocates
+//!   is charged where the child was started, not to the cgroup it is moved to)
 //!   `alloc`  → `ready ADDR LEN`   (LEN bytes allocated, every page written)
 //!   `touch`  → `touched MAJFLT MINFLT MICROS` (every page read; fault deltas)
 //!   `spin MS` → `spun`   (MS milliseconds of CPU, touching none of the buffer)
@@ -19,6 +21,8 @@ pub fn serve(bytes: usize) -> anyhow::Result<()> {
     let mut buf: Vec<u8> = Vec::new();
     let stdin = std::io::stdin();
     let mut out = std::io::stdout().lock();
+    writeln!(out, "up")?;
+    out.flush()?;
     for line in stdin.lock().lines() {
         match line?.trim() {
             "alloc" => {
@@ -114,7 +118,11 @@ pub struct Toucher {
 }
 
 impl Toucher {
-    /// Starts `exe toucher BYTES`; the caller moves it into a cgroup, then calls `alloc`.
+    /// Starts `exe toucher BYTES` and waits until it is up; the caller moves
+    /// it into a cgroup, then calls `alloc`. Waiting matters: a child moved
+    /// while its loader and runtime still start takes a few hundred KiB of
+    /// start-up memory into that cgroup, which crosses a usage threshold
+    /// armed there (a CI failure of `wake_events_v1`).
     pub fn spawn(exe: &std::path::Path, bytes: usize) -> anyhow::Result<Self> {
         let mut child = Command::new(exe)
             .args(["toucher", &bytes.to_string()])
@@ -124,13 +132,18 @@ impl Toucher {
             .with_context(|| format!("starting {} toucher", exe.display()))?;
         let stdin = child.stdin.take().context("toucher stdin")?;
         let stdout = BufReader::new(child.stdout.take().context("toucher stdout")?);
-        Ok(Self {
+        let mut t = Self {
             child,
             stdin,
             stdout,
             addr: 0,
             len: 0,
-        })
+        };
+        let mut line = String::new();
+        if t.stdout.read_line(&mut line)? == 0 || line.trim() != "up" {
+            bail!("toucher {} did not start: {line:?}", t.pid());
+        }
+        Ok(t)
     }
 
     pub fn pid(&self) -> u32 {
