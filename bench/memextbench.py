@@ -385,6 +385,9 @@ class Toucher:
         self.p = subprocess.Popen([os.path.join(BIN, "memext-e2e"), "toucher", str(nbytes)],
                                   stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
         cleanup.push(f"toucher {self.p.pid}", self.stop)
+        # Moved only once it is up: what its start-up allocates stays out of the cgroup.
+        if self.p.stdout.readline().strip() != "up":
+            raise RuntimeError(f"toucher {self.p.pid} did not start")
         attach(cgroup, self.p.pid)
 
     def ask(self, cmd):

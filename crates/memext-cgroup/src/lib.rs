@@ -95,6 +95,15 @@ pub enum LimitKnob {
     /// v2 `cpu.max`'s quota (its first field; writing it alone keeps the
     /// period), as `Limit::Bytes(µs)` or `Limit::Max`.
     CpuMax,
+    /// v1 `cpu.idle` (in the cpu controller's hierarchy; kernel 5.15 and
+    /// later): 1 runs the cgroup's tasks as SCHED_IDLE against its siblings
+    /// (the least weight, and a waking task of a sibling that is not idle
+    /// preempts them at once), 0 not. While it is 1 the kernel refuses a
+    /// write of `cpu.shares` and shows it as 3; back at 0 the shares are
+    /// what they were.
+    V1CpuIdle,
+    /// v2 `cpu.idle` (0 or 1), as `V1CpuIdle`.
+    CpuIdle,
     /// v1 `freezer.state` (in the freezer hierarchy), read and written as
     /// `Limit::Bytes(1)` for FROZEN (or FREEZING) and `Limit::Bytes(0)` for THAWED.
     V1Freezer,
@@ -120,6 +129,8 @@ impl LimitKnob {
             LimitKnob::CpuWeight => ("cpu.weight", Version::V2),
             LimitKnob::V1CfsQuota => ("cpu.cfs_quota_us", Version::V1),
             LimitKnob::CpuMax => ("cpu.max", Version::V2),
+            LimitKnob::V1CpuIdle => ("cpu.idle", Version::V1),
+            LimitKnob::CpuIdle => ("cpu.idle", Version::V2),
             LimitKnob::V1Freezer => ("freezer.state", Version::V1),
             LimitKnob::Freeze => ("cgroup.freeze", Version::V2),
         }
@@ -145,7 +156,7 @@ pub(crate) fn knob_file(
 
 impl LimitKnob {
     /// Whether the knob's value is a byte count (all but the OOM switch, the
-    /// CPU weights and quotas, and the freezers).
+    /// CPU weights, quotas and idle switches, and the freezers).
     pub fn is_bytes(self) -> bool {
         !matches!(
             self,
@@ -155,6 +166,8 @@ impl LimitKnob {
                 | LimitKnob::CpuWeight
                 | LimitKnob::V1CfsQuota
                 | LimitKnob::CpuMax
+                | LimitKnob::V1CpuIdle
+                | LimitKnob::CpuIdle
                 | LimitKnob::V1Freezer
                 | LimitKnob::Freeze
         )

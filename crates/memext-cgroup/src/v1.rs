@@ -89,6 +89,10 @@ impl V1Cgroup {
                 &self.cpu,
                 "cpu.cfs_quota_us (no v1 cpu hierarchy holds this cgroup)",
             ),
+            LimitKnob::V1CpuIdle => (
+                &self.cpu,
+                "cpu.idle (no v1 cpu hierarchy holds this cgroup)",
+            ),
             LimitKnob::V1Freezer => (
                 &self.freezer,
                 "freezer.state (no v1 freezer hierarchy holds this cgroup)",

@@ -114,6 +114,23 @@ fn knobs(me: &Path) -> anyhow::Result<()> {
         c.read_limit(LimitKnob::CpuMax)? == Limit::Max,
         "cpu.max: the quota lifted"
     );
+    // The idle CPU group (`cpu_idle`): the kernel refuses a weight while
+    // it is on, and back off the weight is what it was.
+    c.write_limit(LimitKnob::CpuIdle, Limit::Bytes(1))?;
+    ensure!(
+        c.read_limit(LimitKnob::CpuIdle)? == Limit::Bytes(1),
+        "cpu.idle: wrote 1"
+    );
+    ensure!(
+        c.write_limit(LimitKnob::CpuWeight, Limit::Bytes(50))
+            .is_err(),
+        "cpu.weight written in an idle group"
+    );
+    c.write_limit(LimitKnob::CpuIdle, Limit::Bytes(0))?;
+    ensure!(
+        c.read_limit(LimitKnob::CpuWeight)? == Limit::Bytes(100),
+        "cpu.weight after cpu.idle 0"
+    );
     ensure!(
         c.write_limit(LimitKnob::V1Limit, Limit::Max).is_err()
             && c.read_limit(LimitKnob::V1CpuShares).is_err(),

@@ -85,6 +85,12 @@ pub enum Command {
         id: ContextId,
         quota_us: Option<u64>,
     },
+    /// Run the context as an idle CPU group (v1 and v2 `cpu.idle` 1), or
+    /// not (0).
+    CpuIdle {
+        id: ContextId,
+        idle: bool,
+    },
     /// Freeze a queued waking context (true) until it is admitted, or thaw
     /// it (false).
     Freeze {
@@ -101,6 +107,7 @@ impl Command {
             | Command::Reclaim { id, .. }
             | Command::CpuWeight { id, .. }
             | Command::CpuMax { id, .. }
+            | Command::CpuIdle { id, .. }
             | Command::Freeze { id, .. } => id,
             Command::BringBack(b) => &b.id,
             Command::PushOut(p) => &p.id,

@@ -82,6 +82,13 @@ pub struct ClassParams {
     /// `planner`'s admission.
     #[serde(default)]
     pub wakes_at_once: Option<u32>,
+    /// (Extend only.) The class's contexts run as idle CPU groups (`cpu.idle`
+    /// 1: SCHED_IDLE against their siblings): they take only CPU that no
+    /// other task wants, and a waking task of a sibling that is not idle
+    /// preempts them at once. No CPU weight is written for them then (the
+    /// kernel refuses one for an idle group). See `cpu_weight`.
+    #[serde(default)]
+    pub cpu_idle: bool,
 }
 
 /// When an idle extend context is pushed out.
@@ -230,6 +237,7 @@ pub struct Applied {
     pub protect: Option<(u64, Instant)>,
     pub weight: Option<(u16, Instant)>,
     pub cpu_max: Option<(Option<u64>, Instant)>,
+    pub cpu_idle: Option<(bool, Instant)>,
 }
 
 /// How long a knob value memext wrote goes unchecked.
@@ -253,6 +261,9 @@ impl Applied {
             Command::CpuMax { quota_us, .. } => self
                 .cpu_max
                 .is_some_and(|(q, at)| q == *quota_us && recent(at)),
+            Command::CpuIdle { idle, .. } => self
+                .cpu_idle
+                .is_some_and(|(i, at)| i == *idle && recent(at)),
             _ => false,
         }
     }
@@ -265,6 +276,7 @@ impl Applied {
             Command::Protect { bytes, .. } => self.protect = Some((*bytes, now)),
             Command::CpuWeight { weight, .. } => self.weight = Some((*weight, now)),
             Command::CpuMax { quota_us, .. } => self.cpu_max = Some((*quota_us, now)),
+            Command::CpuIdle { idle, .. } => self.cpu_idle = Some((*idle, now)),
             _ => {}
         }
     }
@@ -485,7 +497,12 @@ impl ContextState {
     /// a busy PostgreSQL
     /// before the kernel's event for it fired (bench/peers' postgres x burst
     /// scenario); idle, it takes no CPU at any weight.
+    /// None too for an idle CPU group (`cpu_idle`): the kernel refuses a
+    /// weight for one.
     pub fn cpu_weight(&self, now: Instant) -> Option<u16> {
+        if self.params.cpu_idle {
+            return None;
+        }
         let class = self.params.cpu_weight?;
         let waking = (self.waking(now) && self.waiting_since.is_none())
             || (self.params.fast_wakes && self.model.state == State::Idle && self.out);
@@ -544,6 +561,7 @@ mod tests {
             fast_wakes: true,
             keep_anon: false,
             wakes_at_once: None,
+            cpu_idle: false,
         };
         let mut t = ContextState::new(
             ContextId::from("/a/b"),

@@ -110,6 +110,7 @@ mod tests {
             fast_wakes: false,
             keep_anon: false,
             wakes_at_once: None,
+            cpu_idle: false,
         }
     }
 

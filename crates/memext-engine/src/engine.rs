@@ -302,6 +302,17 @@ impl Engine {
                 weight: t.cpu_weight(now)?,
             })
         }));
+        // An idle CPU group, for the classes that ask for it (asserted like
+        // a weight: someone else's change is noticed).
+        commands.extend(
+            self.contexts
+                .values()
+                .filter(|t| t.params.cpu_idle)
+                .map(|t| Command::CpuIdle {
+                    id: t.id.clone(),
+                    idle: true,
+                }),
+        );
         // A class's CPU budget while a critical context runs.
         commands.extend(cpu_caps(self.contexts.values(), now));
         let commands = self.drop_repeats(commands, now);
@@ -649,7 +660,10 @@ impl Engine {
                 t.took_memory(now);
                 t.reclaiming = Some(*bytes);
             }
-            Command::Protect { .. } | Command::CpuWeight { .. } | Command::CpuMax { .. } => {}
+            Command::Protect { .. }
+            | Command::CpuWeight { .. }
+            | Command::CpuMax { .. }
+            | Command::CpuIdle { .. } => {}
         }
     }
 

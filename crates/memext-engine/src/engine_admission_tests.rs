@@ -462,6 +462,7 @@ fn where_one_wake_is_served_at_once_the_second_of_two_that_fit_waits_while_a_cri
 {
     let one = ClassParams {
         wakes_at_once: Some(1),
+        cpu_idle: false,
         ..queued()
     };
     assert_eq!(

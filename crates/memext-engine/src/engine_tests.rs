@@ -32,6 +32,7 @@ fn class(floor_mib: u64) -> ClassParams {
         fast_wakes: false,
         keep_anon: false,
         wakes_at_once: None,
+        cpu_idle: false,
     }
 }
 
@@ -542,84 +543,6 @@ fn a_held_context_is_not_pushed_out_before_its_predicted_wake() {
     assert_eq!(push_outs(&cmds).len(), 1, "the hold expired");
 }
 
-#[test]
-fn each_context_runs_at_its_classs_cpu_weight_and_critical_ones_are_left_as_they_are() {
-    let mut e = Engine::new(params());
-    let db = Ctx::new("/db", 400);
-    let noise = Ctx::new("/noise", 200);
-    e.track(db.id.clone(), Class::Critical, class(16), s(0.0));
-    let low = ClassParams {
-        cpu_weight: Some(10),
-        ..class(16)
-    };
-    e.track(noise.id.clone(), Class::Extend, low, s(0.0));
-    // Written once, then not again (nothing read or written per tick) until
-    // REASSERT has passed: then once more, which checks it is still memext's.
-    let reassert = REASSERT.as_secs_f64();
-    for (t, sent) in [
-        (0.0, true),
-        (1.0, false),
-        (2.0, false),
-        (reassert, true),
-        (reassert + 1.0, false),
-    ] {
-        let (_, cmds) = tick(&mut e, &[&db, &noise], t);
-        let weights: Vec<(&ContextId, u16)> = cmds
-            .iter()
-            .filter_map(|c| match c {
-                Command::CpuWeight { id, weight } => Some((id, *weight)),
-                _ => None,
-            })
-            .collect();
-        let want = if sent { vec![(&noise.id, 10)] } else { vec![] };
-        assert_eq!(weights, want, "at {t} s: {cmds:?}");
-    }
-}
-
-#[test]
-fn a_waking_extend_context_runs_at_the_default_cpu_weight_until_it_settles() {
-    waking_weight(WAKE_CPU_WEIGHT);
-}
-
-#[test]
-fn a_waking_extend_context_runs_at_its_classs_waking_weight() {
-    waking_weight(20);
-}
-
-fn waking_weight(wake: u16) {
-    let mut e = Engine::new(params());
-    let low = ClassParams {
-        cpu_weight: Some(1),
-        wake_cpu_weight: wake,
-        ..class(16)
-    };
-    let mut c = Ctx::new("/noise", 64);
-    e.track(c.id.clone(), Class::Extend, low, s(0.0));
-    let weight = |cmds: &[Command]| {
-        cmds.iter().find_map(|c| match c {
-            Command::CpuWeight { weight, .. } => Some(*weight),
-            _ => None,
-        })
-    };
-    for i in 0..=6 {
-        let (_, cmds) = tick(&mut e, &[&c], f64::from(i));
-        let want = (i == 0).then_some(1); // then unchanged: not sent again
-        assert_eq!(weight(&cmds), want, "tick {i}");
-    }
-    c.cpu += Duration::from_secs(1);
-    let (tr, cmds) = tick(&mut e, &[&c], 7.0);
-    assert_eq!(tr, vec![Some(Transition::Woke)]);
-    assert_eq!(weight(&cmds), Some(wake), "{cmds:?}");
-    let mut sent = Vec::new();
-    for i in 8..=10 {
-        c.cpu += Duration::from_secs(1);
-        let (_, cmds) = tick(&mut e, &[&c], f64::from(i));
-        sent.extend(weight(&cmds));
-    }
-    assert_eq!(e.get(&c.id).map(|t| t.model.state), Some(State::Active));
-    assert_eq!(sent, vec![1], "settled: back to its class's weight, once");
-}
-
 /// A critical context whose processes all map the same shared memory (a
 /// database's shared buffers in every backend) records it once per process;
 /// what it is protected for is still at most all it has, and a waking extend
@@ -687,6 +610,9 @@ mod refault;
 
 #[path = "engine_rest_tests.rs"]
 mod rest;
+
+#[path = "engine_cpu_tests.rs"]
+mod cpu;
 
 /// `push_out = "when-needed"`: an idle context is not pushed out while the
 /// capacity has room for it; when a waking one needs that room, it is

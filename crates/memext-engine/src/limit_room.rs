@@ -103,6 +103,7 @@ mod tests {
             fast_wakes: false,
             keep_anon: false,
             wakes_at_once: None,
+            cpu_idle: false,
         };
         let mut t = ContextState::new(id.into(), class, params, Duration::ZERO);
         t.memory.usage = usage;

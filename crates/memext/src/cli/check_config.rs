@@ -58,6 +58,9 @@ fn engine_extras(p: &config::ClassParams) -> String {
     if p.fast_wakes {
         out += " fast_wakes=on";
     }
+    if p.cpu_idle {
+        out += " cpu_idle=on";
+    }
     if p.keep_anon {
         out += " keep_anon=on";
     }
@@ -78,11 +81,12 @@ mod tests {
             wakes_at_once: Some(config::WakesAtOnce(1)),
             fast_wakes: true,
             push_out: config::PushOutWhen::Needed,
+            cpu_idle: true,
             ..extend
         };
         assert_eq!(
             engine_extras(&set),
-            " admit_within=5s push_out=when-needed cpu_max=0.3 wakes_at_once=1 fast_wakes=on"
+            " admit_within=5s push_out=when-needed cpu_max=0.3 wakes_at_once=1 fast_wakes=on cpu_idle=on"
         );
     }
 }

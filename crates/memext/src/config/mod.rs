@@ -105,6 +105,7 @@ impl Config {
             fast_wakes: false,
             keep_anon: true,
             wakes_at_once: None,
+            cpu_idle: false,
         }
     }
 
@@ -124,6 +125,7 @@ impl Config {
             fast_wakes: false,
             keep_anon: false,
             wakes_at_once: None,
+            cpu_idle: false,
         }
     }
 
@@ -208,6 +210,11 @@ impl Config {
         if file.class.critical.wakes_at_once.is_some() {
             let at = text.find("[class.critical]").unwrap_or(0);
             let why = "class.critical: wakes_at_once applies to extend contexts: a critical context never waits";
+            return Err(invalid(at..at, why.into()));
+        }
+        if file.class.critical.cpu_idle.is_some() {
+            let at = text.find("[class.critical]").unwrap_or(0);
+            let why = "class.critical: cpu_idle applies to extend contexts: it leaves the critical ones the CPU";
             return Err(invalid(at..at, why.into()));
         }
         if file.class.extend.keep_anon.is_some() {

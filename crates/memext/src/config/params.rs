@@ -99,6 +99,7 @@ pub(crate) struct ClassOverrides {
     pub(crate) fast_wakes: Option<bool>,
     pub(crate) keep_anon: Option<bool>,
     pub(crate) wakes_at_once: Option<WakesAtOnce>,
+    pub(crate) cpu_idle: Option<bool>,
 }
 
 /// Parameters of a class, resolved against the defaults.
@@ -176,6 +177,15 @@ pub struct ClassParams {
     /// wakes served together fault and reclaim each other's pages, taking
     /// CPU and TLB shootdowns from it (README, bench/peers, session 33).
     pub wakes_at_once: Option<WakesAtOnce>,
+    /// Run the class's contexts as idle CPU groups (extend only; default
+    /// false): v1 and v2 `cpu.idle` 1, restored when the daemon stops. They
+    /// then take only CPU no other task wants, and a critical task that
+    /// wakes preempts them at once, where a low CPU weight still lets them
+    /// run their share first; unlike `cpu_max` it leaves them all the CPU
+    /// the critical workload does not use. Their CPU weights (`cpu_weight`,
+    /// `wake_cpu_weight`) are not written then: the kernel refuses a weight
+    /// for an idle group. Needs kernel 5.15 or later.
+    pub cpu_idle: bool,
 }
 
 impl ClassParams {
@@ -196,6 +206,7 @@ impl ClassParams {
             fast_wakes: self.fast_wakes,
             keep_anon: self.keep_anon,
             wakes_at_once: self.wakes_at_once.map(|w| w.0),
+            cpu_idle: self.cpu_idle,
         }
     }
 }
@@ -217,6 +228,7 @@ impl ClassOverrides {
             fast_wakes: self.fast_wakes.unwrap_or(d.fast_wakes),
             keep_anon: self.keep_anon.unwrap_or(d.keep_anon),
             wakes_at_once: self.wakes_at_once.or(d.wakes_at_once),
+            cpu_idle: self.cpu_idle.unwrap_or(d.cpu_idle),
         }
     }
 }

@@ -235,6 +235,18 @@ fn wakes_at_once_is_off_by_default_for_extend_only_and_checked() {
 }
 
 #[test]
+fn extend_contexts_are_idle_cpu_groups_only_when_asked_and_critical_ones_never() {
+    let c = parse("").expect("empty policy");
+    assert!(!c.extend.engine().cpu_idle);
+    let c = parse("[class.extend]\ncpu_idle = true\n").expect("idle groups");
+    assert!(c.extend.engine().cpu_idle);
+    let (line, _) = err_line("[class.extend]\ncpu_idle = 1\n");
+    assert_eq!(line, 2, "a number is not a switch");
+    let (_, msg) = err_line("[class.critical]\ncpu_idle = true\n");
+    assert!(msg.contains("cpu_idle applies to extend"), "{msg}");
+}
+
+#[test]
 fn waking_extend_contexts_wait_for_room_by_default_and_critical_ones_never() {
     let c = parse("").expect("empty policy");
     assert_eq!(c.extend.admit_within, EXTEND_ADMIT_WITHIN);

@@ -48,6 +48,7 @@ fn state(id: &str, pids: &[u32]) -> ContextState {
         fast_wakes: false,
         keep_anon: false,
         wakes_at_once: None,
+        cpu_idle: false,
     };
     let mut t = ContextState::new(ContextId::from(id), Class::Extend, params, Duration::ZERO);
     for &pid in pids {

@@ -1,0 +1,122 @@
+//! The CPU knobs of a tick: each class's CPU weight (a waking context's
+//! for as long as it wakes), and the idle CPU group of a class that asks
+//! for one (`cpu_idle`), which takes the place of its weights.
+
+use super::*;
+
+#[test]
+fn each_context_runs_at_its_classs_cpu_weight_and_critical_ones_are_left_as_they_are() {
+    let mut e = Engine::new(params());
+    let db = Ctx::new("/db", 400);
+    let noise = Ctx::new("/noise", 200);
+    e.track(db.id.clone(), Class::Critical, class(16), s(0.0));
+    let low = ClassParams {
+        cpu_weight: Some(10),
+        ..class(16)
+    };
+    e.track(noise.id.clone(), Class::Extend, low, s(0.0));
+    // Written once, then not again (nothing read or written per tick) until
+    // REASSERT has passed: then once more, which checks it is still memext's.
+    let reassert = REASSERT.as_secs_f64();
+    for (t, sent) in [
+        (0.0, true),
+        (1.0, false),
+        (2.0, false),
+        (reassert, true),
+        (reassert + 1.0, false),
+    ] {
+        let (_, cmds) = tick(&mut e, &[&db, &noise], t);
+        let weights: Vec<(&ContextId, u16)> = cmds
+            .iter()
+            .filter_map(|c| match c {
+                Command::CpuWeight { id, weight } => Some((id, *weight)),
+                _ => None,
+            })
+            .collect();
+        let want = if sent { vec![(&noise.id, 10)] } else { vec![] };
+        assert_eq!(weights, want, "at {t} s: {cmds:?}");
+    }
+}
+
+#[test]
+fn a_waking_extend_context_runs_at_the_default_cpu_weight_until_it_settles() {
+    waking_weight(WAKE_CPU_WEIGHT);
+}
+
+#[test]
+fn a_waking_extend_context_runs_at_its_classs_waking_weight() {
+    waking_weight(20);
+}
+
+fn waking_weight(wake: u16) {
+    let mut e = Engine::new(params());
+    let low = ClassParams {
+        cpu_weight: Some(1),
+        wake_cpu_weight: wake,
+        ..class(16)
+    };
+    let mut c = Ctx::new("/noise", 64);
+    e.track(c.id.clone(), Class::Extend, low, s(0.0));
+    let weight = |cmds: &[Command]| {
+        cmds.iter().find_map(|c| match c {
+            Command::CpuWeight { weight, .. } => Some(*weight),
+            _ => None,
+        })
+    };
+    for i in 0..=6 {
+        let (_, cmds) = tick(&mut e, &[&c], f64::from(i));
+        let want = (i == 0).then_some(1); // then unchanged: not sent again
+        assert_eq!(weight(&cmds), want, "tick {i}");
+    }
+    c.cpu += Duration::from_secs(1);
+    let (tr, cmds) = tick(&mut e, &[&c], 7.0);
+    assert_eq!(tr, vec![Some(Transition::Woke)]);
+    assert_eq!(weight(&cmds), Some(wake), "{cmds:?}");
+    let mut sent = Vec::new();
+    for i in 8..=10 {
+        c.cpu += Duration::from_secs(1);
+        let (_, cmds) = tick(&mut e, &[&c], f64::from(i));
+        sent.extend(weight(&cmds));
+    }
+    assert_eq!(e.get(&c.id).map(|t| t.model.state), Some(State::Active));
+    assert_eq!(sent, vec![1], "settled: back to its class's weight, once");
+}
+
+/// A class with `cpu_idle` runs as an idle CPU group: `cpu.idle` asserted
+/// like a weight (once, then again after REASSERT), and no weight written
+/// for it, waking or not (the kernel refuses one for an idle group); the
+/// critical context's knobs are left as they are.
+#[test]
+fn an_idle_cpu_class_gets_its_idle_group_and_no_cpu_weight() {
+    let mut e = Engine::new(params());
+    let db = Ctx::new("/db", 400);
+    let mut noise = Ctx::new("/noise", 64);
+    e.track(db.id.clone(), Class::Critical, class(16), s(0.0));
+    let idle = ClassParams {
+        cpu_weight: Some(10),
+        cpu_idle: true,
+        ..class(16)
+    };
+    e.track(noise.id.clone(), Class::Extend, idle, s(0.0));
+    let cpu_knobs = |cmds: &[Command]| -> Vec<Command> {
+        cmds.iter()
+            .filter(|c| matches!(c, Command::CpuWeight { .. } | Command::CpuIdle { .. }))
+            .cloned()
+            .collect()
+    };
+    let set = vec![Command::CpuIdle {
+        id: noise.id.clone(),
+        idle: true,
+    }];
+    let reassert = REASSERT.as_secs_f64();
+    for (t, want) in [(0.0, set.clone()), (1.0, vec![]), (reassert, set.clone())] {
+        let (_, cmds) = tick(&mut e, &[&db, &noise], t);
+        assert_eq!(cpu_knobs(&cmds), want, "at {t} s: {cmds:?}");
+    }
+    // Idle, then woken: a waking context is not given the waking weight
+    // (its knobs are asserted anew at a wake: `cpu.idle` with them).
+    noise.cpu += Duration::from_secs(1);
+    let (tr, cmds) = tick(&mut e, &[&db, &noise], reassert + 1.0);
+    assert_eq!(tr[1], Some(Transition::Woke));
+    assert_eq!(cpu_knobs(&cmds), set, "{cmds:?}");
+}
