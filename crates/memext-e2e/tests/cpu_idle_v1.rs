@@ -7,7 +7,7 @@
 
 use std::time::Duration;
 
-use memext_cgroup::{Limit, LimitKnob, MemoryCgroup};
+use memext_cgroup::{Limit, LimitKnob, MemoryCgroup as _};
 use memext_e2e::toucher::Toucher;
 use memext_e2e::{host_hierarchy, sandbox::TierSandbox, ScratchCgroup};
 
@@ -36,18 +36,6 @@ fn pinned_in(h: &memext_cgroup::Hierarchy, path: &memext_cgroup::CgroupPath) -> 
     rustix::thread::sched_setaffinity(pid, &cpus).expect("pin to CPU 0");
     t.alloc().expect("alloc");
     t
-}
-
-/// The CPU time cgroup `cg` used while `f` ran.
-fn cpu_of(cg: &impl MemoryCgroup, f: impl FnOnce()) -> Duration {
-    let used = || {
-        cg.cpu_usage()
-            .expect("cpuacct")
-            .expect("a cpuacct hierarchy")
-    };
-    let before = used();
-    f();
-    used().saturating_sub(before)
 }
 
 #[test]

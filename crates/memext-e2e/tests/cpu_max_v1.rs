@@ -10,7 +10,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use memext_cgroup::{Limit, LimitKnob, MemoryCgroup};
+use memext_cgroup::{Limit, LimitKnob, MemoryCgroup as _};
 use memext_e2e::toucher::Toucher;
 use memext_e2e::{host_hierarchy, sandbox::TierSandbox, status_row, ScratchCgroup};
 
@@ -49,18 +49,6 @@ impl Drop for Spinner {
             let _ = t.join();
         }
     }
-}
-
-/// The CPU time cgroup `cg` used while `f` ran.
-fn cpu_of(cg: &impl MemoryCgroup, f: impl FnOnce()) -> Duration {
-    let used = || {
-        cg.cpu_usage()
-            .expect("cpuacct")
-            .expect("a cpuacct hierarchy")
-    };
-    let before = used();
-    f();
-    used().saturating_sub(before)
 }
 
 /// A sandbox whose policy selects `cg` critical (idle after 2 s) and

@@ -6,7 +6,7 @@
 
 use std::sync::Mutex;
 
-use memext_cgroup::AnyCgroup;
+use memext_cgroup::{AnyCgroup, MemoryCgroup};
 use memext_e2e::sandbox::TierSandbox;
 use memext_e2e::toucher::Toucher;
 use memext_e2e::{host_hierarchy, is_root, ScratchCgroup};
@@ -97,4 +97,16 @@ impl Drop for Sibling {
     fn drop(&mut self) {
         memext_e2e::remove_cgroups(&self.h, std::slice::from_ref(&self.path));
     }
+}
+
+/// The CPU time cgroup `cg` used while `f` ran.
+pub fn cpu_of(cg: &impl MemoryCgroup, f: impl FnOnce()) -> std::time::Duration {
+    let used = || {
+        cg.cpu_usage()
+            .expect("cpuacct")
+            .expect("a cpuacct hierarchy")
+    };
+    let before = used();
+    f();
+    used().saturating_sub(before)
 }
