@@ -25,9 +25,7 @@ struct Spinner {
 
 impl Spinner {
     fn start(cg: &ScratchCgroup) -> Self {
-        let mut t = Toucher::spawn(helper(), 4 << 20).expect("toucher");
-        cg.attach(t.pid()).expect("attach");
-        t.alloc().expect("alloc");
+        let mut t = toucher_in(&cg.hierarchy, &cg.path, 4);
         let stop = Arc::new(AtomicBool::new(false));
         let flag = stop.clone();
         let thread = std::thread::spawn(move || {
@@ -54,21 +52,13 @@ impl Drop for Spinner {
 /// A sandbox whose policy selects `cg` critical (idle after 2 s) and
 /// `noise` extend with a CPU budget of 0.2.
 fn sandbox(cg: &ScratchCgroup, noise: &Sibling, name: &str) -> TierSandbox {
-    let toml = format!(
-        "[[select]]\ncgroup = \"{}\"\nclass = \"critical\"\n\n[[select]]\ncgroup = \"{}\"\nclass = \"extend\"\n\n\
-         [class.critical]\nidle_after = \"2s\"\n\n[class.extend]\ncpu_max = 0.2\n\n\
-         [daemon]\ncapacity = \"4GiB\"\ntick = \"200ms\"\nsocket = \"@DIR@/memext.sock\"\n",
-        cg.path, noise.path
-    );
-    TierSandbox::new(name, &toml)
+    let classes = "[class.critical]\nidle_after = \"2s\"\n\n[class.extend]\ncpu_max = 0.2";
+    critical_and_noise(name, cg, noise, classes)
 }
 
 /// An idle process holding 4 MiB in `noise`.
 fn idle_in(noise: &Sibling) -> Toucher {
-    let mut t = Toucher::spawn(helper(), 4 << 20).expect("toucher");
-    noise.h.attach(&noise.path, t.pid()).expect("attach");
-    t.alloc().expect("alloc");
-    t
+    toucher_in(&noise.h, &noise.path, 4)
 }
 
 #[test]

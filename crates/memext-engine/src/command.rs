@@ -85,11 +85,10 @@ pub enum Command {
         id: ContextId,
         quota_us: Option<u64>,
     },
-    /// Run the context as an idle CPU group (v1 and v2 `cpu.idle` 1), or
-    /// not (0).
+    /// Run the context as an idle CPU group (v1 and v2 `cpu.idle` 1; the
+    /// ledger puts back what was there when the daemon stops).
     CpuIdle {
         id: ContextId,
-        idle: bool,
     },
     /// Freeze a queued waking context (true) until it is admitted, or thaw
     /// it (false).

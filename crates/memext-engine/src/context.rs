@@ -237,7 +237,7 @@ pub struct Applied {
     pub protect: Option<(u64, Instant)>,
     pub weight: Option<(u16, Instant)>,
     pub cpu_max: Option<(Option<u64>, Instant)>,
-    pub cpu_idle: Option<(bool, Instant)>,
+    pub cpu_idle: Option<Instant>,
 }
 
 /// How long a knob value memext wrote goes unchecked.
@@ -261,9 +261,7 @@ impl Applied {
             Command::CpuMax { quota_us, .. } => self
                 .cpu_max
                 .is_some_and(|(q, at)| q == *quota_us && recent(at)),
-            Command::CpuIdle { idle, .. } => self
-                .cpu_idle
-                .is_some_and(|(i, at)| i == *idle && recent(at)),
+            Command::CpuIdle { .. } => self.cpu_idle.is_some_and(recent),
             _ => false,
         }
     }
@@ -276,7 +274,7 @@ impl Applied {
             Command::Protect { bytes, .. } => self.protect = Some((*bytes, now)),
             Command::CpuWeight { weight, .. } => self.weight = Some((*weight, now)),
             Command::CpuMax { quota_us, .. } => self.cpu_max = Some((*quota_us, now)),
-            Command::CpuIdle { idle, .. } => self.cpu_idle = Some((*idle, now)),
+            Command::CpuIdle { .. } => self.cpu_idle = Some(now),
             _ => {}
         }
     }

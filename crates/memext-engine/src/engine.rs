@@ -308,10 +308,7 @@ impl Engine {
             self.contexts
                 .values()
                 .filter(|t| t.params.cpu_idle)
-                .map(|t| Command::CpuIdle {
-                    id: t.id.clone(),
-                    idle: true,
-                }),
+                .map(|t| Command::CpuIdle { id: t.id.clone() }),
         );
         // A class's CPU budget while a critical context runs.
         commands.extend(cpu_caps(self.contexts.values(), now));

@@ -106,7 +106,6 @@ fn an_idle_cpu_class_gets_its_idle_group_and_no_cpu_weight() {
     };
     let set = vec![Command::CpuIdle {
         id: noise.id.clone(),
-        idle: true,
     }];
     let reassert = REASSERT.as_secs_f64();
     for (t, want) in [(0.0, set.clone()), (1.0, vec![]), (reassert, set.clone())] {

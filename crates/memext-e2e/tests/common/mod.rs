@@ -110,3 +110,31 @@ pub fn cpu_of(cg: &impl MemoryCgroup, f: impl FnOnce()) -> std::time::Duration {
     f();
     used().saturating_sub(before)
 }
+
+/// A sandbox whose policy selects `cg` critical and `noise` extend, with
+/// the class tables `classes` (TOML), ticking every 200 ms.
+pub fn critical_and_noise(
+    name: &str,
+    cg: &ScratchCgroup,
+    noise: &Sibling,
+    classes: &str,
+) -> TierSandbox {
+    let toml = format!(
+        "[[select]]\ncgroup = \"{}\"\nclass = \"critical\"\n\n[[select]]\ncgroup = \"{}\"\nclass = \"extend\"\n\n\
+         {classes}\n\n[daemon]\ncapacity = \"4GiB\"\ntick = \"200ms\"\nsocket = \"@DIR@/memext.sock\"\n",
+        cg.path, noise.path
+    );
+    TierSandbox::new(name, &toml)
+}
+
+/// A toucher holding `mib` MiB (allocated) in cgroup `path` of `h`.
+pub fn toucher_in(
+    h: &memext_cgroup::Hierarchy,
+    path: &memext_cgroup::CgroupPath,
+    mib: usize,
+) -> Toucher {
+    let mut t = Toucher::spawn(helper(), mib << 20).expect("toucher");
+    h.attach(path, t.pid()).expect("attach");
+    t.alloc().expect("alloc");
+    t
+}

@@ -142,12 +142,12 @@ impl Actuator {
                 let quota = within_own(*quota_us, own.bytes());
                 self.guarded(id, cg, knob, quota.map_or(Limit::Max, Limit::Bytes))
             }
-            Command::CpuIdle { id, idle } => {
+            Command::CpuIdle { id } => {
                 let knob = match cg.version() {
                     Version::V1 => LimitKnob::V1CpuIdle,
                     Version::V2 => LimitKnob::CpuIdle,
                 };
-                self.guarded(id, cg, knob, Limit::Bytes(u64::from(*idle)))
+                self.guarded(id, cg, knob, Limit::Bytes(1))
             }
             Command::Freeze { id, frozen } => {
                 let knob = match cg.version() {
