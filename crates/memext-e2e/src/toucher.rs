@@ -5,6 +5,7 @@
 //!   (at start) → `up`  (the runtime is initialised: what start-up allocates
 //!   is charged where the child was started, not to the cgroup it is moved to)
 //!   `alloc`  → `ready ADDR LEN`   (LEN bytes allocated, every page written)
+//!   `free`   → `freed`   (the buffer given back: a job that ends)
 //!   `touch`  → `touched MAJFLT MINFLT MICROS` (every page read; fault deltas)
 //!   `spin MS` → `spun`   (MS milliseconds of CPU, touching none of the buffer)
 //!   `incore` → `incore PAGES TOTAL` (mincore: in DRAM or the swap cache)
@@ -33,6 +34,10 @@ pub fn serve(bytes: usize) -> anyhow::Result<()> {
                     p[page / 2] = u8::try_from(i % 251).expect("below 251") | 1;
                 }
                 writeln!(out, "ready {} {}", buf.as_ptr() as usize, buf.len())?;
+            }
+            "free" => {
+                buf = Vec::new();
+                writeln!(out, "freed")?;
             }
             "touch" => {
                 // Run the measuring code once first: a cgroup squeeze may also
@@ -168,6 +173,15 @@ impl Toucher {
         }
         self.addr = r[1].parse()?;
         self.len = r[2].parse()?;
+        Ok(())
+    }
+
+    /// Gives the buffer back (allocated again by the next `alloc`).
+    pub fn free(&mut self) -> anyhow::Result<()> {
+        let r = self.ask("free")?;
+        if r.first().map(String::as_str) != Some("freed") {
+            bail!("toucher: unexpected reply {r:?}");
+        }
         Ok(())
     }
 

@@ -6,8 +6,9 @@
 //! every wake completes, the critical context's page cache stays resident
 //! throughout, and nothing stays frozen after SIGTERM. A second test gives
 //! two waking contexts room enough for both and `wakes_at_once = 1`: the
-//! second still waits its turn. Needs root; everything is removed on drop,
-//! also on failure.
+//! second still waits its turn. A third runs two batch jobs in turn by
+//! their peaks (`admit_at_peak`). Needs root; everything is removed on
+//! drop, also on failure.
 
 use std::io::Write;
 use std::os::unix::process::CommandExt;
@@ -310,4 +311,78 @@ fn with_one_wake_at_once_the_second_of_two_that_fit_waits_its_turn() {
     stop_leaves_none_frozen(&mut daemon, &h, &noise);
     drop(done);
     drop(reader);
+}
+
+/// Whether the daemon's log has a `name` event for context path `p`.
+fn has_event(log: &std::path::Path, name: &str, p: &CgroupPath) -> bool {
+    events_named(log, name)
+        .iter()
+        .any(|e| e["context"].as_str() == Some(p.as_str()))
+}
+
+/// `admit_at_peak`: two batch jobs of 300 MiB in a 512 MiB server
+/// (480 MiB beyond the two floors). The first holds its heap; the second,
+/// allocating its own, no longer fits beside it and waits frozen (out of
+/// its turn). The first ends its job and, 2 s later, starts again (an
+/// onset): it queues behind the second, which is let in, and waits for
+/// room for its 300 MiB peak. The daemon leaves none frozen at SIGTERM.
+#[test]
+fn batch_jobs_run_in_turn_each_with_room_for_its_peak() {
+    let _g = serial();
+    let h = host_hierarchy().expect("hierarchy");
+    let base = ScratchCgroup::new(&h, "base").expect("cgroup");
+    let jobs = Siblings::new(&h, &base.parent, &["j0", "j1"]);
+    let p = &base.parent;
+    let toml = format!(
+        "[[select]]\ncgroup = \"{p}/j*\"\nclass = \"extend\"\n\n\
+         [class.extend]\nidle_after = \"60s\"\nfloor = \"16MiB\"\nadmit_within = \"60s\"\nadmit_at_peak = true\n\n\
+         [daemon]\ncapacity_cgroup = \"{p}\"\ntick = \"500ms\"\npoll = \"20ms\"\nsocket = \"@DIR@/memext.sock\"\n\n\
+         [[tiers.swapfile]]\npath = \"@DIR@/swap0\"\nsize = \"1GiB\"\npriority = 10\n"
+    );
+    let sb = TierSandbox::new("at-peak", &toml);
+    sb.up();
+    let mut touchers: Vec<Toucher> = Vec::new();
+    for path in &jobs.paths {
+        let t = Toucher::spawn(helper(), 300 << 20).expect("toucher");
+        h.attach(path, t.pid()).expect("attach");
+        touchers.push(t);
+    }
+    h.open(p)
+        .expect("server")
+        .write_limit(LimitKnob::V1Limit, Limit::Bytes(512 * MIB))
+        .expect("server cap");
+    let log = sb.dir.join("daemon.log");
+    let mut daemon = sb.daemon("daemon.log");
+    let log_text = || std::fs::read_to_string(&log).unwrap_or_default();
+    wait_for("both tracked", 10, || {
+        events_named(&log, "tracking").len() >= 2
+    });
+    let (mut j0, mut j1) = {
+        let mut it = touchers.into_iter();
+        (it.next().expect("j0"), it.next().expect("j1"))
+    };
+    let (j0p, j1p) = (&jobs.paths[0], &jobs.paths[1]);
+    j0.alloc().expect("alloc");
+    std::thread::sleep(Duration::from_millis(1500));
+    // In a thread: frozen, its allocation may wait for its turn.
+    let second = std::thread::spawn(move || {
+        j1.alloc().expect("alloc");
+        j1
+    });
+    wait_for("j1 to wait its turn", 10, || has_event(&log, "frozen", j1p));
+    assert!(!has_event(&log, "frozen", j0p), "{}", log_text());
+    // j0 ends its job; quiet for more than 2 s, then it starts again.
+    j0.free().expect("free");
+    std::thread::sleep(Duration::from_millis(2500));
+    let first = std::thread::spawn(move || {
+        j0.spin(500).expect("spin");
+        j0
+    });
+    wait_for("j1 let in, j0 waiting", 10, || {
+        has_event(&log, "thawed", j1p) && has_event(&log, "frozen", j0p)
+    });
+    stop_leaves_none_frozen(&mut daemon, &h, &jobs);
+    let j0 = first.join().expect("j0 ran after the stop");
+    let j1 = second.join().expect("j1 ran");
+    drop((j0, j1));
 }

@@ -8,6 +8,7 @@ use std::time::Duration;
 use crate::activity::Counters;
 use crate::growth::Growth;
 use crate::model::{ContextModel, ModelParams, State, Transition};
+use crate::peak::Peak;
 use crate::predict::PrefetchReason;
 use crate::refault::Refaults;
 use crate::workingset::WorkingSet;
@@ -89,6 +90,15 @@ pub struct ClassParams {
     /// kernel refuses one for an idle group). See `cpu_weight`.
     #[serde(default)]
     pub cpu_idle: bool,
+    /// (Extend only; with `admit_within` above zero.) Admission at the
+    /// peak: an onset (activity after a quiet stretch) queues like a wake,
+    /// and a queued context waits for room for the most it had in its last
+    /// stretch of activity (`crate::peak`), not only for what it holds;
+    /// once admitted, that room is kept for it while it runs. For jobs that
+    /// grow to their peak over time (batch jobs): let in one after another
+    /// as their peaks fit, instead of all growing past the room together.
+    #[serde(default)]
+    pub admit_at_peak: bool,
 }
 
 /// When an idle extend context is pushed out.
@@ -194,6 +204,10 @@ pub struct ContextState {
     /// the plan.
     #[serde(skip)]
     pub rest_growth: Growth,
+    /// The most it had in a stretch of activity: what admission at the
+    /// peak waits for.
+    #[serde(default)]
+    pub peak: Peak,
     /// The mover had a job for it at the last tick.
     pub was_moving: bool,
     /// Its DRAM target from the last plan.
@@ -301,6 +315,7 @@ impl ContextState {
             refaults: Refaults::default(),
             growth: Growth::default(),
             rest_growth: Growth::default(),
+            peak: Peak::default(),
             was_moving: false,
             target: 0,
             accuracy: None,
@@ -403,10 +418,54 @@ impl ContextState {
         }
     }
 
-    /// A wake seen: under admission control it queues for room.
+    /// A wake seen: under admission control it queues for room. A stretch
+    /// of activity begins with it (`peak`).
     pub fn queue_wake(&mut self, now: Instant) {
+        self.peak.begin(now, self.has());
         if self.class == Class::Extend && !self.params.admit_within.is_zero() {
             self.waiting_since = Some(now);
+        }
+    }
+
+    /// An onset seen (activity after a quiet stretch): where it holds (in
+    /// DRAM and swap) less than half its peak, a new stretch of activity
+    /// begins, and under admission at the peak it queues as a wake does
+    /// (not one already queued: its place stands). Holding more, it goes
+    /// on with the stretch it was in: a job stalled on its own swap-ins
+    /// for 2 s looks quiet, and queued at its onset it was frozen, pushed
+    /// out to its floor and, let in again, stalled anew (bench/peers' grow
+    /// cells, session 36: a job frozen three times in 40 s).
+    pub fn queue_onset(&mut self, now: Instant) {
+        if self.has() >= self.peak.expected() / 2 {
+            return;
+        }
+        self.peak.begin(now, self.has());
+        if self.admits_at_peak() && self.waiting_since.is_none() {
+            self.waiting_since = Some(now);
+        }
+    }
+
+    /// An extend context admitted at the peak (`admit_at_peak`, under
+    /// admission).
+    pub fn admits_at_peak(&self) -> bool {
+        self.class == Class::Extend
+            && self.params.admit_at_peak
+            && !self.params.admit_within.is_zero()
+    }
+
+    /// All it has: charged, and in swap.
+    pub fn has(&self) -> u64 {
+        self.memory.usage.saturating_add(self.memory.swapped)
+    }
+
+    /// The room admission waits for and keeps for it beyond what it has
+    /// (0: none): under admission at the peak, the most it had in a
+    /// stretch of activity.
+    pub fn peak_room(&self) -> u64 {
+        if self.admits_at_peak() {
+            self.peak.expected()
+        } else {
+            0
         }
     }
 
@@ -560,6 +619,7 @@ mod tests {
             keep_anon: false,
             wakes_at_once: None,
             cpu_idle: false,
+            admit_at_peak: false,
         };
         let mut t = ContextState::new(
             ContextId::from("/a/b"),

@@ -111,6 +111,7 @@ mod tests {
             keep_anon: false,
             wakes_at_once: None,
             cpu_idle: false,
+            admit_at_peak: false,
         }
     }
 

@@ -180,6 +180,16 @@ impl Engine {
         t.rest_growth.observe(now, m.usage, own_growth && resting);
         t.memory = m;
         t.pids = sample.pids;
+        // What it has counts toward its peak where memext moved none of it
+        // (a read-back in flight is charged before it is used). Its own
+        // swap-ins count: on v1 the kernel uncharges a page's swap slot as
+        // the page is charged (`mem_cgroup_swapin_uncharge_swap`); on v2
+        // the swap cache counts twice until its slot is freed, so the peak
+        // may be over. (Left out with them, a job that thrashed from its
+        // start was seen at a third of its heap: bench/peers, session 36.)
+        if !by_mover && !read_back {
+            t.peak.observe(t.has());
+        }
         let c = t.counters(now, cpu.unwrap_or_default());
         let via = if fired {
             // (A read-back done since the last sample charged it too.)
@@ -190,6 +200,9 @@ impl Engine {
         };
         // A frozen context neither settles nor sleeps: it waits, as it woke.
         let transition = if t.frozen {
+            // Its readings while it waits are the baseline it is judged
+            // from once let in, not activity.
+            t.model.rebase(c);
             None
         } else {
             let known = Known {
@@ -198,11 +211,16 @@ impl Engine {
             };
             t.model.observe_via(c, &t.params.model(), via, known)
         };
-        if transition == Some(Transition::Woke) {
-            t.queue_wake(now);
-            // A wake is when its knobs matter: each is sent (and checked by
-            // the ledger: someone else may have taken it meanwhile) again.
-            t.applied = Applied::default();
+        match transition {
+            Some(Transition::Woke) => {
+                t.queue_wake(now);
+                // A wake is when its knobs matter: each is sent (and checked
+                // by the ledger: someone else may have taken it meanwhile)
+                // again.
+                t.applied = Applied::default();
+            }
+            Some(Transition::Onset) => t.queue_onset(now),
+            _ => {}
         }
         let wants = match transition {
             // The working set is recorded before the context is pushed out.
@@ -377,6 +395,10 @@ impl Engine {
             if t.waiting_since.is_some() && !waiting {
                 t.admit(now);
             }
+            // Out of its turn as it ran (admission at the peak): it queues.
+            if waiting && t.waiting_since.is_none() {
+                t.waiting_since = Some(now);
+            }
             if waiting != t.frozen {
                 out.push(Command::Freeze {
                     id: t.id.clone(),
@@ -464,6 +486,8 @@ impl Engine {
                     .flatten(),
                 growth: t.growth.margin(),
                 rest_slack: t.rest_growth.rest_slack(),
+                peak: t.peak_room(),
+                in_turn: t.admits_at_peak().then(|| t.peak.began()),
             })
             .collect();
         PlanInput { capacity, contexts }
@@ -505,6 +529,7 @@ impl Engine {
         t.release_hold(at);
         match tr {
             Transition::Woke => t.queue_wake(at),
+            Transition::Onset => t.queue_onset(at),
             // Done with its pages in: nothing to serve, its knobs stand.
             Transition::WarmCall => return Some(tr),
             _ => {}

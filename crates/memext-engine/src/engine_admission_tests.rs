@@ -11,7 +11,7 @@ fn queued() -> ClassParams {
     }
 }
 
-fn freezes(cmds: &[Command]) -> Vec<(&str, bool)> {
+pub(super) fn freezes(cmds: &[Command]) -> Vec<(&str, bool)> {
     cmds.iter()
         .filter_map(|c| match c {
             Command::Freeze { id, frozen } => Some((id.as_str(), *frozen)),

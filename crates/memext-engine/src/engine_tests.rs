@@ -33,6 +33,7 @@ fn class(floor_mib: u64) -> ClassParams {
         keep_anon: false,
         wakes_at_once: None,
         cpu_idle: false,
+        admit_at_peak: false,
     }
 }
 
@@ -613,6 +614,9 @@ mod rest;
 
 #[path = "engine_cpu_tests.rs"]
 mod cpu;
+
+#[path = "engine_peak_tests.rs"]
+mod peak;
 
 /// `push_out = "when-needed"`: an idle context is not pushed out while the
 /// capacity has room for it; when a waking one needs that room, it is

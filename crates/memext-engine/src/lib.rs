@@ -19,6 +19,8 @@
 //! - [`command`]: the commands a decision comes out as, and their outcomes.
 //! - [`refault`]: what a context refaults after memext took memory from it
 //!   is not activity.
+//! - [`peak`]: the most a context had in a stretch of activity, for
+//!   admission at the peak.
 #![forbid(unsafe_code)]
 
 pub mod activity;
@@ -30,6 +32,7 @@ pub mod growth;
 pub mod history;
 pub mod limit_room;
 pub mod model;
+pub mod peak;
 pub mod planner;
 pub mod predict;
 pub mod refault;

@@ -104,6 +104,7 @@ mod tests {
             keep_anon: false,
             wakes_at_once: None,
             cpu_idle: false,
+            admit_at_peak: false,
         };
         let mut t = ContextState::new(id.into(), class, params, Duration::ZERO);
         t.memory.usage = usage;

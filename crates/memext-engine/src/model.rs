@@ -206,12 +206,25 @@ impl ContextModel {
         p.idle_after * self.idle_scale
     }
 
-    /// A waking context that waited (frozen) for room runs from now: the
-    /// time it takes to settle counts from here, not from its wake.
+    /// A context that waited (frozen) for room runs from now: the time a
+    /// wake takes to settle counts from here, not from its wake, and the
+    /// time it waited is no stretch without activity (judged from its last
+    /// reading, an onset that waited half a minute was taken for idle the
+    /// tick after it was let in, pushed out, and queued again at the back:
+    /// bench/peers' grow cells, session 36).
     pub fn admitted(&mut self, now: Instant) {
         if self.state == State::Waking {
             self.since = now;
         }
+        self.last_activity = self.last_activity.max(now);
+    }
+
+    /// Takes a reading as the one the next is judged from, judging nothing
+    /// (a context that waits frozen: what it did not do is no idleness).
+    pub fn rebase(&mut self, c: Counters) {
+        self.last = Some(c);
+        self.poll_ref = Some((c.at, c.cpu));
+        self.judged = None;
     }
 
     /// Takes one sample; returns the transition it caused, if any.

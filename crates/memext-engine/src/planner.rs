@@ -29,6 +29,14 @@
 //! run one after another instead of all at once, each faulting the others'
 //! pages out (and taking the CPU that the critical ones need). One that has
 //! waited its longest is admitted anyway, with a share of what is left.
+//! Under admission at the peak (`admit_at_peak`), an onset queues too, and
+//! what a queued context waits for is room for its peak (the most it had
+//! in its last stretch of activity), which it keeps, once admitted, ahead
+//! of the queue while it runs. The busy ones run in turn: in the order
+//! their stretches began, each with room for its peak or what it has;
+//! the first the room no longer holds, and those after it, wait frozen,
+//! queued behind the others (a job whose peak is not known yet grows
+//! until the room does not hold it and the newer ones).
 
 use std::time::Duration;
 
@@ -89,6 +97,15 @@ pub struct ContextInput {
     /// how fast it grew at rest (`crate::growth`), `REST_SLACK_BYTES` until
     /// then.
     pub rest_slack: u64,
+    /// Under admission at the peak, the most it had in a stretch of
+    /// activity (`crate::peak`; 0: not admitted at its peak): a queued
+    /// context waits for room for it, and one that runs keeps it.
+    pub peak: u64,
+    /// Under admission at the peak, when its current stretch of activity
+    /// began (None: not admitted at its peak): busy contexts run in that
+    /// order, each with room for what it needs, and those the room no
+    /// longer holds wait for their turn.
+    pub in_turn: Option<Instant>,
 }
 
 /// A waking context's place in the admission queue.
@@ -198,7 +215,9 @@ fn demand(c: &ContextInput) -> u64 {
         return with_headroom(c.usage.max(c.working_set), c.headroom_pct);
     }
     let has = has(c);
-    let grown = with_headroom(has, c.headroom_pct).max(has.saturating_add(c.growth));
+    let grown = with_headroom(has, c.headroom_pct)
+        .max(has.saturating_add(c.growth))
+        .max(c.peak);
     match (c.state, c.prefetch) {
         (State::Active, None) | (State::Waking | State::Active, Some(_)) => grown,
         // Waking or prefetched: its working set, plus the room an active context
@@ -224,9 +243,10 @@ fn demand_first(c: &ContextInput) -> u64 {
 }
 
 /// What a waking context must have to run its working set without faulting
-/// it in again: what admission waits for (its growth margin is not).
+/// it in again, or under admission at the peak to reach its peak: what
+/// admission waits for (its growth margin is not).
 fn fits(c: &ContextInput) -> u64 {
-    c.usage.max(c.working_set).max(c.floor)
+    c.usage.max(c.working_set).max(c.floor).max(c.peak)
 }
 
 /// Whether an extend context takes CPU now: waking, or active and not
@@ -252,6 +272,34 @@ fn rank(c: &ContextInput) -> u8 {
 }
 
 pub fn plan(input: &PlanInput) -> Plan {
+    // A peak larger than all the extend contexts can ever have (the
+    // capacity less the critical contexts' demand and the others' floors)
+    // is waited for only as far as it can be had.
+    let floors: u64 = input
+        .contexts
+        .iter()
+        .map(|c| match c.class {
+            Class::Critical => demand(c),
+            Class::Extend => c.floor.min(demand(c)),
+        })
+        .sum();
+    let most = |c: &ContextInput| {
+        input
+            .capacity
+            .saturating_sub(floors)
+            .saturating_add(c.floor)
+    };
+    if input.contexts.iter().any(|c| c.peak > most(c)) {
+        let mut within = input.clone();
+        for c in &mut within.contexts {
+            c.peak = c.peak.min(most(c));
+        }
+        return plan_within(&within);
+    }
+    plan_within(input)
+}
+
+fn plan_within(input: &PlanInput) -> Plan {
     let cs = &input.contexts;
     let mut room = Room {
         targets: vec![0u64; cs.len()],
@@ -270,9 +318,17 @@ pub fn plan(input: &PlanInput) -> Plan {
     // unused, pushed out the next call's function).
     let woken = of_rank(cs, 0);
     room.share(cs, &woken, demand_first);
-    let waits = room.admit_queued(cs);
+    // Under admission at the peak, the busy contexts keep room for what
+    // they need (their peak) before a queued one is let in, in the order
+    // their stretches began; those it no longer holds wait their turn.
+    let mut busy = of_rank(cs, 2);
+    let out_of_turn = room.run_in_turn(cs, &busy);
+    busy.retain(|&i| !out_of_turn[i]);
+    let mut waits = room.admit_queued(cs);
+    for (w, o) in waits.iter_mut().zip(out_of_turn) {
+        *w |= o;
+    }
     let prefetched = room.prefetch_whole(cs);
-    let busy = of_rank(cs, 2);
     room.share(cs, &busy, demand_first);
     // 3b. Resting contexts that are pushed out only when needed keep what
     //     they hold while it fits, those expected to wake soonest for their
@@ -294,7 +350,7 @@ pub fn plan(input: &PlanInput) -> Plan {
     //    DRAM instead of reclaiming its own pages at a limit set a tick ago.
     //    The sum still fits: a context that wakes takes its room back next tick.
     let active: Vec<usize> = (0..cs.len())
-        .filter(|&i| cs[i].class == Class::Extend && rank(&cs[i]) == 2)
+        .filter(|&i| cs[i].class == Class::Extend && rank(&cs[i]) == 2 && !waits[i])
         .collect();
     if let Some(each) = room.left.checked_div(active.len() as u64) {
         for &i in &active {
@@ -364,3 +420,7 @@ use room::{of_rank, Room};
 #[cfg(test)]
 #[path = "planner_tests.rs"]
 mod tests;
+
+#[cfg(test)]
+#[path = "planner_peak_tests.rs"]
+mod peak_tests;

@@ -63,6 +63,37 @@ impl Room {
         waits
     }
 
+    /// Under admission at the peak, serves the `busy` contexts that run in
+    /// turn, in the order their stretches began, each with room for what it
+    /// needs (its peak, or all it holds: `fits`), then those in turn up to
+    /// their demand where there is more; the first that does not fit, and
+    /// every one after it, is out of its turn. Returns which are (by input
+    /// index).
+    pub(super) fn run_in_turn(&mut self, cs: &[ContextInput], busy: &[usize]) -> Vec<bool> {
+        let mut order: Vec<usize> = busy
+            .iter()
+            .copied()
+            .filter(|&i| cs[i].in_turn.is_some())
+            .collect();
+        order.sort_by_key(|&i| (cs[i].in_turn, i));
+        let mut out = vec![false; cs.len()];
+        let mut blocked = false;
+        for &i in &order {
+            let more = fits(&cs[i]).saturating_sub(self.targets[i]);
+            blocked = blocked || more > self.left;
+            if !blocked {
+                self.targets[i] += more;
+                self.left -= more;
+            }
+            out[i] = blocked;
+        }
+        // Their growth room after what each needs (given first, the
+        // earlier ones' room kept a later one out of its turn).
+        order.retain(|&i| !out[i]);
+        self.share(cs, &order, demand);
+        out
+    }
+
     /// Gives context `i` room for `whole` bytes, and up to its demand
     /// beyond where there is room; nothing if `whole` does not fit.
     /// Whether it did.

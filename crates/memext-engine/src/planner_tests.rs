@@ -3,9 +3,15 @@ use super::*;
 use proptest::prelude::*;
 use std::time::Duration;
 
-const MIB: u64 = 1 << 20;
+pub(super) const MIB: u64 = 1 << 20;
 
-fn ctx(key: &str, class: Class, state: State, usage_mib: u64, ws_mib: u64) -> ContextInput {
+pub(super) fn ctx(
+    key: &str,
+    class: Class,
+    state: State,
+    usage_mib: u64,
+    ws_mib: u64,
+) -> ContextInput {
     ContextInput {
         key: key.into(),
         class,
@@ -23,6 +29,8 @@ fn ctx(key: &str, class: Class, state: State, usage_mib: u64, ws_mib: u64) -> Co
         expected_wake_in: None,
         growth: GROWTH_BYTES,
         rest_slack: REST_SLACK_BYTES,
+        peak: 0,
+        in_turn: None,
     }
 }
 
@@ -33,7 +41,7 @@ fn pushed_out(p: &Plan, key: &str) -> bool {
         .any(|a| matches!(a, Action::PushOut { key: k, .. } if k.as_str() == key))
 }
 
-fn target(p: &Plan, input: &PlanInput, key: &str) -> u64 {
+pub(super) fn target(p: &Plan, input: &PlanInput, key: &str) -> u64 {
     p.targets[input
         .contexts
         .iter()
@@ -382,6 +390,8 @@ fn on_a_full_host_a_floor_above_what_a_resting_context_holds_is_not_kept() {
         quiet: keep,
         expected_wake_in: Some(Duration::from_secs(60)),
         rest_slack: 512 << 10,
+        peak: 0,
+        in_turn: None,
         ..ctx(key, Class::Extend, State::Idle, 1, 71)
     };
     let mut input = PlanInput {
@@ -615,7 +625,7 @@ fn capacity_below_the_working_sets_is_shared_and_flagged() {
     assert_eq!(target(&p, &input, "a"), target(&p, &input, "b"));
 }
 
-fn queued(mut c: ContextInput, since: u64, overdue: bool) -> ContextInput {
+pub(super) fn queued(mut c: ContextInput, since: u64, overdue: bool) -> ContextInput {
     c.queued = Some(Queued {
         since: Duration::from_secs(since),
         overdue,
@@ -624,7 +634,7 @@ fn queued(mut c: ContextInput, since: u64, overdue: bool) -> ContextInput {
     c
 }
 
-fn waits(p: &Plan) -> Vec<&str> {
+pub(super) fn waits(p: &Plan) -> Vec<&str> {
     p.actions
         .iter()
         .filter(|a| matches!(a, Action::Wait { .. }))
@@ -802,7 +812,10 @@ fn any_context() -> impl Strategy<Value = ContextInput> {
             Just(Some(PrefetchReason::Periodic))
         ],
         any::<bool>(),
-        prop::option::of(0u64..600),
+        (
+            prop::option::of(0u64..600),
+            prop_oneof![Just(0u64), 0u64..4096],
+        ),
     )
         .prop_map(
             |(
@@ -817,7 +830,7 @@ fn any_context() -> impl Strategy<Value = ContextInput> {
                 pressure,
                 prefetch,
                 keep,
-                wake,
+                (wake, peak),
             )| {
                 ContextInput {
                     key,
@@ -836,6 +849,16 @@ fn any_context() -> impl Strategy<Value = ContextInput> {
                     expected_wake_in: wake.map(Duration::from_secs),
                     growth: GROWTH_BYTES,
                     rest_slack: REST_SLACK_BYTES,
+                    // Only an extend class admits at the peak.
+                    peak: if class == Class::Extend {
+                        peak * MIB
+                    } else {
+                        0
+                    },
+                    // Some of them run in turn, their stretches begun at
+                    // times as random.
+                    in_turn: (class == Class::Extend && peak > 0)
+                        .then(|| Duration::from_secs(usage % 7)),
                 }
             },
         )

@@ -95,6 +95,8 @@ impl Sim {
                         expected_wake_in: None,
                         growth: memext_engine::planner::GROWTH_BYTES,
                         rest_slack: memext_engine::planner::REST_SLACK_BYTES,
+                        peak: 0,
+                        in_turn: None,
                     }
                 })
                 .collect();

@@ -61,6 +61,9 @@ fn engine_extras(p: &config::ClassParams) -> String {
     if p.cpu_idle {
         out += " cpu_idle=on";
     }
+    if p.admit_at_peak {
+        out += " admit_at_peak=on";
+    }
     if p.keep_anon {
         out += " keep_anon=on";
     }
@@ -82,11 +85,12 @@ mod tests {
             fast_wakes: true,
             push_out: config::PushOutWhen::Needed,
             cpu_idle: true,
+            admit_at_peak: true,
             ..extend
         };
         assert_eq!(
             engine_extras(&set),
-            " admit_within=5s push_out=when-needed cpu_max=0.3 wakes_at_once=1 fast_wakes=on cpu_idle=on"
+            " admit_within=5s push_out=when-needed cpu_max=0.3 wakes_at_once=1 fast_wakes=on cpu_idle=on admit_at_peak=on"
         );
     }
 }

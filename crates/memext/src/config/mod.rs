@@ -106,6 +106,7 @@ impl Config {
             keep_anon: true,
             wakes_at_once: None,
             cpu_idle: false,
+            admit_at_peak: false,
         }
     }
 
@@ -126,6 +127,7 @@ impl Config {
             keep_anon: false,
             wakes_at_once: None,
             cpu_idle: false,
+            admit_at_peak: false,
         }
     }
 
@@ -215,6 +217,19 @@ impl Config {
         if file.class.critical.cpu_idle.is_some() {
             let at = text.find("[class.critical]").unwrap_or(0);
             let why = "class.critical: cpu_idle applies to extend contexts: it leaves the critical ones the CPU";
+            return Err(invalid(at..at, why.into()));
+        }
+        if file.class.critical.admit_at_peak.is_some() {
+            let at = text.find("[class.critical]").unwrap_or(0);
+            let why = "class.critical: admit_at_peak applies to extend contexts: a critical context never waits";
+            return Err(invalid(at..at, why.into()));
+        }
+        let extend = &file.class.extend;
+        if extend.admit_at_peak == Some(true) && extend.admit_within.is_some_and(|d| d.0.is_zero())
+        {
+            let at = text.find("[class.extend]").unwrap_or(0);
+            let why =
+                "class.extend: admit_at_peak needs admit_within above 0s: it is a way of admitting";
             return Err(invalid(at..at, why.into()));
         }
         if file.class.extend.keep_anon.is_some() {

@@ -100,6 +100,7 @@ pub(crate) struct ClassOverrides {
     pub(crate) keep_anon: Option<bool>,
     pub(crate) wakes_at_once: Option<WakesAtOnce>,
     pub(crate) cpu_idle: Option<bool>,
+    pub(crate) admit_at_peak: Option<bool>,
 }
 
 /// Parameters of a class, resolved against the defaults.
@@ -186,6 +187,15 @@ pub struct ClassParams {
     /// `wake_cpu_weight`) are not written then: the kernel refuses a weight
     /// for an idle group. Needs kernel 5.15 or later.
     pub cpu_idle: bool,
+    /// Admission at the peak (extend only, with `admit_within` above 0s;
+    /// default false): a context that starts again after a quiet stretch
+    /// (an onset) queues as a wake does, and a queued context is let in only
+    /// when there is room for the most it had in its last stretch of
+    /// activity (charged and in swap), which it then keeps while it runs.
+    /// For batch jobs that grow to a peak over time: let in one after
+    /// another as their peaks fit, instead of all growing past the room
+    /// together, each reclaiming its own pages at its share.
+    pub admit_at_peak: bool,
 }
 
 impl ClassParams {
@@ -207,6 +217,7 @@ impl ClassParams {
             keep_anon: self.keep_anon,
             wakes_at_once: self.wakes_at_once.map(|w| w.0),
             cpu_idle: self.cpu_idle,
+            admit_at_peak: self.admit_at_peak,
         }
     }
 }
@@ -229,6 +240,7 @@ impl ClassOverrides {
             keep_anon: self.keep_anon.unwrap_or(d.keep_anon),
             wakes_at_once: self.wakes_at_once.or(d.wakes_at_once),
             cpu_idle: self.cpu_idle.unwrap_or(d.cpu_idle),
+            admit_at_peak: self.admit_at_peak.unwrap_or(d.admit_at_peak),
         }
     }
 }

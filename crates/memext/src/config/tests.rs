@@ -247,6 +247,18 @@ fn extend_contexts_are_idle_cpu_groups_only_when_asked_and_critical_ones_never()
 }
 
 #[test]
+fn admission_at_the_peak_only_when_asked_for_extend_contexts_that_are_admitted() {
+    let c = parse("").expect("empty policy");
+    assert!(!c.extend.engine().admit_at_peak);
+    let c = parse("[class.extend]\nadmit_at_peak = true\n").expect("at the peak");
+    assert!(c.extend.engine().admit_at_peak);
+    let (_, msg) = err_line("[class.extend]\nadmit_at_peak = true\nadmit_within = \"0s\"\n");
+    assert!(msg.contains("needs admit_within"), "{msg}");
+    let (_, msg) = err_line("[class.critical]\nadmit_at_peak = true\n");
+    assert!(msg.contains("admit_at_peak applies to extend"), "{msg}");
+}
+
+#[test]
 fn waking_extend_contexts_wait_for_room_by_default_and_critical_ones_never() {
     let c = parse("").expect("empty policy");
     assert_eq!(c.extend.admit_within, EXTEND_ADMIT_WITHIN);

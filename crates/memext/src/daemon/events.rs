@@ -55,10 +55,11 @@ pub fn resumed(id: &ContextId, out: bool, wakes: usize, working_set_bytes: u64) 
     );
 }
 
-/// A waking context frozen to wait for room (`frozen`), or admitted (`thawed`).
+/// A waking context (or, under `admit_at_peak`, one starting again) frozen
+/// to wait for room (`frozen`), or admitted (`thawed`).
 pub fn frozen(id: &ContextId, frozen: bool) {
     if frozen {
-        tracing::info!(event = "frozen", context = %id, "{id}: woke; frozen until its working set fits");
+        tracing::info!(event = "frozen", context = %id, "{id}: frozen until its room fits");
     } else {
         tracing::info!(event = "thawed", context = %id, "{id}: admitted; thawed");
     }

@@ -49,6 +49,7 @@ fn state(id: &str, pids: &[u32]) -> ContextState {
         keep_anon: false,
         wakes_at_once: None,
         cpu_idle: false,
+        admit_at_peak: false,
     };
     let mut t = ContextState::new(ContextId::from(id), Class::Extend, params, Duration::ZERO);
     for &pid in pids {

@@ -1,0 +1,138 @@
+//! Admission at the peak on a simulated trace: two batch jobs that each
+//! grow to a peak, free it and start again; the one that starts again
+//! while the other's peak leaves no room for its own waits frozen.
+
+use super::admission::freezes;
+use super::*;
+
+fn at_peak(on: bool) -> ClassParams {
+    ClassParams {
+        admit_within: Duration::from_secs(60),
+        admit_at_peak: on,
+        ..class(16)
+    }
+}
+
+/// An engine tracking jobs `/a` and `/b`, admitted at the peak or not.
+fn two_jobs(at_the_peak: bool) -> (Engine, Ctx, Ctx) {
+    let mut e = Engine::new(params());
+    let (a, b) = (Ctx::new("/a", 0), Ctx::new("/b", 0));
+    for c in [&a, &b] {
+        e.track(c.id.clone(), Class::Extend, at_peak(at_the_peak), s(0.0));
+    }
+    (e, a, b)
+}
+
+/// Job `a` grows to 600 MiB and pauses holding `holds` (MiB in DRAM, in
+/// swap), `b` grows to 500 MiB and runs on; at 7 s `a` runs again (an
+/// onset). Every freeze and thaw, with its tick.
+fn a_starts_again_beside_b(
+    e: &mut Engine,
+    a: &mut Ctx,
+    b: &mut Ctx,
+    holds: (u64, u64),
+) -> Vec<(u32, String, bool)> {
+    let run = |c: &mut Ctx| c.cpu += Duration::from_millis(500);
+    let mut seen = Vec::new();
+    let mut note = |at: u32, cmds: &[Command]| {
+        seen.extend(
+            freezes(cmds)
+                .into_iter()
+                .map(|(id, f)| (at, id.to_string(), f)),
+        );
+    };
+    for (at, (ua, ub)) in (0..).zip([(100, 100), (300, 200), (500, 300), (600, 400)]) {
+        (a.usage, b.usage) = (ua * MIB, ub * MIB);
+        run(a);
+        run(b);
+        note(at, &tick(e, &[a, b], f64::from(at)).1);
+    }
+    // `a` pauses; `b` goes on to its peak.
+    (a.usage, a.swapped) = (holds.0 * MIB, holds.1 * MIB);
+    b.usage = 500 * MIB;
+    for at in 4..7 {
+        run(b);
+        note(at, &tick(e, &[a, b], f64::from(at)).1);
+    }
+    run(a);
+    run(b);
+    let (tr, cmds) = tick(e, &[a, b], 7.0);
+    assert_eq!(tr[0], Some(Transition::Onset));
+    note(7, &cmds);
+    seen
+}
+
+#[test]
+fn a_job_that_starts_again_waits_frozen_until_its_peak_fits() {
+    let (mut e, mut a, mut b) = two_jobs(true);
+    // 1024 - 2 x 16 (floors) = 992. Both began at 0 s, `a` first: while
+    // `a` pauses, its 600 MiB peak is kept for it, and `b`, grown to 500,
+    // is out of its turn at 4 s: it waits frozen, queued. At 7 s `a`
+    // starts a job again (it freed its heap): queued behind `b`, which is
+    // let in; `a`'s 600 MiB do not fit beside `b`'s 500.
+    let seen = a_starts_again_beside_b(&mut e, &mut a, &mut b, (20, 0));
+    let at = |t: u32| -> Vec<(&str, bool)> {
+        let mut v: Vec<(&str, bool)> = seen
+            .iter()
+            .filter(|s| s.0 == t)
+            .map(|s| (s.1.as_str(), s.2))
+            .collect();
+        v.sort();
+        v
+    };
+    assert_eq!(at(4), vec![("/b", true)], "{seen:?}");
+    assert_eq!(at(7), vec![("/a", true), ("/b", false)], "{seen:?}");
+    assert_eq!(seen.len(), 3, "{seen:?}");
+    let t = e.get(&a.id).expect("tracked");
+    assert_eq!(t.waiting_since, Some(s(7.0)));
+    assert_eq!(t.target, 16 * MIB, "waits at its floor");
+
+    // `b` works on until 30 s, ends its job and pauses; it starts again at
+    // 34 s, queued behind `a`: `a` is let in with room for its peak, `b`
+    // waits.
+    for at in 8..31 {
+        b.cpu += Duration::from_millis(500);
+        tick(&mut e, &[&a, &b], f64::from(at));
+    }
+    b.usage = 20 * MIB;
+    for at in 31..34 {
+        tick(&mut e, &[&a, &b], f64::from(at));
+    }
+    b.cpu += Duration::from_millis(500);
+    let (_, cmds) = tick(&mut e, &[&a, &b], 34.0);
+    let mut f = freezes(&cmds);
+    f.sort();
+    assert_eq!(f, vec![("/a", false), ("/b", true)], "{cmds:?}");
+    assert!(e.get(&a.id).is_some_and(|t| t.target >= 600 * MIB));
+    // Let in, it runs: the 27 s it waited are no stretch without activity
+    // (idle after 5 s), and its first readings, judged from its last
+    // before it was let in, no onset (0.5 s of CPU over the 28 s since its
+    // last reading before it froze is below the activity share).
+    for at in 35..38 {
+        a.cpu += Duration::from_millis(500);
+        let (tr, _) = tick(&mut e, &[&a, &b], f64::from(at));
+        assert_eq!(tr[0], None, "at {at} s");
+    }
+    assert_eq!(e.get(&a.id).map(|t| t.model.state), Some(State::Active));
+}
+
+#[test]
+fn without_admission_at_the_peak_a_job_that_starts_again_runs_at_once() {
+    let (mut e, mut a, mut b) = two_jobs(false);
+    assert!(a_starts_again_beside_b(&mut e, &mut a, &mut b, (20, 0)).is_empty());
+    assert_eq!(e.get(&a.id).and_then(|t| t.waiting_since), None);
+    assert_eq!(e.get(&b.id).and_then(|t| t.waiting_since), None);
+}
+
+#[test]
+fn a_job_that_stalled_holding_its_heap_goes_on_at_its_onset() {
+    let (mut e, mut a, mut b) = two_jobs(true);
+    // Quiet for 2 s waiting on its swap-ins, half its heap in swap: the
+    // same job, not a new one; not queued (only `b` waited, out of its
+    // turn beside `a`'s 600 MiB).
+    let seen = a_starts_again_beside_b(&mut e, &mut a, &mut b, (300, 300));
+    assert!(seen.iter().all(|s| s.1 == "/b"), "{seen:?}");
+    let t = e.get(&a.id).expect("tracked");
+    assert_eq!(t.waiting_since, None);
+    assert_eq!(t.peak.expected(), 600 * MIB);
+}
