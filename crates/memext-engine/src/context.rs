@@ -91,12 +91,14 @@ pub struct ClassParams {
     #[serde(default)]
     pub cpu_idle: bool,
     /// (Extend only; with `admit_within` above zero.) Admission at the
-    /// peak: an onset (activity after a quiet stretch) queues like a wake,
-    /// and a queued context waits for room for the most it had in its last
-    /// stretch of activity (`crate::peak`), not only for what it holds;
-    /// once admitted, that room is kept for it while it runs. For jobs that
-    /// grow to their peak over time (batch jobs): let in one after another
-    /// as their peaks fit, instead of all growing past the room together.
+    /// peak: an onset (activity after a quiet stretch, holding less than
+    /// half its peak) queues like a wake, and a queued context waits for
+    /// room for the most it had in its last stretch of activity
+    /// (`crate::peak`), not only for what it holds; running, the class's
+    /// contexts keep room for what they need in the order their stretches
+    /// began, and those the room no longer holds wait in the queue. For
+    /// jobs that grow to their peak over time (batch jobs): run in turn as
+    /// their peaks fit, instead of all growing past the room together.
     #[serde(default)]
     pub admit_at_peak: bool,
 }

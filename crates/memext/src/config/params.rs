@@ -189,12 +189,14 @@ pub struct ClassParams {
     pub cpu_idle: bool,
     /// Admission at the peak (extend only, with `admit_within` above 0s;
     /// default false): a context that starts again after a quiet stretch
-    /// (an onset) queues as a wake does, and a queued context is let in only
-    /// when there is room for the most it had in its last stretch of
-    /// activity (charged and in swap), which it then keeps while it runs.
-    /// For batch jobs that grow to a peak over time: let in one after
-    /// another as their peaks fit, instead of all growing past the room
-    /// together, each reclaiming its own pages at its share.
+    /// (an onset) holding less than half its peak queues as a wake does; a
+    /// queued context is let in only when there is room for its peak (the
+    /// most it had in its last stretch of activity, charged and in swap);
+    /// and the running ones keep room for what they need in the order their
+    /// stretches began, those it no longer holds waiting frozen in the
+    /// queue. For batch jobs that grow to a peak over time: run in turn as
+    /// their peaks fit, instead of all growing past the room together, each
+    /// reclaiming its own pages at its share.
     pub admit_at_peak: bool,
 }
 
