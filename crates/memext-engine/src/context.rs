@@ -436,7 +436,7 @@ impl ContextState {
     /// on with the stretch it was in: a job stalled on its own swap-ins
     /// for 2 s looks quiet, and queued at its onset it was frozen, pushed
     /// out to its floor and, let in again, stalled anew (bench/peers' grow
-    /// cells, session 36: a job frozen three times in 40 s).
+    /// cells, session 36: a job frozen three times in 38 s).
     pub fn queue_onset(&mut self, now: Instant) {
         if self.has() >= self.peak.expected() / 2 {
             return;

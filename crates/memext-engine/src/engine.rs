@@ -185,8 +185,10 @@ impl Engine {
         // swap-ins count: on v1 the kernel uncharges a page's swap slot as
         // the page is charged (`mem_cgroup_swapin_uncharge_swap`); on v2
         // the swap cache counts twice until its slot is freed, so the peak
-        // may be over. (Left out with them, a job that thrashed from its
-        // start was seen at a third of its heap: bench/peers, session 36.)
+        // may be over. (Left out with them, the peak of a job that faults
+        // its own pages back at its limit, as every grow job of
+        // bench/peers did before it could be admitted at its peak, would
+        // be read only where it faulted none.)
         if !by_mover && !read_back {
             t.peak.observe(t.has());
         }
