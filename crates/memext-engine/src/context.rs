@@ -367,7 +367,7 @@ impl ContextState {
     /// and what it had in swap too while a read-back brings that in.
     pub fn charged(&self) -> u64 {
         if self.reading_back {
-            self.memory.usage.saturating_add(self.memory.swapped)
+            self.has()
         } else {
             self.memory.usage
         }
@@ -577,9 +577,7 @@ impl ContextState {
     /// database's shared buffers, mapped by every backend) is recorded once
     /// per process, and would otherwise count many times over.
     pub fn working_set_bytes(&self) -> u64 {
-        self.ws
-            .bytes()
-            .min(self.memory.usage.saturating_add(self.memory.swapped))
+        self.ws.bytes().min(self.has())
     }
 
     /// What the model sees: the context's counters less memext's own faults.

@@ -272,6 +272,11 @@ fn rank(c: &ContextInput) -> u8 {
 }
 
 pub fn plan(input: &PlanInput) -> Plan {
+    // No class admits at the peak (the default): nothing to bound, and no
+    // extra pass over every context at every tick.
+    if input.contexts.iter().all(|c| c.peak == 0) {
+        return plan_within(input);
+    }
     // A peak larger than all the extend contexts can ever have (the
     // capacity less the critical contexts' demand and the others' floors)
     // is waited for only as far as it can be had.
