@@ -321,9 +321,9 @@ fn has_event(log: &std::path::Path, name: &str, p: &CgroupPath) -> bool {
 }
 
 /// `admit_at_peak`: two batch jobs of 300 MiB in a 512 MiB server
-/// (480 MiB beyond the two floors). The first holds its heap; the second,
-/// allocating its own, no longer fits beside it and waits frozen (out of
-/// its turn). The first ends its job and, 2 s later, starts again (an
+/// (480 MiB beyond the two floors). The first holds its heap and works on
+/// it; the second, allocating its own, no longer fits beside it and waits
+/// frozen (out of its turn). The first ends its job and, 2 s later, starts again (an
 /// onset): it queues behind the second, which is let in, and waits for
 /// room for its 300 MiB peak. The daemon leaves none frozen at SIGTERM.
 #[test]
@@ -363,6 +363,11 @@ fn batch_jobs_run_in_turn_each_with_room_for_its_peak() {
     };
     let (j0p, j1p) = (&jobs.paths[0], &jobs.paths[1]);
     j0.alloc().expect("alloc");
+    // j0 works on its heap for 6 s (a job that only sleeps keeps no room).
+    let working = std::thread::spawn(move || {
+        j0.spin(6000).expect("spin");
+        j0
+    });
     std::thread::sleep(Duration::from_millis(1500));
     // In a thread: frozen, its allocation may wait for its turn.
     let second = std::thread::spawn(move || {
@@ -372,6 +377,7 @@ fn batch_jobs_run_in_turn_each_with_room_for_its_peak() {
     wait_for("j1 to wait its turn", 10, || has_event(&log, "frozen", j1p));
     assert!(!has_event(&log, "frozen", j0p), "{}", log_text());
     // j0 ends its job; quiet for more than 2 s, then it starts again.
+    let mut j0 = working.join().expect("j0 worked");
     j0.free().expect("free");
     std::thread::sleep(Duration::from_millis(2500));
     let first = std::thread::spawn(move || {

@@ -89,3 +89,38 @@ fn jobs_whose_peaks_are_not_known_yet_run_in_turn_the_newest_waiting() {
     assert!(target(&p, &input, "mid") >= 300 * MIB);
     assert!(p.targets.iter().sum::<u64>() <= input.capacity);
 }
+
+#[test]
+fn a_job_between_two_stretches_keeps_no_room_ahead_of_the_queue_and_never_waits() {
+    let begun = |mut c: ContextInput, at: u64| {
+        c.in_turn = Some(Duration::from_secs(at));
+        c
+    };
+    let plan_at = |capacity_mib: u64| {
+        let input = PlanInput {
+            capacity: capacity_mib * MIB,
+            contexts: vec![
+                ctx("db", Class::Critical, State::Active, 200, 200),
+                begun(job("runs", 300, 300), 0),
+                // Re-touched its heap and sleeps: active, quiet, its
+                // stretch begun before the queued one's.
+                ContextInput {
+                    quiet: true,
+                    ..begun(job("sleeps", 300, 300), 1)
+                },
+                queued(begun(job("woke", 40, 300), 2), 2, false),
+            ],
+        };
+        let p = plan(&input);
+        assert!(p.targets.iter().sum::<u64>() <= input.capacity);
+        (waits(&p).join(","), target(&p, &input, "woke"))
+    };
+    // 1000 - 220 (db) - 3 x 32 (floors) = 684: "runs" keeps room for its
+    // peak (268 more), the queued wake is let in for its own (268) ahead of
+    // the sleeping one, which shares the 148 left.
+    let (waiting, woke) = plan_at(1000);
+    assert_eq!(waiting, "");
+    assert!(woke >= 300 * MIB, "{woke}");
+    // 384 beyond the floors: the wake waits; the sleeper is not frozen.
+    assert_eq!(plan_at(700).0, "woke");
+}
