@@ -99,7 +99,11 @@ fn a_job_that_starts_again_waits_frozen_until_its_peak_fits() {
     let mut f = Vec::new();
     for at in 31..33 {
         let (_, cmds) = tick(&mut e, &[&a, &b], f64::from(at));
-        f.extend(freezes(&cmds).into_iter().map(|(id, fr)| (at, id.to_string(), fr)));
+        f.extend(
+            freezes(&cmds)
+                .into_iter()
+                .map(|(id, fr)| (at, id.to_string(), fr)),
+        );
     }
     assert_eq!(f, vec![(32, "/a".to_string(), false)]);
     assert!(e.get(&a.id).is_some_and(|t| t.target >= 600 * MIB));
