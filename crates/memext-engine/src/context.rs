@@ -159,6 +159,10 @@ pub struct Sample {
     pub psi_some_avg10: Option<f64>,
 }
 
+/// How long after it is first tracked a context is not run in turn
+/// (`ContextState::runs_in_turn`).
+pub const START_GRACE: Duration = Duration::from_secs(5);
+
 /// Everything the engine knows about one context.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct ContextState {
@@ -210,6 +214,10 @@ pub struct ContextState {
     /// peak waits for.
     #[serde(default)]
     pub peak: Peak,
+    /// When this daemon run began tracking it (0 for a context resumed
+    /// from a saved state: its clock was another run's).
+    #[serde(skip)]
+    pub tracked_at: Instant,
     /// The mover had a job for it at the last tick.
     pub was_moving: bool,
     /// Its DRAM target from the last plan.
@@ -317,7 +325,10 @@ impl ContextState {
             refaults: Refaults::default(),
             growth: Growth::default(),
             rest_growth: Growth::default(),
-            peak: Peak::default(),
+            // Its first stretch begins when memext first sees it: behind
+            // the contexts already running in turn.
+            peak: Peak::begun(now),
+            tracked_at: now,
             was_moving: false,
             target: 0,
             accuracy: None,
@@ -453,6 +464,15 @@ impl ContextState {
         self.class == Class::Extend
             && self.params.admit_at_peak
             && !self.params.admit_within.is_zero()
+    }
+
+    /// Run in turn under admission at the peak, once past its start: a
+    /// context tracked less than `START_GRACE` ago may be a container that
+    /// its runtime is starting, and one frozen before `runc start` fails
+    /// to start ("cannot start a container in the paused state": issue
+    /// 15's scenario, 512 MiB cap, session 37).
+    pub fn runs_in_turn(&self, now: Instant) -> bool {
+        self.admits_at_peak() && now.saturating_sub(self.tracked_at) >= START_GRACE
     }
 
     /// All it has: charged, and in swap.

@@ -489,7 +489,7 @@ impl Engine {
                 growth: t.growth.margin(),
                 rest_slack: t.rest_growth.rest_slack(),
                 peak: t.peak_room(),
-                in_turn: t.admits_at_peak().then(|| t.peak.began()),
+                in_turn: t.runs_in_turn(now).then(|| t.peak.began()),
             })
             .collect();
         PlanInput { capacity, contexts }

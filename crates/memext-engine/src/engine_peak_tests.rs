@@ -4,6 +4,17 @@
 
 use super::admission::freezes;
 use super::*;
+use crate::context::START_GRACE;
+
+/// Seconds from here on count from the end of the contexts' start
+/// (`START_GRACE` after they are tracked at 0): before it, none runs in turn.
+fn tick(e: &mut Engine, ctxs: &[&Ctx], at: f64) -> (Vec<Option<Transition>>, Vec<Command>) {
+    super::tick(e, ctxs, at + START_GRACE.as_secs_f64())
+}
+
+fn after_start(at: f64) -> Instant {
+    s(at) + START_GRACE
+}
 
 fn at_peak(on: bool) -> ClassParams {
     ClassParams {
@@ -86,7 +97,7 @@ fn a_job_that_starts_again_waits_frozen_until_its_peak_fits() {
     assert_eq!(at(7), vec![("/a", true)], "{seen:?}");
     assert_eq!(seen.len(), 3, "{seen:?}");
     let t = e.get(&a.id).expect("tracked");
-    assert_eq!(t.waiting_since, Some(s(7.0)));
+    assert_eq!(t.waiting_since, Some(after_start(7.0)));
     assert_eq!(t.target, 16 * MIB, "waits at its floor");
 
     // `b` works on until 30 s, ends its job and pauses. Quiet for 2 s, it
@@ -143,4 +154,35 @@ fn a_job_that_stalled_holding_its_heap_goes_on_at_its_onset() {
     let t = e.get(&a.id).expect("tracked");
     assert_eq!(t.waiting_since, None);
     assert_eq!(t.peak.expected(), 600 * MIB);
+}
+
+#[test]
+fn a_context_just_tracked_is_not_frozen_and_then_runs_behind_the_running_ones() {
+    let mut e = Engine::new(params());
+    let mut a = Ctx::new("/a", 0);
+    e.track(a.id.clone(), Class::Extend, at_peak(true), s(0.0));
+    let run = |c: &mut Ctx| c.cpu += Duration::from_millis(500);
+    for (at, mib) in (0..).zip([200, 400, 600, 600, 600, 600, 600, 600]) {
+        a.usage = mib * MIB;
+        run(&mut a);
+        tick(&mut e, &[&a], f64::from(at));
+    }
+    // A container started at 8 s beside `a`'s 600 MiB (1024 - 2 x 16 of
+    // floors leave 992): its runtime may not have started it yet, and a
+    // frozen cgroup fails `runc start`. Not frozen for `START_GRACE`;
+    // then it runs in turn behind `a`, and does not fit.
+    let mut n = Ctx::new("/n", 450);
+    e.track(n.id.clone(), Class::Extend, at_peak(true), after_start(8.0));
+    let mut seen = Vec::new();
+    for at in 8..15 {
+        run(&mut a);
+        run(&mut n);
+        let (_, cmds) = tick(&mut e, &[&a, &n], f64::from(at));
+        seen.extend(
+            freezes(&cmds)
+                .into_iter()
+                .map(|(id, f)| (at, id.to_string(), f)),
+        );
+    }
+    assert_eq!(seen, vec![(13, "/n".to_string(), true)], "{seen:?}");
 }

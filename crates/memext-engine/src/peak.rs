@@ -27,6 +27,14 @@ pub struct Peak {
 }
 
 impl Peak {
+    /// Nothing seen yet, its first stretch begun at `at`.
+    pub fn begun(at: crate::Instant) -> Self {
+        Self {
+            began: at,
+            ..Self::default()
+        }
+    }
+
     /// A reading of all it has now (charged and in swap).
     pub fn observe(&mut self, has: u64) {
         self.current = self.current.max(has);
