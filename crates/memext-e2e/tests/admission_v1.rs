@@ -20,6 +20,7 @@ use memext_cgroup::{CgroupPath, Hierarchy, Limit, LimitKnob, MemoryCgroup};
 use memext_e2e::sandbox::{ChildGuard, TierSandbox};
 use memext_e2e::toucher::Toucher;
 use memext_e2e::{events_named, host_hierarchy, ScratchCgroup};
+use memext_engine::context::START_GRACE;
 
 mod common;
 use common::*;
@@ -323,9 +324,10 @@ fn has_event(log: &std::path::Path, name: &str, p: &CgroupPath) -> bool {
 /// `admit_at_peak`: two batch jobs of 300 MiB in a 512 MiB server
 /// (480 MiB beyond the two floors). The first holds its heap and works on
 /// it; the second, allocating its own, no longer fits beside it and waits
-/// frozen (out of its turn). The first ends its job and, 2 s later, starts again (an
-/// onset): it queues behind the second, which is let in, and waits for
-/// room for its 300 MiB peak. The daemon leaves none frozen at SIGTERM.
+/// frozen (out of its turn). The first ends its job and, 2 s later,
+/// starts again (an onset): it queues behind the second, which is let in,
+/// and waits for room for its 300 MiB peak. The daemon leaves none frozen
+/// at SIGTERM.
 #[test]
 fn batch_jobs_run_in_turn_each_with_room_for_its_peak() {
     let _g = serial();
@@ -357,6 +359,9 @@ fn batch_jobs_run_in_turn_each_with_room_for_its_peak() {
     wait_for("both tracked", 10, || {
         events_named(&log, "tracking").len() >= 2
     });
+    // Contexts just tracked are not run in turn (they may be containers
+    // not started yet): the jobs begin after that.
+    std::thread::sleep(START_GRACE + Duration::from_millis(500));
     let (mut j0, mut j1) = {
         let mut it = touchers.into_iter();
         (it.next().expect("j0"), it.next().expect("j1"))

@@ -170,8 +170,9 @@ fn a_context_just_tracked_is_not_frozen_and_then_runs_behind_the_running_ones() 
     // A container started at 8 s beside `a`'s 600 MiB (1024 - 2 x 16 of
     // floors leave 992): its runtime may not have started it yet, and a
     // frozen cgroup fails `runc start`. Not frozen for `START_GRACE`;
-    // then it runs in turn behind `a`, and does not fit.
-    let mut n = Ctx::new("/n", 450);
+    // then it runs in turn behind `a` (though its id sorts first), and
+    // does not fit.
+    let mut n = Ctx::new("/0-new", 450);
     e.track(n.id.clone(), Class::Extend, at_peak(true), after_start(8.0));
     let mut seen = Vec::new();
     for at in 8..15 {
@@ -184,5 +185,5 @@ fn a_context_just_tracked_is_not_frozen_and_then_runs_behind_the_running_ones() 
                 .map(|(id, f)| (at, id.to_string(), f)),
         );
     }
-    assert_eq!(seen, vec![(13, "/n".to_string(), true)], "{seen:?}");
+    assert_eq!(seen, vec![(13, "/0-new".to_string(), true)], "{seen:?}");
 }
