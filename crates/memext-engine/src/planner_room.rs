@@ -74,9 +74,9 @@ impl Room {
     /// no room ahead of the queue and is never out of its turn. In
     /// bench/peers' burst cells a container that had re-touched its heap
     /// and slept stayed active (and so busy) until `idle_after`: it kept
-    /// room for its 341 MiB peak ahead of the queued wakes, which waited a
-    /// median 19.5 s (PostgreSQL's cell, session 37), and, out of its turn
-    /// as it slept, it was frozen and queued itself.
+    /// room for its 341 MiB peak ahead of the queued wakes, and, out of its
+    /// turn as it slept, it was frozen and queued itself: 18-31 such
+    /// freezes a run, a freeze lasting a median 21-30 s (session 37).
     pub(super) fn run_in_turn(&mut self, cs: &[ContextInput], busy: &[usize]) -> Vec<bool> {
         let mut order: Vec<usize> = busy
             .iter()
