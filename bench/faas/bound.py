@@ -6,7 +6,14 @@ A function takes its heap plus the interpreter's BASE_MIB; a call is warm
 when its function is resident as the call comes. A function called and not
 resident is loaded whole, and functions are evicted whole, in the policy's
 order, until it fits under the cap less a reserve. Transfers take no time:
-these are bounds on the share of warm calls, not latencies.
+these are bounds on the share of warm calls. `--bandwidth` adds what the
+cold calls of each policy cost at the tier's bulk read-back bandwidth:
+each reads its heap (only: the interpreter's pages and the evictions are
+free) on one of `channels` transfers at a time, first come first served,
+from its call's time; a warm call takes no time. That is a lower bound on
+the latencies of a controller that keeps what the policy keeps, and the
+number of calls it leaves over 1.5x the cold-call limit's p99 (issue 16's
+p99 target) says whether that target can be met with that order at all.
 
   belady   offline: evicts the function called again last (it knows the
            trace); loads only on demand. Among demand-loading policies the
@@ -27,10 +34,12 @@ import argparse
 import collections
 import heapq
 import json
+import math
 import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import results  # noqa: E402
 import trace as tr  # noqa: E402
 
 BASE_MIB = 12  # as run.py counts a function's memory besides its heap
@@ -141,6 +150,45 @@ def bounds(params, heaps_mib, cap_mib, lead=3.0, reserve_mib=0.0):
     return out, dict(totals)
 
 
+def transfer_latencies(calls, heaps_mib, warm, bandwidth_mib_s, channels=1):
+    """Each call's latency (s) when every cold one (not `warm`, a flag per
+    call of `calls` [(t, function index)] in time order) reads its function's
+    heap at `bandwidth_mib_s` on the first of `channels` transfers free, in
+    call order; warm calls take no time."""
+    if bandwidth_mib_s <= 0 or channels < 1:
+        raise ValueError("the bandwidth and the channels must be positive")
+    free_at = [0.0] * channels
+    out = []
+    for (t, f), w in zip(calls, warm):
+        if w:
+            out.append(0.0)
+            continue
+        k = min(range(channels), key=lambda i: free_at[i])
+        start = max(t, free_at[k])
+        free_at[k] = start + heaps_mib[f] / bandwidth_mib_s
+        out.append(free_at[k] - t)
+    return out
+
+
+def latency_bounds(params, heaps_mib, cap_mib, bandwidth_mib_s, channels=1, lead=3.0, reserve_mib=0.0):
+    """{policy: {p50_ms, p99_ms, over}} for the trace of `params`: each
+    policy's calls at the tier's bandwidth (transfer_latencies), with `over`
+    the calls above 1.5x the cold-call limit's p99, and that limit
+    (results.py's: each call's heap over the bandwidth, p99 over all calls)."""
+    trace = tr.generate(params)
+    sizes = [h + BASE_MIB for h in heaps_mib]
+    classes = [f.cls for f in trace.functions]
+    limit = results.nearest_rank([heaps_mib[f] / bandwidth_mib_s for _, f in trace.calls], 0.99)
+    out = {}
+    for p in POLICIES:
+        flags = []
+        simulate(trace.calls, sizes, classes, cap_mib, p, lead, reserve_mib, per_call=flags)
+        lat = transfer_latencies(trace.calls, heaps_mib, flags, bandwidth_mib_s, channels)
+        out[p] = {"p50_ms": 1e3 * results.nearest_rank(lat, 0.5), "p99_ms": 1e3 * results.nearest_rank(lat, 0.99),
+                  "over": sum(1 for x in lat if x > 1.5 * limit)}
+    return out, 1e3 * limit
+
+
 def load_run(run_dir):
     """A bench/faas run's trace parameters, heaps (MiB) and cap (MiB), from
     its params.json."""
@@ -172,6 +220,10 @@ def main(argv=None):
     ap.add_argument("--lead", type=float, default=3.0, help="memext's prefetch lead, s (default 3)")
     ap.add_argument("--reserve-div", type=int, default=32,
                     help="memext keeps 1/N of the cap free (default 32; 0: none)")
+    ap.add_argument("--bandwidth", type=float, metavar="MIB_S",
+                    help="the tier's bulk read-back bandwidth, MiB/s: adds each policy's latencies "
+                         "at it (default: the run's results.json, if it has one tier)")
+    ap.add_argument("--channels", type=int, default=1, help="transfers at a time at that bandwidth each (default 1)")
     a = ap.parse_args(argv)
     try:
         params, heaps, cap = load_run(a.run_dir)
@@ -187,7 +239,31 @@ def main(argv=None):
         w = out[p]
         cells = " | ".join(f"{w.get(c, 0)} of {totals[c]}" for c in cls)
         print(f"| {p} | {w.get('all', 0)} ({100 * w.get('all', 0) / totals['all']:.0f}%) | {cells} |")
+    bw = a.bandwidth if a.bandwidth is not None else saved_bandwidth(a.run_dir)
+    if bw is None:
+        return 0
+    if bw <= 0 or a.channels < 1:
+        ap.error("--bandwidth and --channels must be positive")
+    lat, limit = latency_bounds(params, heaps, cap, bw, a.channels, a.lead, reserve)
+    print(f"\nat {bw:.0f} MiB/s, {a.channels} transfer(s) at a time (cold-call limit p99 {limit:.0f} ms; "
+          f"the p99 target, 1.5x: {1.5 * limit:.0f} ms, allows {totals['all'] - math.ceil(0.99 * totals['all'])} calls over it)")
+    print("| policy | p50 | p99 | calls over 1.5x the limit |")
+    print("|---|---|---|---|")
+    for p in POLICIES:
+        r = lat[p]
+        print(f"| {p} | {r['p50_ms']:.0f} ms | {r['p99_ms']:.0f} ms | {r['over']} |")
     return 0
+
+
+def saved_bandwidth(run_dir):
+    """The bulk read-back bandwidth a run measured (its results.json), when
+    it measured one tier only."""
+    try:
+        with open(os.path.join(run_dir, "results.json")) as f:
+            bw = json.load(f).get("bandwidth_mib_s") or {}
+    except (OSError, ValueError):
+        return None
+    return next(iter(bw.values())) if len(bw) == 1 else None
 
 
 if __name__ == "__main__":

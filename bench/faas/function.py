@@ -6,8 +6,9 @@ bench/peers' noise does: compressible like real heaps, not entirely) and
 writes one byte per page so that every page is resident. Each request to
 `/invoke` reads one byte of every page of the heap (a function's state
 touched on each call: its working set is its heap) and answers with the
-handler's own time in ms and the major faults it took (pages that were
-not in DRAM, read from the tier); `/health` answers at once. One request at a time,
+handler's own time in ms, the major faults it took (pages that were
+not in DRAM, read from the tier) and its minor faults (pages mapped on
+touch: in DRAM, in the swap cache, but not mapped); `/health` answers at once. One request at a time,
 as a function instance serves one invocation at a time.
 
   python3 bench/faas/function.py --socket /run/fn0001.sock --heap-mib 48
@@ -53,11 +54,12 @@ class Handler(http.server.BaseHTTPRequestHandler):
         if self.path == "/health":
             self.answer(200, b"ok\n")
         elif self.path == "/invoke":
-            t0, f0 = time.perf_counter(), resource.getrusage(resource.RUSAGE_SELF).ru_majflt
+            r0 = resource.getrusage(resource.RUSAGE_SELF)
+            t0 = time.perf_counter()
             touch(self.heap)
             ms = (time.perf_counter() - t0) * 1e3
-            majflt = resource.getrusage(resource.RUSAGE_SELF).ru_majflt - f0
-            self.answer(200, f"{ms:.3f} {majflt}\n".encode())
+            r1 = resource.getrusage(resource.RUSAGE_SELF)
+            self.answer(200, f"{ms:.3f} {r1.ru_majflt - r0.ru_majflt} {r1.ru_minflt - r0.ru_minflt}\n".encode())
         else:
             self.answer(404, b"unknown path\n")
 

@@ -75,7 +75,7 @@ class Fleet:
 def replay(calls, sockets, t0, timeout=60.0, workers=64):
     """Sends call (t, i) to `sockets[i]` at `t0 + t`; returns one record per
     call: (i, t, latency s from t0 + t to the answer, the handler's own ms,
-    error or None, the handler's major faults). A function serves one call at a time: calls to a busy one
+    error or None, the handler's major faults, its minor faults). A function serves one call at a time: calls to a busy one
     queue in its socket's backlog, and that wait is in their latency."""
     records = [None] * len(calls)
 
@@ -84,10 +84,10 @@ def replay(calls, sockets, t0, timeout=60.0, workers=64):
         try:
             status, body, _ = invoke.call(sockets[i], timeout=timeout)
             err = None if status == 200 else f"HTTP {status}"
-            handler_ms, majflt = invoke.parse_answer(body) if status == 200 else (None, None)
+            handler_ms, majflt, minflt = invoke.parse_answer(body) if status == 200 else (None, None, None)
         except (OSError, ValueError) as e:
-            err, handler_ms, majflt = f"{type(e).__name__}: {e}", None, None
-        records[k] = (i, t, time.time() - due, handler_ms, err, majflt)
+            err, handler_ms, majflt, minflt = f"{type(e).__name__}: {e}", None, None, None
+        records[k] = (i, t, time.time() - due, handler_ms, err, majflt, minflt)
 
     with concurrent.futures.ThreadPoolExecutor(workers) as pool:
         for k, (t, i) in enumerate(calls):

@@ -45,9 +45,12 @@ def call(socket_path, what="/invoke", timeout=30.0):
 
 def parse_answer(body):
     """A function's answer to /invoke: (the handler's ms, its major
-    faults). ValueError if it is not one."""
-    ms, majflt = body.split()
-    return float(ms), int(majflt)
+    faults, its minor faults: None from a function that does not count
+    them). ValueError if it is not one."""
+    f = body.split()
+    if len(f) not in (2, 3):
+        raise ValueError(f"not an answer to /invoke: {body!r}")
+    return float(f[0]), int(f[1]), int(f[2]) if len(f) == 3 else None
 
 
 def wait_ready(socket_path, within=30.0):

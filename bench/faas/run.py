@@ -154,10 +154,10 @@ def run_mode(a, server, fleet_names, heaps, trace, tier, mode, rnd, bandwidth, c
                "cap_hits": hits,
                "oom_kills": None if kills0 is None else server.oom_kills() - kills0 + functions_oom_kills(fleet)}
         with open(os.path.join(a.out, f"calls-{row['tier']}-{mode}-r{rnd}.csv"), "w") as f:
-            f.write("function,class,t,latency_ms,handler_ms,error,majflt\n")
-            for i, t, lat, h, err, majflt in records:
+            f.write("function,class,t,latency_ms,handler_ms,error,majflt,minflt\n")
+            for i, t, lat, h, err, majflt, minflt in records:
                 f.write(f"{fleet_names[i]},{functions[i]['cls']},{t:.3f},{lat * 1000:.2f},{h},{err or ''},"
-                        f"{'' if majflt is None else majflt}\n")
+                        f"{'' if majflt is None else majflt},{'' if minflt is None else minflt}\n")
         return row, series
     finally:
         cleanup.run(mark)

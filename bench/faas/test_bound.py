@@ -66,6 +66,29 @@ class BoundTest(unittest.TestCase):
         self.assertEqual(bound.expected_wake_in([10.0, 40.0, 70.0], 120.0), 50.0, "overdue: the rate")
         self.assertEqual(bound.expected_wake_in([99.0], 100.0), 100.0, "once in 100 s")
 
+    def test_cold_calls_queue_for_the_transfer_and_warm_ones_take_no_time(self):
+        # Two functions of 100 MiB at 1000 MiB/s: each cold call 100 ms.
+        calls = [(0.0, 0), (0.05, 1), (1.0, 0), (2.0, 1)]
+        lat = bound.transfer_latencies(calls, [100, 100], [False, False, True, False], 1000.0)
+        self.assertAlmostEqual(lat[0], 0.1)
+        self.assertAlmostEqual(lat[1], 0.15, msg="waits for the first transfer, 50 ms")
+        self.assertEqual(lat[2], 0.0)
+        self.assertAlmostEqual(lat[3], 0.1, msg="the channel is free again")
+        two = bound.transfer_latencies(calls, [100, 100], [False, False, True, False], 1000.0, channels=2)
+        self.assertAlmostEqual(two[1], 0.1, msg="a second transfer at once")
+        with self.assertRaises(ValueError):
+            bound.transfer_latencies(calls, [100, 100], [True] * 4, 0.0)
+
+    def test_the_latency_bound_counts_the_calls_over_the_p99_target(self):
+        p = faas_trace.Params(functions=40, seconds=600.0, seed=3)
+        heaps = [30 + (7 * i) % 50 for i in range(40)]
+        fast, limit = bound.latency_bounds(p, heaps, 600.0, 1e6)
+        self.assertEqual({r["over"] for r in fast.values()}, {0}, "transfers all but free")
+        slow, slow_limit = bound.latency_bounds(p, heaps, 600.0, 100.0)
+        self.assertAlmostEqual(slow_limit, limit * 1e4)
+        self.assertGreater(slow["lru"]["over"], 0, "at 100 MiB/s a cold call takes 0.3-0.8 s: the next ones queue")
+        self.assertLessEqual(slow["belady"]["p50_ms"], slow["lru"]["p50_ms"])
+
     def test_an_unknown_policy_is_refused(self):
         with self.assertRaises(ValueError):
             bound.simulate([(0.0, 0)], [10], ["timer"], 10, "fifo")

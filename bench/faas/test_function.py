@@ -38,10 +38,12 @@ class FunctionTest(unittest.TestCase):
         self.assertGreater(rss_kib(self.proc.pid), 16 * 1024)
         status, body, secs = invoke.call(self.sock)
         self.assertEqual(status, 200)
-        ms, majflt = invoke.parse_answer(body)
+        ms, majflt, minflt = invoke.parse_answer(body)
         self.assertGreater(ms, 0)
         self.assertLess(ms / 1e3, secs + 1e-3)
         self.assertEqual(majflt, 0, "a resident heap takes no major fault")
+        self.assertIsNotNone(minflt, "it counts its minor faults")
+        self.assertLess(minflt, 16 * 256 // 10, "nor a minor fault a page: its pages are mapped")
         self.assertEqual(invoke.call(self.sock, "/nothing")[0], 404)
 
     def test_calls_to_a_busy_function_wait_their_turn(self):
@@ -55,6 +57,13 @@ class FunctionTest(unittest.TestCase):
             os.kill(self.proc.pid, signal.SIGCONT)
             statuses = [c.result()[0] for c in calls]
         self.assertEqual(statuses, [200] * 40)
+
+    def test_an_answer_without_minor_faults_is_read_and_a_bad_one_refused(self):
+        self.assertEqual(invoke.parse_answer("1.5 7\n"), (1.5, 7, None))
+        self.assertEqual(invoke.parse_answer("1.5 7 3\n"), (1.5, 7, 3))
+        for bad in ("1.5", "1.5 7 3 4", "x 7"):
+            with self.assertRaises(ValueError):
+                invoke.parse_answer(bad)
 
     def test_sigterm_stops_it(self):
         self.proc.send_signal(signal.SIGTERM)

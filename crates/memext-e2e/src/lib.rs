@@ -5,6 +5,7 @@
 //! cgroup-v2 VM. Everything here cleans up after itself in `Drop`.
 #![forbid(unsafe_code)]
 
+pub mod coldcall;
 pub mod docker;
 pub mod kbench;
 pub mod redisload;

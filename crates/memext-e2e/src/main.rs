@@ -2,6 +2,7 @@
 //!   memext-e2e toucher BYTES      the child of the end-to-end tests
 //!   memext-e2e v2-suite           the checks run as PID 1 inside the cgroup-v2 VM
 //!   memext-e2e kbench [SIZE_MIB]  the kernel-interface micro-benchmark
+//!   memext-e2e coldcall [HEAP_MIB [FILLER_MIB [ROUNDS]]]  what a cold call costs at a full cap
 //!   memext-e2e workload MIB busy|idle  a demo process holding memory
 //!   memext-e2e redis-fill SOCKET PREFIX COUNT SIZE         SET PREFIX:0..COUNT to random bytes
 //!   memext-e2e redis-load SOCKET CLIENTS SECONDS KEYS PREFIX [HIST_CSV]   the critical load (JSON out)
@@ -24,9 +25,10 @@ fn main() -> ExitCode {
             _ => Err(anyhow::anyhow!("usage: memext-e2e workload MIB busy|idle")),
         },
         Some("kbench") => memext_e2e::kbench::run(args.get(2).map(String::as_str)),
+        Some("coldcall") => memext_e2e::coldcall::run(&args[2..]),
         Some("redis-fill") | Some("redis-load") | Some("redis-noise") | Some("http-load") => redis(&args),
         _ => Err(anyhow::anyhow!(
-            "usage: memext-e2e toucher BYTES | v2-suite | kbench [SIZE_MIB] | workload MIB busy|idle | redis-fill | redis-load | http-load | redis-noise"
+            "usage: memext-e2e toucher BYTES | v2-suite | kbench [SIZE_MIB] | coldcall [HEAP_MIB [FILLER_MIB [ROUNDS]]] | workload MIB busy|idle | redis-fill | redis-load | http-load | redis-noise"
         )),
     };
     match result {

@@ -5,6 +5,8 @@
 //!   (at start) → `up`  (the runtime is initialised: what start-up allocates
 //!   is charged where the child was started, not to the cgroup it is moved to)
 //!   `alloc`  → `ready ADDR LEN`   (LEN bytes allocated, every page written)
+//!   `alloc-mixed` → the same, its first half random bytes and the rest zeros
+//!            (bench/faas's functions' heaps: compressible as theirs are)
 //!   `free`   → `freed`   (the buffer given back: a job that ends)
 //!   `touch`  → `touched MAJFLT MINFLT MICROS` (every page read; fault deltas)
 //!   `spin MS` → `spun`   (MS milliseconds of CPU, touching none of the buffer)
@@ -33,6 +35,10 @@ pub fn serve(bytes: usize) -> anyhow::Result<()> {
                     p[..8].copy_from_slice(&(i as u64 | 1 << 40).to_le_bytes());
                     p[page / 2] = u8::try_from(i % 251).expect("below 251") | 1;
                 }
+                writeln!(out, "ready {} {}", buf.as_ptr() as usize, buf.len())?;
+            }
+            "alloc-mixed" => {
+                buf = mixed(bytes);
                 writeln!(out, "ready {} {}", buf.as_ptr() as usize, buf.len())?;
             }
             "free" => {
@@ -78,6 +84,28 @@ pub fn serve(bytes: usize) -> anyhow::Result<()> {
         out.flush()?;
     }
     Ok(())
+}
+
+/// `bytes` bytes, the first half random (xorshift64*: incompressible as
+/// bench/faas's `os.urandom` half is), the rest zeros, every page written.
+fn mixed(bytes: usize) -> Vec<u8> {
+    let mut buf = vec![0u8; bytes];
+    let mut x = 0x9E37_79B9_7F4A_7C15u64 ^ u64::from(std::process::id());
+    let half = bytes / 2;
+    for w in buf[..half].chunks_mut(8) {
+        x ^= x >> 12;
+        x ^= x << 25;
+        x ^= x >> 27;
+        let v = x.wrapping_mul(0x2545_F491_4F6C_DD1D).to_le_bytes();
+        w.copy_from_slice(&v[..w.len()]);
+    }
+    let page = memext_sys::page_bytes();
+    for p in buf[half..].chunks_mut(page) {
+        // Written (an opaque zero: a store the compiler cannot drop as
+        // writing what calloc gave), so a page of its own, same-filled.
+        p[0] = std::hint::black_box(0);
+    }
+    buf
 }
 
 /// Reads the first byte of every page of `buf`.
@@ -168,6 +196,17 @@ impl Toucher {
 
     pub fn alloc(&mut self) -> anyhow::Result<()> {
         let r = self.ask("alloc")?;
+        if r.len() != 3 || r[0] != "ready" {
+            bail!("toucher: unexpected reply {r:?}");
+        }
+        self.addr = r[1].parse()?;
+        self.len = r[2].parse()?;
+        Ok(())
+    }
+
+    /// As `alloc`, with `alloc-mixed`'s content (half random, half zeros).
+    pub fn alloc_mixed(&mut self) -> anyhow::Result<()> {
+        let r = self.ask("alloc-mixed")?;
         if r.len() != 3 || r[0] != "ready" {
             bail!("toucher: unexpected reply {r:?}");
         }
