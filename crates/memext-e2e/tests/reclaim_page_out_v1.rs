@@ -26,7 +26,11 @@ fn lower(page_out_first: bool, resting: bool) -> (Ended, u64, u64) {
     let from = usage.next_multiple_of(MIB);
     c.write_limit(LimitKnob::V1Limit, Limit::Bytes(from))
         .expect("limit");
-    let r = Reclaimer::start(host_hierarchy().expect("hierarchy"), page_out_first);
+    let r = Reclaimer::start(
+        host_hierarchy().expect("hierarchy"),
+        page_out_first,
+        memext::daemon::wake_gate::WakeGate::default(),
+    );
     r.submit(Job {
         id: cg.path.as_str().into(),
         path: cg.path.clone(),

@@ -410,6 +410,13 @@ fn daemon_reclaim() {
             .limit_room
     );
     assert!(parse("[daemon]\nlimit_room = \"no\"\n").is_err());
+    assert!(!parse("").expect("valid").daemon.yield_to_wakes);
+    assert!(
+        parse("[daemon]\nyield_to_wakes = true\n")
+            .expect("valid")
+            .daemon
+            .yield_to_wakes
+    );
 }
 
 #[test]

@@ -40,6 +40,7 @@ pub mod observe_events;
 mod pages;
 pub mod reclaim;
 pub mod serve;
+pub mod wake_gate;
 
 use act::Actuator;
 use ledger::{KnobRecord, Ledger};
@@ -197,12 +198,19 @@ impl Daemon {
             None => None,
         };
         if !self.opts.dry_run {
-            self.act.start_mover(Mover::start());
+            let gate = wake_gate::WakeGate::default();
+            self.act.start_mover(Mover::start(gate.clone()));
             if self.cfg.daemon.reclaim.in_background() {
                 let h = self.observer.host().hierarchy.clone();
                 let page_out = self.cfg.daemon.reclaim == crate::config::ReclaimIn::PageOut;
+                // Not yielding: a gate of its own, never closed.
+                let gate = if self.cfg.daemon.yield_to_wakes {
+                    gate
+                } else {
+                    wake_gate::WakeGate::default()
+                };
                 self.act
-                    .start_reclaimer(reclaim::Reclaimer::start(h, page_out));
+                    .start_reclaimer(reclaim::Reclaimer::start(h, page_out, gate));
             }
         }
         let broker = crate::pmem::broker::start_in_daemon(&self.cfg, self.opts.dry_run)?;

@@ -15,6 +15,7 @@ use memext_sys::pagemap::PageState;
 use memext_sys::AddrRange;
 
 use super::pages::{advise_paced, by_chunk, per_pid, ranges_of, read_back_ranges};
+use super::wake_gate::WakeGate;
 
 #[derive(Debug, Clone)]
 pub enum Job {
@@ -76,13 +77,14 @@ pub struct Mover {
 }
 
 impl Mover {
-    pub fn start() -> Self {
+    /// `gate` is held while a woken context is read back (`wake_gate`).
+    pub fn start(gate: WakeGate) -> Self {
         let (tx, rx) = std::sync::mpsc::channel();
         let stats: Shared = Arc::default();
         let s = stats.clone();
         let handle = std::thread::Builder::new()
             .name("memext-mover".into())
-            .spawn(move || run(&rx, &s))
+            .spawn(move || run(&rx, &s, &gate))
             .expect("spawning the mover thread");
         Self {
             tx,
@@ -142,7 +144,7 @@ fn set_nice(nice: i32, said: &mut bool) {
     }
 }
 
-fn run(rx: &Receiver<Job>, stats: &Shared) {
+fn run(rx: &Receiver<Job>, stats: &Shared, gate: &WakeGate) {
     let mut said = false;
     let mut queue: Vec<Job> = Vec::new();
     loop {
@@ -166,6 +168,7 @@ fn run(rx: &Receiver<Job>, stats: &Shared) {
         let key = job.key().clone();
         let urgent = matches!(job, Job::BringBack { urgent: true, .. });
         set_nice(if urgent { 0 } else { MOVER_NICE }, &mut said);
+        let serving = urgent.then(|| gate.serve());
         let result = match &job {
             Job::BringBack {
                 pids,
@@ -201,6 +204,7 @@ fn run(rx: &Receiver<Job>, stats: &Shared) {
                 }
             }),
         };
+        drop(serving);
         if let Ok(mut s) = stats.lock() {
             let m = s.entry(key.clone()).or_default();
             m.busy = queue.iter().any(|j| *j.key() == key);

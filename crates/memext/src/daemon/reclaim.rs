@@ -6,13 +6,15 @@
 //! wakes waited to be served. Here a limit goes down in steps of [`STEP`]
 //! at nice 19 (at the daemon's priority when a wake waits for the room),
 //! and a job is stopped between two steps when its context's limit is to
-//! be written again.
+//! be written again. A lowering no wake waits for waits (at most
+//! [`YIELD_AT_MOST`] a job) while the mover reads a woken context back
+//! (`wake_gate`).
 //!
 //! Must not: touch the ledger or decide. The actuator records a lowering
 //! before it is handed here and settles it from what the knob holds after.
 
 use std::collections::{HashSet, VecDeque};
-use std::sync::atomic::{AtomicI32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
@@ -23,10 +25,14 @@ use memext_sys::pagemap::PageState;
 
 use super::mover::MOVER_NICE;
 use super::pages::{advise_paced, ranges_of};
+use super::wake_gate::WakeGate;
 
 /// How far one write lowers a limit: the reclaim it costs is the longest a
 /// stop waits (8 MiB took 3-10 ms of reclaim at nice 0 here).
 pub const STEP: u64 = 8 << 20;
+/// The longest a lowering no wake waits for waits, in all, for the wakes
+/// being read back (a bench/faas cold call takes 40-100 ms).
+pub const YIELD_AT_MOST: Duration = Duration::from_millis(300);
 
 /// A limit to lower from `from` down to `to`.
 #[derive(Debug, Clone)]
@@ -86,6 +92,10 @@ struct Shared {
     /// to its target before the limit steps: the kernel's reclaim at the
     /// limit then has little left to do (`page_out_to`).
     page_out_first: bool,
+    /// Closed while the mover reads a woken context back.
+    gate: WakeGate,
+    /// A wake came to wait for the job in progress (`lend_priority`).
+    hurried: AtomicBool,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -101,14 +111,17 @@ pub struct Reclaimer {
 
 impl Reclaimer {
     /// `page_out_first`: each job pages its context's memory out before
-    /// the limit steps (`page_out_to`).
-    pub fn start(hierarchy: Hierarchy, page_out_first: bool) -> Self {
+    /// the limit steps (`page_out_to`); `gate`: lowerings no wake waits for
+    /// wait at it (`wake_gate`).
+    pub fn start(hierarchy: Hierarchy, page_out_first: bool, gate: WakeGate) -> Self {
         let shared = Arc::new(Shared {
             state: Mutex::new(State::default()),
             wake: Condvar::new(),
             step: Mutex::new(()),
             tid: AtomicI32::new(0),
             page_out_first,
+            gate,
+            hurried: AtomicBool::new(false),
         });
         let s = shared.clone();
         let handle = std::thread::Builder::new()
@@ -138,6 +151,7 @@ impl Reclaimer {
 
     /// The job in progress goes on at nice 0 (refused: at its own).
     fn lend_priority(&self) {
+        self.shared.hurried.store(true, Ordering::Relaxed);
         let tid = self.shared.tid.load(Ordering::Relaxed);
         if tid > 0 {
             memext_sys::sched::set_nice_of(tid, 0).ok();
@@ -234,6 +248,7 @@ fn run(shared: &Shared, hierarchy: &Hierarchy) {
                     .or((!st.queue.is_empty()).then_some(0));
                 if let Some(i) = next.and_then(|i| st.queue.remove(i)) {
                     st.running = Some(i.id.clone());
+                    shared.hurried.store(false, Ordering::Relaxed);
                     break i;
                 }
                 st = shared
@@ -271,12 +286,25 @@ fn lower(shared: &Shared, hierarchy: &Hierarchy, job: &Job) -> Ended {
         urgent: job.urgent,
         paged_out: 0,
     };
+    // What this job may still wait for wakes being read back.
+    let mut may_wait = if job.urgent {
+        Duration::ZERO
+    } else {
+        YIELD_AT_MOST
+    };
+    let mut yield_to_wakes = || {
+        let go_on =
+            || shared.hurried.load(Ordering::Relaxed) || lock(&shared.state).stop.contains(&job.id);
+        may_wait = may_wait.saturating_sub(shared.gate.wait_out(may_wait, go_on));
+    };
     match hierarchy.open(&job.path) {
         Ok(cg) => {
             if shared.page_out_first && job.page_out {
+                yield_to_wakes();
                 ended.paged_out = page_out_to(shared, &cg, &job.id, job.to);
             }
             for next in steps(job.from, job.to) {
+                yield_to_wakes();
                 let _step = lock(&shared.step);
                 if lock(&shared.state).stop.contains(&job.id) {
                     ended.stopped = true;
@@ -345,131 +373,5 @@ pub fn steps(from: u64, to: u64) -> impl Iterator<Item = u64> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    const MIB: u64 = 1 << 20;
-
-    #[test]
-    fn a_limit_goes_down_in_steps_ending_at_its_target() {
-        let s: Vec<u64> = steps(30 * MIB, 10 * MIB).collect();
-        assert_eq!(s, vec![22 * MIB, 14 * MIB, 10 * MIB]);
-        assert_eq!(steps(10 * MIB, 10 * MIB).count(), 0);
-        assert_eq!(steps(5 * MIB, 10 * MIB).count(), 0, "never up");
-        assert_eq!(steps(10 * MIB, 0).last(), Some(0));
-    }
-
-    fn fake_v1(dir: &std::path::Path, name: &str) -> (Hierarchy, CgroupPath) {
-        let cg = dir.join(name);
-        std::fs::create_dir_all(&cg).expect("mkdir");
-        std::fs::write(cg.join("memory.limit_in_bytes"), "1073741824\n").expect("limit");
-        let h = Hierarchy {
-            version: memext_cgroup::Version::V1,
-            root: dir.to_path_buf(),
-            memory_root: dir.to_path_buf(),
-            cpuacct_root: None,
-            cpu_root: None,
-            freezer_root: None,
-            psi_root: None,
-        };
-        (h, CgroupPath::parse(&format!("/{name}")).expect("path"))
-    }
-
-    /// Lowering `path`'s limit from 40 to 16 MiB.
-    fn job(path: &CgroupPath, urgent: bool) -> Job {
-        Job {
-            id: path.as_str().into(),
-            path: path.clone(),
-            knob: LimitKnob::V1Limit,
-            from: 40 * MIB,
-            to: 16 * MIB,
-            urgent,
-            page_out: true,
-        }
-    }
-
-    fn wait_ended(r: &Reclaimer) -> Ended {
-        for _ in 0..500 {
-            if let Some(e) = r.take_ended().pop() {
-                return e;
-            }
-            std::thread::sleep(Duration::from_millis(2));
-        }
-        panic!("the job never ended");
-    }
-
-    #[test]
-    fn a_job_writes_its_cgroups_limit_down_to_the_target() {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let (h, path) = fake_v1(dir.path(), "a");
-        let r = Reclaimer::start(h, false);
-        r.submit(job(&path, false));
-        let e = wait_ended(&r);
-        assert_eq!((e.reached, e.steps, e.stopped), (16 * MIB, 3, false));
-        assert!(e.error.is_none(), "{:?}", e.error);
-        let held =
-            std::fs::read_to_string(dir.path().join("a/memory.limit_in_bytes")).expect("read");
-        assert_eq!(held.trim(), (16 * MIB).to_string());
-        assert!(!r.in_flight(&"/a".into()));
-        r.stop();
-    }
-
-    #[test]
-    fn a_stopped_job_writes_nothing_more_and_a_vanished_cgroup_ends_it() {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let (h, path) = fake_v1(dir.path(), "b");
-        let r = Reclaimer::start(h, false);
-        // Held by the test: the thread waits at its first step.
-        let step = lock(&r.shared.step);
-        r.submit(job(&path, true));
-        while !r.in_flight(&"/b".into()) || lock(&r.shared.state).running.is_none() {
-            std::thread::sleep(Duration::from_millis(1));
-        }
-        lock(&r.shared.state).stop.insert("/b".into());
-        drop(step);
-        let e = wait_ended(&r);
-        assert!(e.stopped);
-        assert_eq!((e.reached, e.steps), (40 * MIB, 0));
-        let held =
-            std::fs::read_to_string(dir.path().join("b/memory.limit_in_bytes")).expect("read");
-        assert_eq!(held.trim(), "1073741824", "nothing written after the stop");
-        assert!(!r.stop_job(&"/b".into()), "nothing left to stop");
-
-        std::fs::remove_dir_all(dir.path().join("b")).expect("rm");
-        r.submit(job(&path, false));
-        let e = wait_ended(&r);
-        assert!(e.error.is_some(), "a vanished cgroup ends the job");
-        r.stop();
-    }
-    #[test]
-    fn a_hurried_job_goes_before_those_queued_ahead_of_it() {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let (h, a) = fake_v1(dir.path(), "a");
-        let (_, b) = fake_v1(dir.path(), "b");
-        let (_, c) = fake_v1(dir.path(), "c");
-        let r = Reclaimer::start(h, false);
-        // Held by the test: the thread waits at a's first step.
-        let step = lock(&r.shared.step);
-        r.submit(job(&a, false));
-        while lock(&r.shared.state).running.is_none() {
-            std::thread::sleep(Duration::from_millis(1));
-        }
-        r.submit(job(&b, false));
-        r.submit(job(&c, false));
-        assert!(r.hurry(&"/c".into()), "c is queued");
-        assert!(r.hurry(&"/a".into()), "a is running");
-        assert!(!r.hurry(&"/d".into()), "no job for d");
-        drop(step);
-        let mut order = Vec::new();
-        while order.len() < 3 {
-            order.extend(wait_all(&r).into_iter().map(|e| e.id.to_string()));
-        }
-        assert_eq!(order, ["/a", "/c", "/b"]);
-        r.stop();
-    }
-
-    fn wait_all(r: &Reclaimer) -> Vec<Ended> {
-        std::thread::sleep(Duration::from_millis(2));
-        r.take_ended()
-    }
-}
+#[path = "reclaim_tests.rs"]
+mod tests;

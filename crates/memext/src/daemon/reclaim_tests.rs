@@ -1,0 +1,160 @@
+//! The reclaimer's tests: limits written down in steps on fake v1 cgroup
+//! files, stops, hurries and the wake gate.
+use super::*;
+
+const MIB: u64 = 1 << 20;
+
+#[test]
+fn a_limit_goes_down_in_steps_ending_at_its_target() {
+    let s: Vec<u64> = steps(30 * MIB, 10 * MIB).collect();
+    assert_eq!(s, vec![22 * MIB, 14 * MIB, 10 * MIB]);
+    assert_eq!(steps(10 * MIB, 10 * MIB).count(), 0);
+    assert_eq!(steps(5 * MIB, 10 * MIB).count(), 0, "never up");
+    assert_eq!(steps(10 * MIB, 0).last(), Some(0));
+}
+
+fn fake_v1(dir: &std::path::Path, name: &str) -> (Hierarchy, CgroupPath) {
+    let cg = dir.join(name);
+    std::fs::create_dir_all(&cg).expect("mkdir");
+    std::fs::write(cg.join("memory.limit_in_bytes"), "1073741824\n").expect("limit");
+    let h = Hierarchy {
+        version: memext_cgroup::Version::V1,
+        root: dir.to_path_buf(),
+        memory_root: dir.to_path_buf(),
+        cpuacct_root: None,
+        cpu_root: None,
+        freezer_root: None,
+        psi_root: None,
+    };
+    (h, CgroupPath::parse(&format!("/{name}")).expect("path"))
+}
+
+/// Lowering `path`'s limit from 40 to 16 MiB.
+fn job(path: &CgroupPath, urgent: bool) -> Job {
+    Job {
+        id: path.as_str().into(),
+        path: path.clone(),
+        knob: LimitKnob::V1Limit,
+        from: 40 * MIB,
+        to: 16 * MIB,
+        urgent,
+        page_out: true,
+    }
+}
+
+fn wait_ended(r: &Reclaimer) -> Ended {
+    for _ in 0..500 {
+        if let Some(e) = r.take_ended().pop() {
+            return e;
+        }
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    panic!("the job never ended");
+}
+
+#[test]
+fn a_job_writes_its_cgroups_limit_down_to_the_target() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (h, path) = fake_v1(dir.path(), "a");
+    let r = Reclaimer::start(h, false, WakeGate::default());
+    r.submit(job(&path, false));
+    let e = wait_ended(&r);
+    assert_eq!((e.reached, e.steps, e.stopped), (16 * MIB, 3, false));
+    assert!(e.error.is_none(), "{:?}", e.error);
+    let held = std::fs::read_to_string(dir.path().join("a/memory.limit_in_bytes")).expect("read");
+    assert_eq!(held.trim(), (16 * MIB).to_string());
+    assert!(!r.in_flight(&"/a".into()));
+    r.stop();
+}
+
+#[test]
+fn a_stopped_job_writes_nothing_more_and_a_vanished_cgroup_ends_it() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (h, path) = fake_v1(dir.path(), "b");
+    let r = Reclaimer::start(h, false, WakeGate::default());
+    // Held by the test: the thread waits at its first step.
+    let step = lock(&r.shared.step);
+    r.submit(job(&path, true));
+    while !r.in_flight(&"/b".into()) || lock(&r.shared.state).running.is_none() {
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    lock(&r.shared.state).stop.insert("/b".into());
+    drop(step);
+    let e = wait_ended(&r);
+    assert!(e.stopped);
+    assert_eq!((e.reached, e.steps), (40 * MIB, 0));
+    let held = std::fs::read_to_string(dir.path().join("b/memory.limit_in_bytes")).expect("read");
+    assert_eq!(held.trim(), "1073741824", "nothing written after the stop");
+    assert!(!r.stop_job(&"/b".into()), "nothing left to stop");
+
+    std::fs::remove_dir_all(dir.path().join("b")).expect("rm");
+    r.submit(job(&path, false));
+    let e = wait_ended(&r);
+    assert!(e.error.is_some(), "a vanished cgroup ends the job");
+    r.stop();
+}
+#[test]
+fn a_hurried_job_goes_before_those_queued_ahead_of_it() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (h, a) = fake_v1(dir.path(), "a");
+    let (_, b) = fake_v1(dir.path(), "b");
+    let (_, c) = fake_v1(dir.path(), "c");
+    let r = Reclaimer::start(h, false, WakeGate::default());
+    // Held by the test: the thread waits at a's first step.
+    let step = lock(&r.shared.step);
+    r.submit(job(&a, false));
+    while lock(&r.shared.state).running.is_none() {
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    r.submit(job(&b, false));
+    r.submit(job(&c, false));
+    assert!(r.hurry(&"/c".into()), "c is queued");
+    assert!(r.hurry(&"/a".into()), "a is running");
+    assert!(!r.hurry(&"/d".into()), "no job for d");
+    drop(step);
+    let mut order = Vec::new();
+    while order.len() < 3 {
+        order.extend(wait_all(&r).into_iter().map(|e| e.id.to_string()));
+    }
+    assert_eq!(order, ["/a", "/c", "/b"]);
+    r.stop();
+}
+
+#[test]
+fn a_lowering_no_wake_waits_for_waits_while_a_wake_is_read_back() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (h, a) = fake_v1(dir.path(), "a");
+    let (_, b) = fake_v1(dir.path(), "b");
+    let limit = |n: &str| {
+        let f = dir.path().join(n).join("memory.limit_in_bytes");
+        std::fs::read_to_string(f).expect("read").trim().to_string()
+    };
+    let gate = WakeGate::default();
+    let r = Reclaimer::start(h, false, gate.clone());
+    let serving = gate.serve();
+    r.submit(job(&a, false));
+    std::thread::sleep(Duration::from_millis(60));
+    assert!(r.take_ended().is_empty(), "it waits");
+    assert_eq!(limit("a"), "1073741824", "nothing written yet");
+    drop(serving);
+    assert_eq!(
+        wait_ended(&r).reached,
+        16 * MIB,
+        "done once the wake is served"
+    );
+    // One a wake waits for goes at once; none waits longer than its budget.
+    let _serving = gate.serve();
+    r.submit(job(&b, true));
+    let e = wait_ended(&r);
+    assert!(e.took < YIELD_AT_MOST, "{:?}", e.took);
+    r.submit(job(&a, false));
+    let e = wait_ended(&r);
+    assert_eq!(e.reached, 16 * MIB);
+    assert!(e.took >= YIELD_AT_MOST, "{:?}", e.took);
+    r.stop();
+}
+
+fn wait_all(r: &Reclaimer) -> Vec<Ended> {
+    std::thread::sleep(Duration::from_millis(2));
+    r.take_ended()
+}
