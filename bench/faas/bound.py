@@ -13,7 +13,9 @@ free) on one of `channels` transfers at a time, first come first served,
 from its call's time; a warm call takes no time. That is a lower bound on
 the latencies of a controller that keeps what the policy keeps, and the
 number of calls it leaves over 1.5x the cold-call limit's p99 (issue 16's
-p99 target) says whether that target can be met with that order at all.
+p99 target) says whether the trace's bursts, queued on the tier, put that
+target out of reach for that order (the room each cold call needs is free
+here; at a full cap it is not: memext-e2e coldcall measures what it costs).
 
   belady   offline: evicts the function called again last (it knows the
            trace); loads only on demand. Among demand-loading policies the
@@ -29,6 +31,7 @@ The p50 target of issue 16 (at most 2x ideal) needs more than half of the
 calls warm. Usage:
 
   python3 bench/faas/bound.py RUN_DIR          # a bench/faas run's params.json
+  python3 bench/faas/bound.py RUN_DIR --bandwidth 2000 [--channels 2]
 """
 import argparse
 import collections

@@ -6,7 +6,7 @@
 //! back is paid for by one reclaimed. This measures, on the active swap tier,
 //! a function's heap (HEAP MiB, half random and half zero pages as bench/faas's)
 //! paged out in a parent cgroup beside a filler (FILLER MiB, the same content),
-//! and then its owner reading every page (the call), five ways:
+//! and then its owner reading every page (the call), nine ways:
 //!
 //! - `into-room`: the parent's cap lifted, the heap read back from its end by
 //!   MADV_WILLNEED from outside while the owner reads from its start (memext's
@@ -25,7 +25,8 @@
 //! - `floor-10`, `floor-30`: as `into-room`, but the function's own limit at
 //!   its floor (`FLOOR`, memext's default for an idle extend context) as the
 //!   call comes, lifted 10 or 30 ms later (the wake seen), the read-back
-//!   starting then: each fault before that reclaims in the function itself.
+//!   starting then: a fault beyond the floor waits until then (OOM kill
+//!   off, as memext sets its contexts).
 //!
 //! Each round runs every way once, the order rotated between rounds; it
 //! prints each call's time and, per way, the median, the spread and the time

@@ -31,7 +31,7 @@ use super::wake_gate::WakeGate;
 /// stop waits (8 MiB took 3-10 ms of reclaim at nice 0 here).
 pub const STEP: u64 = 8 << 20;
 /// The longest a lowering no wake waits for waits, in all, for the wakes
-/// being read back (a bench/faas cold call takes 40-100 ms).
+/// being read back (a bench/faas cold call's read-back took 30-150 ms).
 pub const YIELD_AT_MOST: Duration = Duration::from_millis(300);
 
 /// A limit to lower from `from` down to `to`.
