@@ -195,7 +195,12 @@ impl Toucher {
     }
 
     pub fn alloc(&mut self) -> anyhow::Result<()> {
-        let r = self.ask("alloc")?;
+        self.allocate("alloc")
+    }
+
+    /// Sends `cmd` (an allocation) and takes the buffer it reports ready.
+    fn allocate(&mut self, cmd: &str) -> anyhow::Result<()> {
+        let r = self.ask(cmd)?;
         if r.len() != 3 || r[0] != "ready" {
             bail!("toucher: unexpected reply {r:?}");
         }
@@ -206,13 +211,7 @@ impl Toucher {
 
     /// As `alloc`, with `alloc-mixed`'s content (half random, half zeros).
     pub fn alloc_mixed(&mut self) -> anyhow::Result<()> {
-        let r = self.ask("alloc-mixed")?;
-        if r.len() != 3 || r[0] != "ready" {
-            bail!("toucher: unexpected reply {r:?}");
-        }
-        self.addr = r[1].parse()?;
-        self.len = r[2].parse()?;
-        Ok(())
+        self.allocate("alloc-mixed")
     }
 
     /// Gives the buffer back (allocated again by the next `alloc`).
