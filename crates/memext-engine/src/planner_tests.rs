@@ -409,6 +409,46 @@ fn on_a_full_host_a_floor_above_what_a_resting_context_holds_is_not_kept() {
     assert_eq!(target(&p, &default, "out"), 32 * MIB, "its floor");
 }
 
+/// On a host meant to be full, a resting function with its pages out
+/// keeps what it holds but no slack above it: its target is the same
+/// whether the room is loose or taken by a call (with the slack it went
+/// from 4.0 to 4.4 MiB and back with the room: a limit written at each
+/// wake, and the function polled until it was down).
+#[test]
+fn a_resting_function_with_its_pages_out_keeps_no_slack_whatever_the_room() {
+    let out = ContextInput {
+        usage: 4 * MIB - (100 << 10),
+        swapped: 80 * MIB,
+        floor: 4 * MIB,
+        keep_while_room: true,
+        expected_wake_in: Some(Duration::from_secs(60)),
+        rest_slack: 512 << 10,
+        ..ctx("out", Class::Extend, State::Idle, 0, 84)
+    };
+    // Room for its slack, not for reading it back whole (a refill).
+    let loose = PlanInput {
+        capacity: 64 * MIB,
+        contexts: vec![out.clone()],
+    };
+    let mut called = woken("called", 1020);
+    called.usage = 1020 * MIB;
+    called.swapped = 0;
+    let tight = PlanInput {
+        capacity: 1024 * MIB,
+        contexts: vec![out.clone(), called],
+    };
+    let (l, t) = (plan(&loose), plan(&tight));
+    assert_eq!(target(&t, &tight, "out"), 4 * MIB, "its floor");
+    assert_eq!(target(&l, &loose, "out"), 4 * MIB, "the same with room");
+    // Resident (nothing out), it keeps its slack where there is room.
+    let resident = PlanInput {
+        capacity: 64 * MIB,
+        contexts: vec![ContextInput { swapped: 0, ..out }],
+    };
+    let r = plan(&resident);
+    assert_eq!(target(&r, &resident, "out"), 4 * MIB + (412 << 10));
+}
+
 /// On a host meant to be full, the refill comes before the margins. Of
 /// 300 MiB, less 2 floors (64), the call's 150 (118 beyond its floor) and
 /// the resting one's slack (2), 116 are left; 32 kept free, the resting
@@ -456,9 +496,9 @@ fn free_dram_on_a_full_host_is_refilled_most_valuable_first() {
         expected_wake_in: Some(Duration::from_secs(100)),
         ..ctx("kept", Class::Extend, State::Idle, 100, 100)
     };
-    // 400 - 4 floors (128) = 272; each keeps what it holds and its slack
-    // (2, 70, 2, 2): 196 left, 32 of it kept free: room for two whole
-    // read-backs of 68 more each.
+    // 400 - 4 floors (128) = 272; each keeps what it holds, the one with
+    // nothing out its slack too (0, 70, 0, 0): 202 left, 32 of it kept
+    // free: room for two whole read-backs of 70 more each.
     let input = PlanInput {
         capacity: 400 * MIB,
         contexts: vec![
@@ -483,9 +523,13 @@ fn free_dram_on_a_full_host_is_refilled_most_valuable_first() {
     assert_eq!(refills, vec!["rare", "soon"], "{:?}", p.actions);
     assert_eq!(target(&p, &input, "soon"), 102 * MIB, "whole, with slack");
     assert_eq!(target(&p, &input, "kept"), 102 * MIB, "keeps what it holds");
-    assert_eq!(target(&p, &input, "never"), 34 * MIB, "what it holds");
+    assert_eq!(
+        target(&p, &input, "never"),
+        32 * MIB,
+        "what it holds (its pages out: no slack)"
+    );
 
-    // Less room (104 beyond the reserve): only the most valuable one.
+    // Less room (110 beyond the reserve): only the most valuable one.
     let mut tight = input.clone();
     tight.capacity = 340 * MIB;
     let p = plan(&tight);
