@@ -32,6 +32,14 @@ class Wakes(unittest.TestCase):
         self.assertEqual(wakes.bucket(0.01), "< 30 ms")
         self.assertEqual(wakes.bucket(None), "not seen within 1 s")
 
+    def test_how_a_calls_wake_was_seen(self):
+        evs = [(49.0, "woke", "event"), (50.03, "warm-call", "tick"), (50.027, "onset", "poll"),
+               (50.2, "woke", "event")]
+        via, dt = wakes.seen_by(50.0, evs)
+        self.assertEqual(via, "poll", "the first after the call; a warm call is no wake")
+        self.assertAlmostEqual(dt, 0.027)
+        self.assertIsNone(wakes.seen_by(40.0, evs), "none within 1 s")
+
     def test_calls_not_seen_and_the_cold_calls_after_them(self):
         rows = [
             {"function": "fn0", "class": "timer", "t": "10.0", "majflt": "0"},     # seen
