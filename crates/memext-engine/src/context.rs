@@ -24,6 +24,10 @@ pub const WAKE_CPU_WEIGHT: u16 = 100;
 /// there (memext's mover, or the kernel at the limit memext wrote).
 pub const OUT_SWAPPED_BYTES: u64 = 8 << 20;
 
+/// On a host meant to be full, a call has ended once its context has shown
+/// no activity for this long (a tick without any): see `call_ended`.
+pub const CALL_ENDED: Duration = Duration::from_secs(1);
+
 fn wake_cpu_weight_default() -> u16 {
     WAKE_CPU_WEIGHT
 }
@@ -405,6 +409,20 @@ impl ContextState {
     /// whose DRAM is meant to be full.
     pub fn fills_room(&self) -> bool {
         self.params.push_out == PushOutWhen::Needed
+    }
+
+    /// On a host meant to be full, its call is over: woken or active, its
+    /// read-back done, no activity for `CALL_ENDED`. The plan lets it rest
+    /// (weighed by the keep order with the others) instead of keeping what
+    /// it has ahead of them until it settles and goes quiet, 2-3 s after
+    /// its call. (Replayed on bench/faas' trace, holding each woken
+    /// function 2.6 s cost 6-16 warm calls of the 535 against 1 s:
+    /// `docs/faas/s39-2026-11-28/enghist.py`.)
+    pub fn call_ended(&self, now: Instant) -> bool {
+        self.fills_room()
+            && !self.reading_back
+            && matches!(self.model.state, State::Waking | State::Active)
+            && now.saturating_sub(self.model.last_activity) >= CALL_ENDED
     }
 
     /// Its pages are in: not pushed out or squeezed, next to nothing in

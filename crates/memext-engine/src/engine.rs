@@ -440,8 +440,11 @@ impl Engine {
             .map(|(t, p)| ContextInput {
                 key: t.id.clone(),
                 class: t.class,
-                // An onset is a wake to the plan until it settles.
-                state: if t.waking(now) {
+                // An onset is a wake to the plan until it settles; on a
+                // host meant to be full, until its call is over.
+                state: if t.call_ended(now) {
+                    State::Active
+                } else if t.waking(now) {
                     State::Waking
                 } else {
                     t.model.state
@@ -476,7 +479,7 @@ impl Engine {
                     at_once: t.params.wakes_at_once.filter(|_| critical_runs),
                 }),
                 keep_while_room: t.fills_room(),
-                quiet: t.is_quiet(now),
+                quiet: t.is_quiet(now) || t.call_ended(now),
                 // Only the planner's keep order reads it: not worked out for
                 // the (default) contexts pushed out when idle.
                 expected_wake_in: t

@@ -947,3 +947,45 @@ fn a_resting_contexts_slack_follows_its_own_growth_at_rest() {
     e.observe(&f.id, f.sample(36.0), false);
     assert_eq!(slack(&e, 36.0), 768 << 10);
 }
+
+/// On a host meant to be full, a woken function whose call is over (no
+/// activity for a tick, nothing being read back) rests in the plan: the
+/// keep order weighs it with the resting ones, instead of its keeping what
+/// it has ahead of them until it settles (2 s) and goes quiet. Elsewhere a
+/// wake is a wake until it settles.
+#[test]
+fn on_a_full_host_a_woken_function_rests_once_its_call_is_over() {
+    for (push_out, rests) in [(PushOutWhen::Needed, true), (PushOutWhen::Idle, false)] {
+        let mut e = Engine::new(params());
+        let mut f = Ctx::new("/func", 60);
+        let p = ClassParams {
+            push_out,
+            ..class(4)
+        };
+        e.track(f.id.clone(), Class::Extend, p, s(0.0));
+        f.cpu = Duration::from_millis(300);
+        tick(&mut e, &[&f], 0.0);
+        for at in 1..=7 {
+            tick(&mut e, &[&f], f64::from(at));
+        }
+        assert_eq!(e.get(&f.id).map(|t| t.model.state), Some(State::Idle));
+        // Its call: 300 ms of CPU seen at the tick.
+        f.cpu += Duration::from_millis(300);
+        let (tr, _) = tick(&mut e, &[&f], 8.0);
+        assert_eq!(tr[0], Some(Transition::Woke));
+        let seen = |e: &Engine, at: f64| {
+            let c = &e.plan_input(s(at), 1024 * MIB).contexts[0];
+            (c.state, c.quiet)
+        };
+        assert_eq!(seen(&e, 8.5), (State::Waking, false), "in its call");
+        // A tick without activity: the call is over.
+        tick(&mut e, &[&f], 9.0);
+        assert_eq!(e.get(&f.id).map(|t| t.model.state), Some(State::Waking));
+        let want = if rests {
+            (State::Active, true)
+        } else {
+            (State::Waking, false)
+        };
+        assert_eq!(seen(&e, 9.0), want, "{push_out:?}");
+    }
+}
