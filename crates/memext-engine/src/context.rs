@@ -417,7 +417,8 @@ impl ContextState {
     /// it has ahead of them until it settles and goes quiet, 2-3 s after
     /// its call. (Replayed on bench/faas' trace, holding each woken
     /// function 2.6 s cost 6-16 warm calls of the 535 against 1 s:
-    /// `docs/faas/s39-2026-11-28/enghist.py`.)
+    /// `docs/faas/s39-2026-11-28/enghist.py`; measured, 5-8 more warm
+    /// calls in three A/B pairs, `ab2/`.)
     pub fn call_ended(&self, now: Instant) -> bool {
         self.fills_room()
             && !self.reading_back

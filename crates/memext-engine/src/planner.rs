@@ -83,8 +83,9 @@ pub struct ContextInput {
     /// is pushed out only as far as the room requires (`push_out =
     /// "when-needed"`), instead of going to its floor when it goes idle.
     pub keep_while_room: bool,
-    /// Active, but no activity seen for a while (`ONSET_QUIET`): between
-    /// two calls, not in one.
+    /// Active, but no activity seen for a while (`ONSET_QUIET`), or, on a
+    /// host meant to be full, its call over (`ContextState::call_ended`,
+    /// given as active): between two calls, not in one.
     pub quiet: bool,
     /// How long until its next wake is expected (None: no history): of the
     /// contexts that keep what they hold, those whose next wake per byte

@@ -142,7 +142,7 @@ impl Room {
     /// had bench/faas' pushed-out functions' limits written between 4.0
     /// and 4.4 MiB, dozens at each wake; until each was down again its
     /// function was polled rather than watched by its kernel event, and a
-    /// quarter of the calls' wakes were seen by a poll, 27-31 ms after the
+    /// quarter of the calls' wakes were seen by a poll, 25-28 ms after the
     /// call against 3-5 ms by an event: session 39.)
     pub(super) fn keep_resting(&mut self, cs: &[ContextInput], reserve: u64) {
         let mut spare = self.left.saturating_sub(reserve);
