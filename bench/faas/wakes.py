@@ -93,8 +93,8 @@ def idle_at_event(call_t, evs):
 
 def seen_after(call_t, evs):
     """Seconds from the call to the first wake or onset after it (None: none within 1 s)."""
-    after = [t - call_t for t, ev, _ in evs if ev in ("woke", "onset") and -0.05 <= t - call_t <= 1.0]
-    return min(after) if after else None
+    how = seen_by(call_t, evs)
+    return how and how[1]
 
 
 def seen_by(call_t, evs):

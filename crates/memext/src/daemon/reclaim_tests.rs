@@ -93,6 +93,7 @@ fn a_stopped_job_writes_nothing_more_and_a_vanished_cgroup_ends_it() {
     assert!(e.error.is_some(), "a vanished cgroup ends the job");
     r.stop();
 }
+
 #[test]
 fn a_hurried_job_goes_before_those_queued_ahead_of_it() {
     let dir = tempfile::tempdir().expect("tempdir");
