@@ -7,8 +7,11 @@ writes one byte per page so that every page is resident. Each request to
 `/invoke` reads one byte of every page of the heap (a function's state
 touched on each call: its working set is its heap) and answers with the
 handler's own time in ms, the major faults it took (pages that were
-not in DRAM, read from the tier) and its minor faults (pages mapped on
-touch: in DRAM, in the swap cache, but not mapped); `/health` answers at once. One request at a time,
+not in DRAM, read from the tier), its minor faults (pages mapped on
+touch: in DRAM, in the swap cache, but not mapped), the wall-clock time
+the handler began, and the major and minor faults the server took since
+its previous answer, before the handler (accepting and parsing the
+request: the interpreter's own pages); `/health` answers at once. One request at a time,
 as a function instance serves one invocation at a time.
 
   python3 bench/faas/function.py --socket /run/fn0001.sock --heap-mib 48
@@ -49,17 +52,22 @@ def touch(heap):
 
 class Handler(http.server.BaseHTTPRequestHandler):
     heap = bytearray()
+    answered = None  # the server's usage when it last answered /invoke
 
     def do_GET(self):  # noqa: N802 (http.server's name)
         if self.path == "/health":
             self.answer(200, b"ok\n")
         elif self.path == "/invoke":
+            began = time.time()
             r0 = resource.getrusage(resource.RUSAGE_SELF)
             t0 = time.perf_counter()
             touch(self.heap)
             ms = (time.perf_counter() - t0) * 1e3
             r1 = resource.getrusage(resource.RUSAGE_SELF)
-            self.answer(200, f"{ms:.3f} {r1.ru_majflt - r0.ru_majflt} {r1.ru_minflt - r0.ru_minflt}\n".encode())
+            last = Handler.answered or r0
+            self.answer(200, f"{ms:.3f} {r1.ru_majflt - r0.ru_majflt} {r1.ru_minflt - r0.ru_minflt} {began:.6f} "
+                        f"{r0.ru_majflt - last.ru_majflt} {r0.ru_minflt - last.ru_minflt}\n".encode())
+            Handler.answered = resource.getrusage(resource.RUSAGE_SELF)
         else:
             self.answer(404, b"unknown path\n")
 

@@ -72,27 +72,50 @@ class Fleet:
         shutil.rmtree(self.dir, ignore_errors=True)
 
 
+INVOKER_NICE = -10
+
+
 def replay(calls, sockets, t0, timeout=60.0, workers=64):
     """Sends call (t, i) to `sockets[i]` at `t0 + t`; returns one record per
     call: (i, t, latency s from t0 + t to the answer, the handler's own ms,
-    error or None, the handler's major faults, its minor faults). A function serves one call at a time: calls to a busy one
-    queue in its socket's backlog, and that wait is in their latency."""
+    error or None, the handler's major faults, its minor faults, then where
+    the time before the handler went: s from t0 + t until the invoker sent
+    the call, s from then until the handler began, the server's major and
+    minor faults before the handler). A function serves one call at a time:
+    calls to a busy one queue in its socket's backlog, and that wait is in
+    their latency."""
     records = [None] * len(calls)
 
     def one(k, t, i):
         due = t0 + t
+        sent = time.time()
+        a = invoke.Answer(None, None, None)
         try:
             status, body, _ = invoke.call(sockets[i], timeout=timeout)
             err = None if status == 200 else f"HTTP {status}"
-            handler_ms, majflt, minflt = invoke.parse_answer(body) if status == 200 else (None, None, None)
+            if status == 200:
+                a = invoke.parse_answer(body)
         except (OSError, ValueError) as e:
-            err, handler_ms, majflt, minflt = f"{type(e).__name__}: {e}", None, None, None
-        records[k] = (i, t, time.time() - due, handler_ms, err, majflt, minflt)
+            err = f"{type(e).__name__}: {e}"
+        records[k] = (i, t, time.time() - due, a.ms, err, a.majflt, a.minflt, sent - due,
+                      None if a.began is None else a.began - sent, a.pre_majflt, a.pre_minflt)
 
-    with concurrent.futures.ThreadPoolExecutor(workers) as pool:
-        for k, (t, i) in enumerate(calls):
-            delay = t0 + t - time.time()
-            if delay > 0:
-                time.sleep(delay)
-            pool.submit(one, k, t, i)
+    # The invoker stands for a platform's router, not part of the host under
+    # test: its own scheduling delays are not the calls'. At its default
+    # priority, on a host whose two CPUs the functions' swap-ins fill, it sent
+    # a call 123 ms late (session 40). Its threads inherit this thread's.
+    nice = os.getpriority(os.PRIO_PROCESS, 0)
+    try:
+        os.setpriority(os.PRIO_PROCESS, 0, INVOKER_NICE)
+    except PermissionError:
+        pass  # not root: at its own priority
+    try:
+        with concurrent.futures.ThreadPoolExecutor(workers) as pool:
+            for k, (t, i) in enumerate(calls):
+                delay = t0 + t - time.time()
+                if delay > 0:
+                    time.sleep(delay)
+                pool.submit(one, k, t, i)
+    finally:
+        os.setpriority(os.PRIO_PROCESS, 0, nice)
     return records

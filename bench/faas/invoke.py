@@ -1,5 +1,6 @@
 """The invoker's side of a bench/faas function: HTTP over its Unix socket,
 one deadline per call."""
+import collections
 import http.client
 import socket
 import time
@@ -43,14 +44,21 @@ def call(socket_path, what="/invoke", timeout=30.0):
         conn.close()
 
 
+# A function's answer to /invoke: the handler's ms, its major and minor
+# faults, the wall-clock time (epoch s) it began, and the major and minor
+# faults the server took before it since its previous answer. A field a
+# function does not report is None.
+Answer = collections.namedtuple("Answer", "ms majflt minflt began pre_majflt pre_minflt",
+                                 defaults=(None, None, None, None))
+
+
 def parse_answer(body):
-    """A function's answer to /invoke: (the handler's ms, its major
-    faults, its minor faults: None from a function that does not count
-    them). ValueError if it is not one."""
+    """Reads an answer to /invoke (2, 3 or 6 fields); ValueError if it is not one."""
     f = body.split()
-    if len(f) not in (2, 3):
+    if len(f) not in (2, 3, 6):
         raise ValueError(f"not an answer to /invoke: {body!r}")
-    return float(f[0]), int(f[1]), int(f[2]) if len(f) == 3 else None
+    rest = () if len(f) < 6 else (float(f[3]), int(f[4]), int(f[5]))
+    return Answer(float(f[0]), *map(int, f[1:3]), *rest)
 
 
 def wait_ready(socket_path, within=30.0):

@@ -103,6 +103,20 @@ def read_back_bandwidth(tier, server, cleanup, mib):
     return int(m.group(1)) * 4096 / MIB
 
 
+CALLS_HEADER = ("function,class,t,latency_ms,handler_ms,error,majflt,minflt,"
+                "late_ms,to_handler_ms,pre_majflt,pre_minflt\n")
+
+
+def call_row(record, names, functions):
+    """One line of calls-*.csv from a record of `host.replay`."""
+    i, t, lat, h, err, majflt, minflt, late, to_handler, pre_majflt, pre_minflt = record
+
+    def opt(v, scale=None):
+        return "" if v is None else f"{v * scale:.2f}" if scale else str(v)
+    return (f"{names[i]},{functions[i]['cls']},{t:.3f},{lat * 1000:.2f},{opt(h)},{err or ''},{opt(majflt)},"
+            f"{opt(minflt)},{opt(late, 1000)},{opt(to_handler, 1000)},{opt(pre_majflt)},{opt(pre_minflt)}\n")
+
+
 def run_mode(a, server, fleet_names, heaps, trace, tier, mode, rnd, bandwidth, cleanup):
     """One mode on one tier: set up, start the functions, settle, replay the
     trace, tear down. Returns (result row, DRAM series)."""
@@ -154,10 +168,9 @@ def run_mode(a, server, fleet_names, heaps, trace, tier, mode, rnd, bandwidth, c
                "cap_hits": hits,
                "oom_kills": None if kills0 is None else server.oom_kills() - kills0 + functions_oom_kills(fleet)}
         with open(os.path.join(a.out, f"calls-{row['tier']}-{mode}-r{rnd}.csv"), "w") as f:
-            f.write("function,class,t,latency_ms,handler_ms,error,majflt,minflt\n")
-            for i, t, lat, h, err, majflt, minflt in records:
-                f.write(f"{fleet_names[i]},{functions[i]['cls']},{t:.3f},{lat * 1000:.2f},{h},{err or ''},"
-                        f"{'' if majflt is None else majflt},{'' if minflt is None else minflt}\n")
+            f.write(CALLS_HEADER)
+            for r in records:
+                f.write(call_row(r, fleet_names, functions))
         return row, series
     finally:
         cleanup.run(mark)

@@ -38,8 +38,11 @@ class FunctionTest(unittest.TestCase):
         self.assertGreater(rss_kib(self.proc.pid), 16 * 1024)
         status, body, secs = invoke.call(self.sock)
         self.assertEqual(status, 200)
-        ms, majflt, minflt = invoke.parse_answer(body)
+        ms, majflt, minflt, began, pre_majflt, pre_minflt = invoke.parse_answer(body)
         self.assertGreater(ms, 0)
+        self.assertLess(abs(time.time() - secs - began), 1.0, "it says when its handler began")
+        self.assertEqual(pre_majflt, 0, "nor before it")
+        self.assertGreaterEqual(pre_minflt, 0)
         self.assertLess(ms / 1e3, secs + 1e-3)
         self.assertEqual(majflt, 0, "a resident heap takes no major fault")
         self.assertIsNotNone(minflt, "it counts its minor faults")
@@ -59,9 +62,10 @@ class FunctionTest(unittest.TestCase):
         self.assertEqual(statuses, [200] * 40)
 
     def test_an_answer_without_minor_faults_is_read_and_a_bad_one_refused(self):
-        self.assertEqual(invoke.parse_answer("1.5 7\n"), (1.5, 7, None))
-        self.assertEqual(invoke.parse_answer("1.5 7 3\n"), (1.5, 7, 3))
-        for bad in ("1.5", "1.5 7 3 4", "x 7"):
+        self.assertEqual(invoke.parse_answer("1.5 7\n"), invoke.Answer(1.5, 7, None))
+        self.assertEqual(invoke.parse_answer("1.5 7 3\n"), invoke.Answer(1.5, 7, 3))
+        self.assertEqual(invoke.parse_answer("1.5 7 3 99.5 1 2\n"), (1.5, 7, 3, 99.5, 1, 2))
+        for bad in ("1.5", "1.5 7 3 4", "1.5 7 3 99.5 1", "x 7"):
             with self.assertRaises(ValueError):
                 invoke.parse_answer(bad)
 
