@@ -2,7 +2,8 @@
 //! and prints). Needs root and an active swap tier (scripts/kbench sets one up).
 //! Measures, through memext-sys, on a toucher child holding SIZE MiB:
 //! pagemap scans (PAGEMAP_SCAN and pread), MADV_PAGEOUT, MADV_WILLNEED (until the
-//! swap cache holds the pages) and the cost of the first touch afterwards, and
+//! swap cache holds the pages), mapping them from outside (process_vm_readv)
+//! and the cost of the first touch afterwards, and
 //! prints them beside the figures of shared/MACHINE.md.
 
 use std::time::{Duration, Instant};
@@ -12,11 +13,12 @@ use memext_cgroup::MemoryCgroup;
 use memext_sys::madvise::{advise, Advice};
 use memext_sys::pagemap::{PageState, Pagemap, Residency, ScanBackend};
 use memext_sys::pidfd::ProcessHandle;
+use memext_sys::populate::populate;
 use memext_sys::swap::active_swaps;
 use memext_sys::AddrRange;
 
 use crate::scenario::{release_swap_cache, resident_ranges};
-use crate::toucher::Toucher;
+use crate::toucher::{TouchReport, Toucher};
 use crate::{host_hierarchy, ScratchCgroup};
 
 fn swap_cached_bytes() -> u64 {
@@ -34,6 +36,16 @@ fn swap_cached_bytes() -> u64 {
 fn rate(pages: u64, d: Duration) -> String {
     let s = d.as_secs_f64().max(1e-9);
     format!("{:>12.0} pages/s  ({:>8.2} ms)", pages as f64 / s, s * 1e3)
+}
+
+/// Prints what a touch of `pages` pages cost, and the figure to compare with.
+fn touched(what: &str, r: &TouchReport, pages: u64, expected: &str) {
+    println!(
+        "{what:<44} {:>12.2} us/page  ({} major, {} minor faults){expected}",
+        r.micros as f64 / pages as f64,
+        r.major_faults,
+        r.minor_faults
+    );
 }
 
 /// One long function on purpose: the micro-benchmark is a script, each
@@ -146,22 +158,49 @@ pub fn run(size: Option<&str>) -> anyhow::Result<()> {
         rate(res.swapped_pages, filled)
     );
 
-    let after = t.touch()?;
-    println!(
-        "{:<44} {:>12.2} us/page  ({} major faults)   ~1.5 us",
+    touched(
         "first touch after WILLNEED",
-        after.micros as f64 / pages as f64,
-        after.major_faults
+        &t.touch()?,
+        pages,
+        "   ~1.5 us",
     );
     let ws = resident_ranges(&mut pm, range)?;
     advise(&target, &ws, Advice::PageOut)?;
     release_swap_cache(&c, range.len())?;
-    let cold = t.touch()?;
-    println!(
-        "{:<44} {:>12.2} us/page  ({} major faults)   ~65 us swap file, 6-18 us zram",
+    touched(
         "first touch without WILLNEED",
-        cold.micros as f64 / pages as f64,
-        cold.major_faults
+        &t.touch()?,
+        pages,
+        "   ~65 us swap file, 6-18 us zram",
+    );
+
+    // Read back again, then every page mapped from outside before the touch.
+    let ws = resident_ranges(&mut pm, range)?;
+    advise(&target, &ws, Advice::PageOut)?;
+    release_swap_cache(&c, range.len())?;
+    let swapped: Vec<AddrRange> = pm
+        .scan(range)?
+        .iter()
+        .filter(|r| r.state == PageState::Swapped)
+        .map(|r| r.range)
+        .collect();
+    let t0 = Instant::now();
+    advise(&target, &swapped, Advice::WillNeed)?;
+    while swap_cached_bytes() < want && t0.elapsed() < Duration::from_secs(60) {
+        std::thread::sleep(Duration::from_micros(500));
+    }
+    let t0 = Instant::now();
+    let mapped = populate(&target, &[range])?;
+    println!(
+        "{:<44} {}",
+        "mapping every page from outside (vm_readv)",
+        rate(mapped.pages, t0.elapsed())
+    );
+    touched(
+        "first touch after WILLNEED and mapping",
+        &t.touch()?,
+        pages,
+        "",
     );
     drop(t);
     drop(cg);

@@ -10,6 +10,7 @@ use memext_cgroup::{AnyCgroup, Hierarchy, Limit, LimitKnob, MemoryCgroup, Versio
 use memext_sys::madvise::{advise, Advice};
 use memext_sys::pagemap::{PageState, Pagemap, Residency};
 use memext_sys::pidfd::ProcessHandle;
+use memext_sys::populate::populate;
 use memext_sys::AddrRange;
 
 use crate::toucher::{TouchReport, Toucher};
@@ -27,8 +28,13 @@ pub struct RoundTrip {
     pub cgroup_swap_after_release: u64,
     pub pageout_bytes: u64,
     pub willneed_bytes: u64,
-    /// Touch after WILLNEED: should take no major faults.
+    /// Touch after WILLNEED: should take no major faults (but a minor one a
+    /// page: the pages are in the swap cache, not mapped).
     pub touch_after_willneed: TouchReport,
+    /// Touch after WILLNEED and then mapping every page from outside
+    /// (`memext_sys::populate`): should take no fault at all.
+    pub touch_after_populate: TouchReport,
+    pub populated_pages: u64,
     /// Control: page out again and touch without WILLNEED.
     pub touch_without_willneed: TouchReport,
     pub backend: String,
@@ -95,28 +101,18 @@ pub fn pageout_roundtrip(h: &Hierarchy, helper: &Path, bytes: usize) -> anyhow::
     // buffer: reclaim also took its stack and heap, as it would a container's.
     let everything = swapped_anonymous(t.pid(), &mut pm)?;
     let back = advise(&target, &everything, Advice::WillNeed)?;
-    // WILLNEED only starts the reads. A touch that meets a page whose read is
-    // still in flight waits and is retried, and the kernel counts a retried
-    // fault as major; so wait until mincore sees every page up to date. The
-    // machine's DAMON reclaimer may page out again a read-in page no one has
-    // mapped yet (in suite runs up to 1.5% of them, never alone): what is back
-    // in swap after a second is asked for again, as a retry would.
-    let t0 = std::time::Instant::now();
-    let mut asked = t0;
-    loop {
-        let (incore, total) = t.incore()?;
-        if incore >= total || t0.elapsed() > std::time::Duration::from_secs(20) {
-            break;
-        }
-        if asked.elapsed() > std::time::Duration::from_secs(1) {
-            let again = swapped_anonymous(t.pid(), &mut pm)?;
-            advise(&target, &again, Advice::WillNeed)?;
-            asked = std::time::Instant::now();
-        }
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
-    let willneed_complete = t0.elapsed();
+    let willneed_complete = wait_until_read_back(&mut t, &target, &mut pm)?;
     let touch_after = t.touch()?;
+
+    // Out again, read back, then every page mapped from outside.
+    let ws = resident_ranges(&mut pm, range)?;
+    advise(&target, &ws, Advice::PageOut)?;
+    release_swap_cache(&c, range.len())?;
+    let everything = swapped_anonymous(t.pid(), &mut pm)?;
+    advise(&target, &everything, Advice::WillNeed)?;
+    wait_until_read_back(&mut t, &target, &mut pm)?;
+    let populated = populate(&target, &[range])?;
+    let touch_populated = t.touch()?;
 
     // Control: the same push-out, no WILLNEED: the touch must fault from swap.
     let ws = resident_ranges(&mut pm, range)?;
@@ -138,10 +134,42 @@ pub fn pageout_roundtrip(h: &Hierarchy, helper: &Path, bytes: usize) -> anyhow::
         pageout_bytes: out.bytes,
         willneed_bytes: back.bytes,
         touch_after_willneed: touch_after,
+        touch_after_populate: touch_populated,
+        populated_pages: populated.pages,
         touch_without_willneed: touch_without,
         backend,
         willneed_complete,
     })
+}
+
+/// Waits until every page of the toucher's buffer is up to date after a
+/// WILLNEED (at most 20 s); returns how long that took.
+fn wait_until_read_back(
+    t: &mut Toucher,
+    target: &ProcessHandle,
+    pm: &mut Pagemap,
+) -> anyhow::Result<std::time::Duration> {
+    // WILLNEED only starts the reads. A touch that meets a page whose read is
+    // still in flight waits and is retried, and the kernel counts a retried
+    // fault as major; so wait until mincore sees every page up to date. The
+    // machine's DAMON reclaimer may page out again a read-in page no one has
+    // mapped yet (in suite runs up to 1.5% of them, never alone): what is back
+    // in swap after a second is asked for again, as a retry would.
+    let t0 = std::time::Instant::now();
+    let mut asked = t0;
+    loop {
+        let (incore, total) = t.incore()?;
+        if incore >= total || t0.elapsed() > std::time::Duration::from_secs(20) {
+            break;
+        }
+        if asked.elapsed() > std::time::Duration::from_secs(1) {
+            let again = swapped_anonymous(t.pid(), pm)?;
+            advise(target, &again, Advice::WillNeed)?;
+            asked = std::time::Instant::now();
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    Ok(t0.elapsed())
 }
 
 /// MADV_PAGEOUT writes anonymous pages to swap, but with an asynchronous swap
@@ -217,6 +245,21 @@ pub fn check_roundtrip(r: &RoundTrip) -> Vec<String> {
         bad.push(format!(
             "touch after MADV_WILLNEED took {} major faults for {} pages (expected at most 1%)",
             r.touch_after_willneed.major_faults, r.pages
+        ));
+    }
+    // Mapped from outside, the pages take no fault at all (the same 1% for
+    // DAMON); the touch after WILLNEED alone shows the check could fail.
+    let faults = r.touch_after_populate.major_faults + r.touch_after_populate.minor_faults;
+    if faults > r.pages / 100 || r.populated_pages < r.pages {
+        bad.push(format!(
+            "touch after mapping {} of {} pages from outside took {faults} faults (expected at most 1%)",
+            r.populated_pages, r.pages
+        ));
+    }
+    if r.touch_after_willneed.minor_faults < r.pages / 2 {
+        bad.push(format!(
+            "control: touch after MADV_WILLNEED took only {} minor faults for {} pages",
+            r.touch_after_willneed.minor_faults, r.pages
         ));
     }
     // The control shows the test could fail: without WILLNEED, faults are major.

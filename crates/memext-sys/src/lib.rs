@@ -17,6 +17,7 @@ pub mod maps;
 pub mod pagemap;
 pub mod peer;
 pub mod pidfd;
+pub mod populate;
 pub mod procstat;
 pub mod sched;
 pub mod swap;
@@ -31,6 +32,21 @@ pub fn end_quietly_on_closed_pipe() {
     // to SIG_IGN at start; it touches no memory of this process.
     unsafe {
         libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
+}
+
+/// Makes a system call (`call`, returning what the kernel returned) again
+/// while it is interrupted by a signal (EINTR); its result, or its error.
+pub(crate) fn retry_on_eintr(mut call: impl FnMut() -> i64) -> std::io::Result<u64> {
+    loop {
+        let ret = call();
+        if ret >= 0 {
+            return Ok(ret.unsigned_abs());
+        }
+        let err = std::io::Error::last_os_error();
+        if err.raw_os_error() != Some(libc::EINTR) {
+            return Err(err);
+        }
     }
 }
 

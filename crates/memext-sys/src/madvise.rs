@@ -172,28 +172,19 @@ fn advise_batch(
             iov_len: usize::try_from(r.len()).unwrap_or(usize::MAX),
         })
         .collect();
-    loop {
-        // SAFETY: `iov` is a live, properly initialised array of `iov.len()` iovecs
-        // (≤ IOV_MAX) that outlives the call; the kernel only reads it. The pidfd is
-        // owned by `target` and open for the duration of the call. Flags must be 0.
-        let ret = unsafe {
-            libc::syscall(
-                libc::SYS_process_madvise,
-                target.as_fd().as_raw_fd(),
-                iov.as_ptr(),
-                iov.len(),
-                advice.raw(),
-                0u32,
-            )
-        };
-        if ret >= 0 {
-            return Ok(ret.unsigned_abs());
-        }
-        let err = std::io::Error::last_os_error();
-        if err.raw_os_error() != Some(libc::EINTR) {
-            return Err(err);
-        }
-    }
+    // SAFETY: `iov` is a live, properly initialised array of `iov.len()` iovecs
+    // (≤ IOV_MAX) that outlives the call; the kernel only reads it. The pidfd is
+    // owned by `target` and open for the duration of the call. Flags must be 0.
+    crate::retry_on_eintr(|| unsafe {
+        libc::syscall(
+            libc::SYS_process_madvise,
+            target.as_fd().as_raw_fd(),
+            iov.as_ptr(),
+            iov.len(),
+            advice.raw(),
+            0u32,
+        )
+    })
 }
 
 #[cfg(test)]
