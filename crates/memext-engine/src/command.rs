@@ -7,7 +7,7 @@ use crate::predict::PrefetchReason;
 use crate::workingset::ChunkKey;
 use crate::ContextId;
 
-/// Read swapped pages back in, then optionally map them.
+/// Read swapped pages back in, then optionally map the hottest chunks.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct BringBack {
     pub id: ContextId,
@@ -18,10 +18,6 @@ pub struct BringBack {
     pub bandwidth: u64,
     /// Map the chunks of `order` as huge pages afterwards (predicted wake).
     pub map_back: bool,
-    /// Then map every page read back and not mapped yet into the context's
-    /// page tables (a predicted call: periodic, or a refill ahead of the
-    /// calls expected next), so that the call takes no fault at all.
-    pub map_pages: bool,
     /// Read back coldest first (the woken process faults its hottest pages
     /// in by itself from a synchronous tier).
     pub from_the_end: bool,

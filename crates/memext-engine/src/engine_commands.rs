@@ -268,8 +268,12 @@ impl Engine {
             } else {
                 t.params.prefetch_bandwidth / slow
             },
-            map_back: t.params.map_back && mapping(reason).0,
-            map_pages: t.params.map_back && mapping(reason).1,
+            // Mapping is for a wake still `prefetch_lead` away: a context
+            // already touching its pages (woke) or about to (its leader woke,
+            // it follows within a second) would race the collapse and lose
+            // (measured: a follower's touch went from 0.17 s to 0.9 s), so
+            // those get the read-back alone.
+            map_back: t.params.map_back && reason == PrefetchReason::Periodic,
             // A woken context faults its hottest pages in by itself; from zram
             // that is as fast as memext's read (measured: in the same order,
             // both decompressed the same pages and the wake took 0.50 s; from
@@ -277,40 +281,5 @@ impl Engine {
             // following memext's reads ahead of it.
             from_the_end: reason == PrefetchReason::Woke && host.next_swap_is_zram,
         }
-    }
-}
-
-/// How what a bring-back for `reason` read is mapped into the context:
-/// (the working set as huge pages, then every page not mapped yet). Only
-/// ahead of a predicted call: a context already touching its pages (woke)
-/// or about to (its leader woke, it follows within a second) would race the
-/// collapse and lose (measured: a follower's touch went from 0.17 s to
-/// 0.9 s). A page at a time, the mapping races nothing (a call that comes
-/// meanwhile waits on the lock of the page being mapped, at worst), so a
-/// refill of free DRAM, whose call may come any time, is mapped that way:
-/// left in the swap cache, a refilled bench/faas function's next call took
-/// a minor fault a page (13k, 24 ms; session 40).
-pub(crate) fn mapping(reason: PrefetchReason) -> (bool, bool) {
-    match reason {
-        PrefetchReason::Periodic => (true, true),
-        PrefetchReason::Refill => (false, true),
-        PrefetchReason::Woke | PrefetchReason::FollowsLeader => (false, false),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn only_a_predicted_call_is_mapped_and_only_a_periodic_one_as_huge_pages() {
-        assert_eq!(mapping(PrefetchReason::Periodic), (true, true));
-        assert_eq!(
-            mapping(PrefetchReason::Refill),
-            (false, true),
-            "a refill's call may come any time: page by page"
-        );
-        assert_eq!(mapping(PrefetchReason::Woke), (false, false));
-        assert_eq!(mapping(PrefetchReason::FollowsLeader), (false, false));
     }
 }

@@ -158,7 +158,6 @@ fn a_fired_event_memext_caused_is_judged_on_the_counters() {
                 bandwidth: 0,
                 reason: PrefetchReason::Refill,
                 map_back: false,
-                map_pages: false,
                 from_the_end: false,
             });
             e.executed(&back, Outcome::Done, s(6.3));

@@ -10,6 +10,12 @@
 //! tables, as the target's own read would: a page in the swap cache is
 //! mapped, a swapped one read in and mapped. [`populate`] reads one byte of
 //! every page and throws it away.
+//!
+//! Measured by `memext-e2e kbench` and checked by the root round trip (a
+//! touch after it takes no fault). The daemon does not use it: mapping the
+//! pages of bench/faas' refills and wakes made that bench worse (README,
+//! bench/faas, session 40): mapped and young, they no longer were what the
+//! kernel dropped first, at no cost, when a cold call needed room.
 
 use crate::madvise::IOV_MAX;
 use crate::peer::pidfd_alive;

@@ -116,12 +116,10 @@ pub struct ClassParams {
     pub pageout_bandwidth: ByteSize,
     /// Prefetch (bring-back) bandwidth cap, bytes per second.
     pub prefetch_bandwidth: ByteSize,
-    /// Before a predicted call, also map what was brought back, so that the
-    /// call takes no page fault at all: before a periodic wake the working set
-    /// as huge pages first (MADV_COLLAPSE: whole 2 MiB blocks), then, there and
-    /// for a refill of free DRAM, every page not mapped yet (process_vm_readv of
-    /// a byte a page). Pages mapped this way no longer tell whether the context
-    /// touched them: prefetch accuracy leaves them out.
+    /// Before a predicted periodic wake, also map the brought-back working set
+    /// (MADV_COLLAPSE: whole 2 MiB blocks as huge pages), so that the wake
+    /// takes no page faults at all. Pages mapped this way no longer tell
+    /// whether the context touched them: prefetch accuracy leaves them out.
     pub map_back: bool,
     /// The CPU weight the class's contexts run at (v2 `cpu.weight`, v1
     /// `cpu.shares` scaled), or None to leave it as the runtime set it. Low

@@ -168,7 +168,6 @@ impl Actuator {
                     order: b.order.clone(),
                     bandwidth: b.bandwidth,
                     map_back: b.map_back,
-                    map_pages: b.map_pages,
                     from_the_end: b.from_the_end,
                     urgent: b.reason == memext_engine::predict::PrefetchReason::Woke,
                 });

@@ -9,7 +9,7 @@
 //! the CPU the context used over the reading that showed it; `faults`: the
 //! page faults it took over it (0 for a poll, which reads CPU only); `held`: a
 //! poll of a context held for a predicted wake, where a wake is expected;
-//! a tick's reading is judged alike for all and says false), `bringing-back` (`reason`, `from_the_end`, `map_back`, `map_pages`),
+//! a tick's reading is judged alike for all and says false), `bringing-back` (`reason`, `from_the_end`, `map_back`),
 //! `pushing-out` (`keep_bytes`), `frozen` and `thawed` (a waking context
 //! waits for room, and is admitted), `out-of-memory` (`limit_bytes`: a
 //! task waits in the v1 OOM wait at its limit; the limit it is raised to),
@@ -122,7 +122,6 @@ pub fn bringing_back(b: &BringBack) {
         reason = %b.reason,
         from_the_end = b.from_the_end,
         map_back = b.map_back,
-        map_pages = b.map_pages,
         "{}: bringing back ({}{})",
         b.id,
         b.reason,

@@ -114,7 +114,7 @@ fn register_contexts(reg: &mut Registry, rows: &[ContextReport]) {
     let mapped = Family::<ContextLabels, Counter>::default();
     reg.register(
         "context_mapped_back_pages",
-        "Pages memext mapped back (as huge pages, then page by page) before a predicted call of the context",
+        "Pages memext mapped back (as huge pages) before a predicted wake of the context",
         mapped.clone(),
     );
     for r in rows {

@@ -14,9 +14,7 @@ use memext_sys::madvise::Advice;
 use memext_sys::pagemap::PageState;
 use memext_sys::AddrRange;
 
-use super::pages::{
-    advise_paced, by_chunk, per_pid, populate_stoppable, ranges_of, read_back_ranges,
-};
+use super::pages::{advise_paced, by_chunk, per_pid, ranges_of, read_back_ranges};
 use super::wake_gate::WakeGate;
 
 #[derive(Debug, Clone)]
@@ -38,8 +36,6 @@ pub enum Job {
         bandwidth: u64,
         /// Then map the chunks of `order` (MADV_COLLAPSE), for a predicted wake.
         map_back: bool,
-        /// Then map every page brought back and not mapped yet (a predicted call).
-        map_pages: bool,
         /// Read back in the reverse order, coldest and last first: for a context
         /// already faulting its hottest pages in by itself from a synchronous
         /// tier (zram), where both would otherwise decompress the same pages.
@@ -63,8 +59,7 @@ impl Job {
 pub struct MoveStats {
     pub pushed_out_pages: u64,
     pub brought_back_pages: u64,
-    /// Pages memext mapped into the context before a predicted call (as huge
-    /// pages, then page by page).
+    /// Pages of chunks memext mapped back as huge pages before a predicted wake.
     pub mapped_back_pages: u64,
     /// A job for this context is queued or running.
     pub busy: bool,
@@ -180,21 +175,15 @@ fn run(rx: &Receiver<Job>, stats: &Shared, gate: &WakeGate) {
                 order,
                 bandwidth,
                 map_back,
-                map_pages,
                 from_the_end,
                 ..
             } => bring_back(pids, order, *bandwidth, *from_the_end, rx, &mut queue, &key).and_then(
                 |(pages, ranges)| {
-                    let (mut mapped, mut ranges) = if *map_back {
+                    let (mapped, ranges) = if *map_back {
                         map_chunks_back(&key, order, ranges)?
                     } else {
                         (0, ranges)
                     };
-                    if *map_pages {
-                        let (pages, left) = map_pages_back(&key, ranges, rx, &mut queue)?;
-                        mapped += pages;
-                        ranges = left;
-                    }
                     if let Ok(mut s) = stats.lock() {
                         let m = s.entry(key.clone()).or_default();
                         m.brought_back_pages += pages;
@@ -366,46 +355,6 @@ fn map_chunks_back(
     Ok((pages, rest))
 }
 
-/// Maps every page of `ranges` (brought back, not mapped as huge pages) into
-/// its process's page tables, a chunk at a time (process_vm_readv of a byte a
-/// page), so that a predicted call takes no minor fault per page. Gives way
-/// to a wake's bring-back, or a newer one of this context, queued meanwhile.
-/// Returns the pages mapped and the ranges left unmapped (which can still
-/// show, by being mapped, that the context touched them).
-fn map_pages_back(
-    key: &ContextId,
-    ranges: Vec<(u32, AddrRange)>,
-    rx: &Receiver<Job>,
-    queue: &mut Vec<Job>,
-) -> Result<(u64, Vec<(u32, AddrRange)>), String> {
-    let t0 = Instant::now();
-    let out = populate_stoppable(ranges, || {
-        while let Ok(j) = rx.try_recv() {
-            enqueue(queue, j);
-        }
-        queue.iter().any(|j| match j {
-            Job::BringBack { urgent, .. } => *urgent || j.key() == key,
-            Job::PushOut { .. } => false,
-        })
-    })?;
-    let (bytes, seconds) = (
-        out.pages * memext_sys::page_size(),
-        t0.elapsed().as_secs_f64(),
-    );
-    tracing::info!(
-        event = "mapped-pages",
-        context = %key,
-        bytes,
-        seconds,
-        skipped = out.skipped,
-        stopped = !out.left.is_empty(),
-        "{key}: mapped {} page by page in {seconds:.3} s{}",
-        crate::units::human_bytes(bytes),
-        if out.left.is_empty() { "" } else { " (stopped for a wake)" }
-    );
-    Ok((out.pages, out.left))
-}
-
 fn push_out(
     pids: &[u32],
     keep: &HashSet<ChunkKey>,
@@ -447,7 +396,6 @@ mod tests {
             order: vec![],
             bandwidth: 0,
             map_back: false,
-            map_pages: false,
             from_the_end: false,
             urgent,
         }

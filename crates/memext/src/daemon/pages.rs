@@ -1,9 +1,8 @@
 //! Page ranges of a context's processes and advice on them, paced: which
 //! ranges of its swappable memory (private anonymous and shared memory) are
 //! resident or swapped, which of its shared memory is not resident, their split into
-//! working-set chunks, `process_madvise` in batches at a bandwidth cap,
-//! mapping pages brought back into their process, and how many of the pages
-//! brought back were touched since (accuracy).
+//! working-set chunks, `process_madvise` in batches at a bandwidth cap, and
+//! how many of the pages brought back were touched since (accuracy).
 
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
@@ -13,7 +12,6 @@ use memext_sys::madvise::{advise, Advice, MadviseError};
 use memext_sys::maps::{read_maps, Mapping};
 use memext_sys::pagemap::{PageRange, PageState, Pagemap};
 use memext_sys::pidfd::ProcessHandle;
-use memext_sys::populate::{populate, PopulateError};
 use memext_sys::AddrRange;
 
 /// Pages are moved in batches of at most this many bytes.
@@ -190,50 +188,6 @@ pub(super) fn advise_paced(
         skipped,
         done,
     })
-}
-
-/// What one [`populate_stoppable`] did.
-#[derive(Debug, Default)]
-pub(super) struct Populated {
-    pub(super) pages: u64,
-    pub(super) skipped: u64,
-    /// The ranges it did not get to (`stop` said so), per pid.
-    pub(super) left: Vec<(u32, AddrRange)>,
-}
-
-/// Maps the pages of `work` ((pid, range) pairs) into their processes, a
-/// chunk at a time, until `stop` says so between chunks (what is left is
-/// returned). A process gone meanwhile is passed over.
-pub(super) fn populate_stoppable(
-    work: Vec<(u32, AddrRange)>,
-    mut stop: impl FnMut() -> bool,
-) -> Result<Populated, String> {
-    let mut out = Populated::default();
-    let mut pieces = per_pid(work).into_iter();
-    while let Some((pid, ranges)) = pieces.next() {
-        let Ok(handle) = ProcessHandle::open(pid) else {
-            continue;
-        };
-        let mut chunks = by_chunk(pid, &ranges).into_iter().map(|(_, r)| r);
-        while let Some(r) = chunks.next() {
-            match populate(&handle, std::slice::from_ref(&r)) {
-                Ok(o) => {
-                    out.pages += o.pages;
-                    out.skipped += o.skipped;
-                }
-                Err(PopulateError::Vanished { .. }) => break,
-                Err(e) => return Err(e.to_string()),
-            }
-            if stop() {
-                out.left.extend(chunks.map(|r| (pid, r)));
-                for (pid, rs) in pieces {
-                    out.left.extend(rs.into_iter().map(|r| (pid, r)));
-                }
-                return Ok(out);
-            }
-        }
-    }
-    Ok(out)
 }
 
 /// Of the ranges brought back, the share now mapped (touched by the process).

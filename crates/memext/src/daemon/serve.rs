@@ -42,8 +42,7 @@ pub struct ContextReport {
     pub last_wake_s_ago: Option<f64>,
     pub pushed_out_pages: u64,
     pub brought_back_pages: u64,
-    /// Of those, pages mapped back before a predicted call (as huge pages,
-    /// then page by page).
+    /// Of those, pages mapped back as huge pages before a predicted wake.
     #[serde(default)]
     pub mapped_back_pages: u64,
     /// Of the pages last brought back, the share touched within the window.
