@@ -3,8 +3,8 @@
 //!
 //! MADV_WILLNEED reads swapped pages into the swap cache but leaves them out
 //! of the process's page tables: its next touch of each is a minor fault
-//! (about 2 µs a page here: 13k of them, 24 ms, in a bench/faas call whose
-//! function had been read back ahead of it). process_madvise(2) takes no
+//! (1.4-1.7 µs a page, `memext-e2e kbench`; 13k of them in a bench/faas call
+//! whose handler took 24 ms, its function read back ahead of it). process_madvise(2) takes no
 //! advice that maps (MADV_POPULATE_READ is for a process's own memory), but
 //! process_vm_readv(2) faults every page it reads into the *target's* page
 //! tables, as the target's own read would: a page in the swap cache is
@@ -14,8 +14,8 @@
 //! Measured by `memext-e2e kbench` and checked by the root round trip (a
 //! touch after it takes no fault). The daemon does not use it: mapping the
 //! pages of bench/faas' refills and wakes made that bench worse (README,
-//! bench/faas, session 40): mapped and young, they no longer were what the
-//! kernel dropped first, at no cost, when a cold call needed room.
+//! bench/faas, session 40): mapped and young, they are likely no longer
+//! what the kernel drops first, at no cost, when a cold call needs room.
 
 use crate::madvise::IOV_MAX;
 use crate::peer::pidfd_alive;
