@@ -11,13 +11,13 @@ use std::time::{Duration, Instant};
 use anyhow::{ensure, Context};
 use memext_cgroup::MemoryCgroup;
 use memext_sys::madvise::{advise, Advice};
-use memext_sys::pagemap::{PageState, Pagemap, Residency, ScanBackend};
+use memext_sys::pagemap::{PageRange, PageState, Pagemap, Residency, ScanBackend};
 use memext_sys::pidfd::ProcessHandle;
 use memext_sys::populate::populate;
 use memext_sys::swap::active_swaps;
 use memext_sys::AddrRange;
 
-use crate::scenario::{release_swap_cache, resident_ranges};
+use crate::scenario::{page_out_again, release_swap_cache, resident_ranges};
 use crate::toucher::{TouchReport, Toucher};
 use crate::{host_hierarchy, ScratchCgroup};
 
@@ -36,6 +36,24 @@ fn swap_cached_bytes() -> u64 {
 fn rate(pages: u64, d: Duration) -> String {
     let s = d.as_secs_f64().max(1e-9);
     format!("{:>12.0} pages/s  ({:>8.2} ms)", pages as f64 / s, s * 1e3)
+}
+
+/// The swapped ranges of a scan.
+fn swapped_of(scanned: &[PageRange]) -> Vec<AddrRange> {
+    scanned
+        .iter()
+        .filter(|r| r.state == PageState::Swapped)
+        .map(|r| r.range)
+        .collect()
+}
+
+/// Waits (at most 60 s from `t0`) until the swap cache holds `want` bytes;
+/// returns the time since `t0`.
+fn wait_for_swap_cache(want: u64, t0: Instant) -> Duration {
+    while swap_cached_bytes() < want && t0.elapsed() < Duration::from_secs(60) {
+        std::thread::sleep(Duration::from_micros(500));
+    }
+    t0.elapsed()
 }
 
 /// Prints what a touch of `pages` pages cost, and the figure to compare with.
@@ -132,21 +150,13 @@ pub fn run(size: Option<&str>) -> anyhow::Result<()> {
         pages
     );
 
-    let swapped: Vec<AddrRange> = scanned
-        .iter()
-        .filter(|r| r.state == PageState::Swapped)
-        .map(|r| r.range)
-        .collect();
     let t0 = Instant::now();
-    let back = advise(&target, &swapped, Advice::WillNeed)?;
+    let back = advise(&target, &swapped_of(&scanned), Advice::WillNeed)?;
     let call = t0.elapsed();
     // Pages the release left in the swap cache are part of the swapped set
     // already, so the target is absolute, not a growth.
     let want = res.swapped_pages * page * 95 / 100;
-    while swap_cached_bytes() < want && t0.elapsed() < Duration::from_secs(60) {
-        std::thread::sleep(Duration::from_micros(500));
-    }
-    let filled = t0.elapsed();
+    let filled = wait_for_swap_cache(want, t0);
     println!(
         "{:<44} {}",
         "MADV_WILLNEED call returns",
@@ -164,9 +174,7 @@ pub fn run(size: Option<&str>) -> anyhow::Result<()> {
         pages,
         "   ~1.5 us",
     );
-    let ws = resident_ranges(&mut pm, range)?;
-    advise(&target, &ws, Advice::PageOut)?;
-    release_swap_cache(&c, range.len())?;
+    page_out_again(&target, &mut pm, &c, range)?;
     touched(
         "first touch without WILLNEED",
         &t.touch()?,
@@ -175,20 +183,9 @@ pub fn run(size: Option<&str>) -> anyhow::Result<()> {
     );
 
     // Read back again, then every page mapped from outside before the touch.
-    let ws = resident_ranges(&mut pm, range)?;
-    advise(&target, &ws, Advice::PageOut)?;
-    release_swap_cache(&c, range.len())?;
-    let swapped: Vec<AddrRange> = pm
-        .scan(range)?
-        .iter()
-        .filter(|r| r.state == PageState::Swapped)
-        .map(|r| r.range)
-        .collect();
-    let t0 = Instant::now();
-    advise(&target, &swapped, Advice::WillNeed)?;
-    while swap_cached_bytes() < want && t0.elapsed() < Duration::from_secs(60) {
-        std::thread::sleep(Duration::from_micros(500));
-    }
+    page_out_again(&target, &mut pm, &c, range)?;
+    advise(&target, &swapped_of(&pm.scan(range)?), Advice::WillNeed)?;
+    wait_for_swap_cache(want, Instant::now());
     let t0 = Instant::now();
     let mapped = populate(&target, &[range])?;
     println!(

@@ -97,27 +97,17 @@ pub fn pageout_roundtrip(h: &Hierarchy, helper: &Path, bytes: usize) -> anyhow::
     release_swap_cache(&c, after_out.swapped_pages * page)?;
     let released = c.memory()?;
 
-    // Bring back everything of the process that is in swap, not only the
-    // buffer: reclaim also took its stack and heap, as it would a container's.
-    let everything = swapped_anonymous(t.pid(), &mut pm)?;
-    let back = advise(&target, &everything, Advice::WillNeed)?;
-    let willneed_complete = wait_until_read_back(&mut t, &target, &mut pm)?;
+    let (back, willneed_complete) = read_back_everything(&mut t, &target, &mut pm)?;
     let touch_after = t.touch()?;
 
     // Out again, read back, then every page mapped from outside.
-    let ws = resident_ranges(&mut pm, range)?;
-    advise(&target, &ws, Advice::PageOut)?;
-    release_swap_cache(&c, range.len())?;
-    let everything = swapped_anonymous(t.pid(), &mut pm)?;
-    advise(&target, &everything, Advice::WillNeed)?;
-    wait_until_read_back(&mut t, &target, &mut pm)?;
+    page_out_again(&target, &mut pm, &c, range)?;
+    read_back_everything(&mut t, &target, &mut pm)?;
     let populated = populate(&target, &[range])?;
     let touch_populated = t.touch()?;
 
     // Control: the same push-out, no WILLNEED: the touch must fault from swap.
-    let ws = resident_ranges(&mut pm, range)?;
-    advise(&target, &ws, Advice::PageOut)?;
-    release_swap_cache(&c, range.len())?;
+    page_out_again(&target, &mut pm, &c, range)?;
     let touch_without = t.touch()?;
 
     let backend = format!("{:?}", pm.backend());
@@ -140,6 +130,32 @@ pub fn pageout_roundtrip(h: &Hierarchy, helper: &Path, bytes: usize) -> anyhow::
         backend,
         willneed_complete,
     })
+}
+
+/// Pages out what is resident of `range` and squeezes it out of the swap
+/// cache, as the round trip's first push-out did.
+pub fn page_out_again(
+    target: &ProcessHandle,
+    pm: &mut Pagemap,
+    c: &AnyCgroup,
+    range: AddrRange,
+) -> anyhow::Result<()> {
+    let ws = resident_ranges(pm, range)?;
+    advise(target, &ws, Advice::PageOut)?;
+    release_swap_cache(c, range.len())
+}
+
+/// Asks for everything of the process that is in swap, not only the
+/// buffer (reclaim also took its stack and heap, as it would a
+/// container's), and waits until the buffer is read back.
+fn read_back_everything(
+    t: &mut Toucher,
+    target: &ProcessHandle,
+    pm: &mut Pagemap,
+) -> anyhow::Result<(memext_sys::madvise::AdviseOutcome, std::time::Duration)> {
+    let everything = swapped_anonymous(t.pid(), pm)?;
+    let back = advise(target, &everything, Advice::WillNeed)?;
+    Ok((back, wait_until_read_back(t, target, pm)?))
 }
 
 /// Waits until every page of the toucher's buffer is up to date after a
