@@ -109,3 +109,25 @@ fn a_quiet_functions_warm_calls_are_remembered() {
     assert!(t.is_quiet(s(60.0)));
     assert_eq!(t.model.history.count(), 3);
 }
+
+/// Paged out at its floor, a function's housekeeping refaults on its own
+/// CPU (up to 37 ms a second in a bench/faas run); that is not its rest.
+/// Brought back, its warm call is judged against the rest it has with its
+/// pages in, not against the busiest second it had out.
+#[test]
+fn the_rest_is_learned_with_the_pages_in() {
+    let mut e = Engine::new(params());
+    let mut f = rested_function(&mut e, 5, 40, PushOutWhen::Idle);
+    for k in 6..=60u32 {
+        f.cpu += Duration::from_millis(if k % 3 == 0 { 20 } else { 2 });
+        e.observe(&f.id, f.sample(f64::from(k)), false);
+    }
+    f.swapped = 0; // brought back
+    for k in 61..=75u32 {
+        f.cpu += Duration::from_micros(REST_US[k as usize % 5]);
+        e.observe(&f.id, f.sample(f64::from(k)), false);
+    }
+    warm_call(&mut f);
+    let o = e.observe(&f.id, f.sample(76.0), false);
+    assert_eq!(o.transition, Some(Transition::WarmCall));
+}

@@ -5,7 +5,8 @@
 //! read these fields, never the message text.
 //!
 //! Events: `tracking`, `gone`, `became-idle`, `woke`, `onset`, `warm-call`,
-//! `settled` (field `via`: `tick`, `poll` or `event`; `cpu_us` and `span_ms`:
+//! `settled`, and at debug level `rested` (a resting context's reading that
+//! was no call, with `allowance_us`, what its rest allows, and `resident`) (field `via`: `tick`, `poll` or `event`; `cpu_us` and `span_ms`:
 //! the CPU the context used over the reading that showed it; `faults`: the
 //! page faults it took over it (0 for a poll, which reads CPU only); `held`: a
 //! poll of a context held for a predicted wake, where a wake is expected;
@@ -21,9 +22,13 @@
 //! the mover:
 //! `read-back` and `mapped-back` (`bytes`, `seconds`), `move-failed`.
 
+use std::time::Duration;
+
+use memext_engine::context::ContextState;
 use memext_engine::engine::{BringBack, PushOut};
 use memext_engine::model::{Judged, State, Transition};
-use memext_engine::ContextId;
+use memext_engine::rest::CALL_CPU;
+use memext_engine::{ContextId, Instant};
 
 use crate::contexts::MemoryContext;
 use crate::units::human_bytes;
@@ -112,6 +117,35 @@ pub fn transition(
         held,
         "{id}: {} ({state}, {via})",
         tr.name()
+    );
+}
+
+/// A reading of a resting context that was no call but used at least half
+/// a call's CPU (`rest::CALL_CPU`), at debug level: what it used, over what,
+/// against what its rest allows (`allowance_us`, absent while not learned)
+/// and whether its pages were in (only then is a call judged from its CPU):
+/// why a warm call went unseen.
+pub fn rested(id: &ContextId, via: &'static str, t: &ContextState, at: Instant) {
+    if !tracing::enabled!(tracing::Level::DEBUG) {
+        return;
+    }
+    let Some(j) = t.model.judged.filter(|j| j.cpu >= CALL_CPU / 2) else {
+        return;
+    };
+    if !t.rests(at) {
+        return;
+    }
+    let us = |d: Duration| u64::try_from(d.as_micros()).unwrap_or(u64::MAX);
+    tracing::debug!(
+        event = "rested",
+        context = %id,
+        via,
+        cpu_us = us(j.cpu),
+        span_ms = u64::try_from(j.span.as_millis()).unwrap_or(u64::MAX),
+        faults = j.faults,
+        allowance_us = t.model.rest_allowance(j.span).map(us),
+        resident = t.is_resident(),
+        "{id}: rested ({via})"
     );
 }
 

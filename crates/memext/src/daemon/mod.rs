@@ -455,8 +455,9 @@ impl Daemon {
         for id in cpu_only {
             let t = &self.tracked[&id];
             let cpu = self.idle_cpu.cpu(hierarchy, &id, &t.ctx.path, &t.cg);
-            if let Some(tr) = cpu.and_then(|cpu| self.engine.poll(&id, now, cpu)) {
-                woke.push((id, tr));
+            match cpu.and_then(|cpu| self.engine.poll(&id, now, cpu)) {
+                Some(tr) => woke.push((id, tr)),
+                None => self.note_rested(&id, "tick", now),
             }
         }
         self.idle_cpu.end_tick();
@@ -501,6 +502,9 @@ impl Daemon {
         } else {
             self.engine.observe(id, sample, moving)
         };
+        if o.transition.is_none() {
+            self.note_rested(id, if fired { "event" } else { "tick" }, at);
+        }
         if o.wants_working_set {
             let pids = self
                 .engine
@@ -511,6 +515,13 @@ impl Daemon {
             self.engine.record_working_set(id, at, &snapshot);
         }
         Ok(o.transition)
+    }
+
+    /// Logs (at debug level) a resting context's reading that was no call.
+    fn note_rested(&self, id: &ContextId, via: &'static str, at: Instant) {
+        if let Some(t) = self.engine.get(id) {
+            events::rested(id, via, t, at);
+        }
     }
 
     fn on_transition(
@@ -639,7 +650,10 @@ impl Daemon {
                         continue;
                     }
                     Some(tr) => (r.id, "poll", tr),
-                    None => continue,
+                    None => {
+                        self.note_rested(&r.id, "poll", r.at);
+                        continue;
+                    }
                 },
                 Seen::OutOfMemory(id) => {
                     self.serve_out_of_memory(&id)?;
