@@ -23,7 +23,7 @@ COLUMNS = ["tier", "mode", "round", "calls", "errors", "p50_ms", "p99_ms", "p999
            "timer_predictable_p99_ms", "poisson_p50_ms", "poisson_p99_ms", "bursty_p50_ms", "bursty_p99_ms",
            "cold_limit_p50_ms", "cold_limit_p99_ms", "dram_mean_mib", "dram_min_mib", "dram_max_mib",
            "unused_while_waiting_mib", "cpu_controller_s", "swapin_mib", "swapout_mib", "zswpin_mib", "cap_mib",
-           "cap_hits", "oom_kills"]
+           "cap_hits", "oom_kills", "host_steal_s", "host_irq_s"]
 
 
 def nearest_rank(values, q):

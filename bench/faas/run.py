@@ -164,7 +164,8 @@ def run_mode(a, server, fleet_names, heaps, trace, tier, mode, rnd, bandwidth, c
                **results.latency(records, functions),
                **results.cold_limit(records, heaps, None if mode == "ideal" else bandwidth),
                **results.dram(series, records, None if mode == "ideal" else a.cap),
-               **{k: w.result[k] for k in ("cpu_controller_s", "swapin_mib", "swapout_mib", "zswpin_mib")},
+               **{k: w.result.get(k) for k in ("cpu_controller_s", "swapin_mib", "swapout_mib", "zswpin_mib",
+                                               "host_steal_s", "host_irq_s")},
                "cap_hits": hits,
                "oom_kills": None if kills0 is None else server.oom_kills() - kills0 + functions_oom_kills(fleet)}
         with open(os.path.join(a.out, f"calls-{row['tier']}-{mode}-r{rnd}.csv"), "w") as f:

@@ -53,6 +53,37 @@ class Wakes(unittest.TestCase):
         self.assertEqual(missed, {("timer", "warm"): 1, ("poisson", "cold"): 1})
         self.assertEqual(cold_after, 1, "fn0's cold call at 40 s; fn1 has none after")
 
+    def test_why_a_call_after_a_quiet_gap_went_unseen(self):
+        rows = [
+            {"function": "fn0", "t": "10.0"},   # first call: seen
+            {"function": "fn0", "t": "12.0"},   # within the gap: not asked
+            {"function": "fn0", "t": "30.0"},   # under its allowance
+            {"function": "fn1", "t": "20.0"},   # its pages out
+            {"function": "fn2", "t": "20.0"},   # no resting reading
+            {"function": "fn3", "t": "20.0"},   # rest not learned
+        ]
+        events = {"fn0": [(10.01, "woke", "event")]}
+        rested = {
+            "fn0": [(30.5, 2900, 5100, True), (35.0, 9000, 9500, True)],
+            "fn1": [(20.4, 2500, 3000, False)],
+            "fn3": [(20.4, 2500, None, True)],
+        }
+        why = wakes.unseen_after_gap(rows, events, rested)
+        self.assertEqual(why["under its rest's allowance"], [[(2900, 5100)]], "the reading after 30 s only")
+        self.assertEqual(len(why["pages not in"]), 1)
+        self.assertEqual(len(why["no resting reading"]), 1)
+        self.assertEqual(len(why["rest not learned yet"]), 1)
+        self.assertEqual(sum(map(len, why.values())), 4, "the call 2 s after one is not asked")
+        self.assertEqual(why["no resting reading"], [[]])
+
+    def test_rested_readings_are_parsed(self):
+        lines = [line(3.0, "rested", via="tick", cpu_us=2900, allowance_us=5100, resident=True),
+                 line(4.0, "rested", via="poll", cpu_us=400, resident=False),
+                 line(5.0, "woke", via="event")]
+        got = wakes.parse_rested(lines, {"/memext-faas/a"}, START)
+        self.assertEqual([(round(t, 2), c, a, r) for t, c, a, r in got["/memext-faas/a"]],
+                         [(3.0, 2900, 5100, True), (4.0, 400, None, False)])
+
     def test_the_log_is_read_on_the_traces_clock_for_the_functions_only(self):
         lines = [line(3.0, "woke", via="event"), line(4.0, "read-back"),
                  line(5.0, "onset", ctx="/memext-faas/other", via="poll"), "not json"]

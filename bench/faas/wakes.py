@@ -20,6 +20,14 @@ wake, onset or warm call it recorded matched against the calls of the trace.
 - *Seen after*: for each cold call (at least 100 major faults), the time
   from the call to the first wake or onset recorded for its function, in
   buckets, with the calls' latency.
+- *Why unseen*: where the daemon ran with `MEMEXT_LOG=info,memext::daemon::events=debug`
+  (its `rested` readings: a resting function's reading that was no call but
+  used half a call's CPU or more, with what its rest allowed), the calls not
+  seen that came after a quiet gap (over `QUIET_GAP` s since the function's
+  previous call) by why: a resting reading with its pages in under its rest's
+  allowance (with the readings' CPU and the allowances), its rest not learned
+  yet, its pages not in (only the activity thresholds judge it), or no
+  resting reading of it at all (it was waking or busy, or used less).
 - *Seen by*: the same cold calls by how that wake was seen: its kernel
   event, a poll of its CPU between ticks, or a tick (session 39: a quarter
   of them by a poll, 25-28 ms after the call, against 3-5 ms by an event,
@@ -36,6 +44,8 @@ import statistics
 
 import timeline
 
+QUIET_GAP = 3.0  # s since the function's previous call: a call its history should hold
+RESTED_NEAR = (-0.1, 1.3)  # a resting reading this close after a call (s) read it
 MATCH = (-0.5, 1.2)  # a wake or onset this close to a call (s) is that call's
 TOOK_WITHIN = 3.0
 IDLE_AT_EVENT = 0.3
@@ -86,6 +96,55 @@ def unseen(rows, events):
     return missed, cold_after
 
 
+def parse_rested(lines, cgroups, start):
+    """{cgroup: [(trace time s, cpu µs, allowance µs or None, resident)]}
+    from the daemon's debug `rested` readings."""
+    out = collections.defaultdict(list)
+    for raw in lines:
+        if '"rested"' not in raw:
+            continue
+        try:
+            e = json.loads(raw)
+        except ValueError:
+            continue
+        if e.get("event") != "rested" or e.get("context") not in cgroups:
+            continue
+        t = timeline.epoch(e["timestamp"]) - start
+        out[e["context"]].append((t, e.get("cpu_us", 0), e.get("allowance_us"), bool(e.get("resident"))))
+    return out
+
+
+def why_unseen(call_t, rested):
+    """Why a call after a quiet gap went unseen, from its function's
+    resting readings [(t, cpu, allowance, resident)]: (reason, the readings
+    under an allowance as [(cpu, allowance)])."""
+    near = [r for r in rested if RESTED_NEAR[0] <= r[0] - call_t <= RESTED_NEAR[1]]
+    if not near:
+        return "no resting reading", []
+    judged = [(cpu, allow) for _, cpu, allow, resident in near if resident and allow is not None]
+    if judged:
+        return "under its rest's allowance", judged
+    if any(resident for *_, resident in near):
+        return "rest not learned yet", []
+    return "pages not in", []
+
+
+def unseen_after_gap(rows, events, rested):
+    """{reason: [each call's readings under an allowance, [(cpu,
+    allowance)]]} for the calls not seen that came after a quiet gap
+    (`QUIET_GAP`), from the calls in time order,
+    {function: [(t, event, via)]} and {function: [resting readings]}."""
+    out, prev = collections.defaultdict(list), {}
+    for r in rows:
+        fn, t = r["function"], float(r["t"])
+        gap = t - prev.get(fn, float("-inf"))
+        prev[fn] = t
+        if gap > QUIET_GAP and not seen(t, events.get(fn, [])):
+            reason, readings = why_unseen(t, rested.get(fn, []))
+            out[reason].append(readings)
+    return out
+
+
 def idle_at_event(call_t, evs):
     return any(ev == "became-idle" and via == "event" and 0 <= t - call_t <= IDLE_AT_EVENT
                for t, ev, via in evs)
@@ -126,8 +185,11 @@ def report(d, tier, mode, rnd):
     log = os.path.join(d, f"{mode}-daemon-{tier}-r{rnd}.log")
     opener = (lambda: gzip.open(log + ".gz", "rt")) if not os.path.exists(log) else (lambda: open(log))
     with opener() as f:
-        by_cg = parse(f, set(meta["cgroups"].values()), meta["trace_start_epoch"])
+        lines = f.readlines()
+    by_cg = parse(lines, set(meta["cgroups"].values()), meta["trace_start_epoch"])
     events = {fn: by_cg.get(cg, []) for fn, cg in meta["cgroups"].items()}
+    rested_cg = parse_rested(lines, set(meta["cgroups"].values()), meta["trace_start_epoch"])
+    rested = {fn: rested_cg.get(cg, []) for fn, cg in meta["cgroups"].items()}
     calls = collections.defaultdict(list)
     for r in rows:
         calls[r["function"]].append(float(r["t"]))
@@ -151,6 +213,17 @@ def report(d, tier, mode, rnd):
     by = ", ".join(f"{c} {w} {n}" for (c, w), n in sorted(missed.items()))
     print(f"  calls not seen: {sum(missed.values())} ({by or 'none'});"
           f" cold calls of their functions after one: {cold_after}")
+    if rested_cg:
+        why = unseen_after_gap(sorted(rows, key=lambda r: float(r["t"])), events, rested)
+        print(f"  calls not seen after over {QUIET_GAP:.0f} s without one, by why (the daemon's rested readings):")
+        for reason, v in sorted(why.items(), key=lambda kv: -len(kv[1])):
+            got = [x for readings in v for x in readings]
+            detail = ""
+            if got:
+                cpu, allow = sorted(c for c, _ in got), sorted(a for _, a in got)
+                detail = (f"; their readings {cpu[0] / 1e3:.1f}-{cpu[-1] / 1e3:.1f} ms of CPU"
+                          f" against {allow[0] / 1e3:.1f}-{allow[-1] / 1e3:.1f} ms allowed")
+            print(f"    {reason:<28} {len(v):4d}{detail}")
     print("  cold calls by when their wake was seen:")
     for name in [n for _, n in BUCKETS] + ["not seen within 1 s"]:
         v = buckets.get(name)

@@ -154,6 +154,28 @@ def tlb_shootdowns(text=None):
     return 0
 
 
+def host_cpu_times(text=None):
+    """The host's CPU seconds, summed over its CPUs, from /proc/stat's `cpu`
+    line (or `text`, its contents): {"irq": hard and soft interrupts,
+    "steal": time the hypervisor ran something else while a CPU wanted to
+    run}. On a guest without IRQ time accounting (this machine's kernel),
+    an interrupt's time is charged to whatever task it interrupted, and a
+    busy hypervisor slows everything: a window's steal says how loaded the
+    machine under the bench was. Empty when unreadable."""
+    try:
+        if text is None:
+            text = read("/proc/stat")
+        hz = os.sysconf("SC_CLK_TCK")
+        for line in text.splitlines():
+            f = line.split()
+            if f and f[0] == "cpu":
+                irq, softirq, steal = (int(x) for x in f[6:9])
+                return {"irq": (irq + softirq) / hz, "steal": steal / hz}
+    except (OSError, ValueError):
+        pass
+    return {}
+
+
 def damon_applied():
     """The machine's DAMON scheme's applied bytes, read only. The kernel refreshes
     this file only when asked through kdamonds/0/state (or refresh_ms): never done
@@ -219,7 +241,8 @@ class Window:
     kswapd and kdamond, of the critical and the noise containers (their page
     faults and reclaim are charged to them) and of the critical workload's load
     client (`CLIENT`); the critical container's faults, refaults and stalls, and
-    the client's CPU stall."""
+    the client's CPU stall; the host's CPU seconds in interrupts and stolen by
+    its hypervisor (`host_cpu_times`)."""
 
     def __init__(self, server, controller_pid=None, critical_cgroup=None, period=0.5):
         self.server, self.period, self.series = server, period, []
@@ -229,7 +252,7 @@ class Window:
 
     def __enter__(self):
         self.t0, self.vm0, self.damon0 = time.time(), vmstat(), damon_applied()
-        self.tlb0 = tlb_shootdowns()
+        self.tlb0, self.host0 = tlb_shootdowns(), host_cpu_times()
         self.crit0, self.client0 = critical_counters(self.critical_cgroup), critical_counters(CLIENT)
         self.cg_cpu0 = (cgroup_cpu_seconds(self.server.parent),
                         cgroup_cpu_seconds(self.critical_cgroup) if self.critical_cgroup else 0.0,
@@ -266,6 +289,7 @@ class Window:
             "zswpin_mib": round((vm1.get("zswpin", 0) - self.vm0.get("zswpin", 0)) * 4096 / MIB, 1),
             "zswpout_mib": round((vm1.get("zswpout", 0) - self.vm0.get("zswpout", 0)) * 4096 / MIB, 1),
             "tlb_shootdowns": tlb_shootdowns() - self.tlb0,
+            **{f"host_{k}_s": round(v - self.host0[k], 2) for k, v in host_cpu_times().items() if k in self.host0},
             "cpu_controller_s": round(cpu.get("controller", 0.0), 2),
             "cpu_kswapd_s": round(sum(v for k, v in cpu.items() if k.startswith("kswapd")), 2),
             "cpu_kdamond_s": round(sum(v for k, v in cpu.items() if k.startswith("kdamond")), 2),

@@ -263,8 +263,8 @@ impl ContextModel {
         let warm =
             !active && prev.is_some_and(|l| self.is_warm_call(&l, &c, rests && known.resident));
         // Only with its pages in: paged out, its housekeeping refaults on
-        // its own CPU (at a 4 MiB floor, up to 26 ms a second in
-        // bench/faas), which would raise the allowance past its calls.
+        // its own CPU (up to 37 ms a second in bench/faas), which would
+        // raise the allowance past its calls (`rest`).
         if let Some(l) = prev.filter(|_| rests && known.resident && !active && !warm) {
             self.rest
                 .learn(c.cpu.saturating_sub(l.cpu), c.at.saturating_sub(l.at));

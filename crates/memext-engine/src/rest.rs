@@ -19,11 +19,25 @@
 //! Only once `LEARNED` of rest has been seen; only where the pages are in
 //! (a pushed-out context's housekeeping refaults with CPU of its own, and
 //! its call faults anyway: the activity thresholds see it). The rest is
-//! learned only there too: learned while a function sat paged out at its
-//! floor, its busiest second took 8-26 ms (allowances of 12-40 ms a
-//! second in a bench/faas run, against 2.6-7.3 ms for its calls on that
-//! busy host), and 29 of 34 calls after a quiet gap that went unseen were
-//! under such an allowance (`docs/faas/s41-2026-11-28/`).
+//! learned only there too: in a bench/faas run (`docs/faas/s41-2026-11-28/`,
+//! `diag1`; the readings of a second or more that used half a call's CPU
+//! or more, during the trace), a resting function paged out used 5 ms or
+//! more in 97 of 770 (up to 37 ms), with its pages in in 13 of 88; and
+//! 22 of the 34 calls after a quiet gap that went
+//! unseen used 2.2-9.0 ms against allowances of 1.1-11.6 ms. (Learned
+//! with the pages in only, three rotated rounds against the build before
+//! were mixed: calls not seen 98, 88, 89 against 77, 94, 93.)
+//!
+//! A resting function with its pages in also takes bursts of CPU that are
+//! no call: three took 2.93-2.96 ms each in the same second, none called,
+//! and perf placed one such burst (3 ms) at the return from its poll's
+//! sleep (`_raw_spin_unlock_irqrestore` under `hrtimer_cancel`). Their
+//! cause is not found (not the cap's reclaim: a function at rest beside a
+//! hog under a capped parent used 0.15-0.25 ms a second once its loop's
+//! pages were back; not the hypervisor's steal: 8 of 21 such warm calls
+//! came in seconds with steal, 7 of 21 real ones did). The same engine
+//! saw 9-11 warm calls with no call a run one morning and 49-67 that
+//! afternoon: CPU alone does not tell a warm call from them.
 
 use std::time::Duration;
 
