@@ -5,8 +5,9 @@
 //! read these fields, never the message text.
 //!
 //! Events: `tracking`, `gone`, `became-idle`, `woke`, `onset`, `warm-call`,
-//! `settled`, and at debug level `rested` (a resting context's reading that
-//! was no call, with `allowance_us`, what its rest allows, and `resident`) (field `via`: `tick`, `poll` or `event`; `cpu_us` and `span_ms`:
+//! `settled` and, at debug level, `rested` (a resting context's reading
+//! that was no call; also `allowance_us`, what its rest allowed, and
+//! `resident`) (field `via`: `tick`, `poll` or `event`; `cpu_us` and `span_ms`:
 //! the CPU the context used over the reading that showed it; `faults`: the
 //! page faults it took over it (0 for a poll, which reads CPU only); `held`: a
 //! poll of a context held for a predicted wake, where a wake is expected;
