@@ -131,3 +131,19 @@ fn the_rest_is_learned_with_the_pages_in() {
     let o = e.observe(&f.id, f.sample(76.0), false);
     assert_eq!(o.transition, Some(Transition::WarmCall));
 }
+
+/// Polls between ticks learn no rest while the pages are out either: a
+/// minute of a paged-out function's housekeeping (4 ms a second, too
+/// little to be a wake) leaves its rest unlearned.
+#[test]
+fn polls_learn_no_rest_while_the_pages_are_out() {
+    let mut e = Engine::new(params());
+    let mut f = rested_function(&mut e, 5, 40, PushOutWhen::Idle);
+    for k in 1..=240u32 {
+        f.cpu += Duration::from_millis(1);
+        let at = s(5.0 + 0.25 * f64::from(k));
+        assert_eq!(e.poll(&f.id, at, f.cpu), None, "poll {k}");
+    }
+    let t = e.get(&f.id).expect("tracked");
+    assert_eq!(t.model.rest_allowance(Duration::from_secs(1)), None);
+}
