@@ -12,6 +12,8 @@ import subprocess
 import sys
 import time
 
+import leftovers
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BIN = os.path.join(ROOT, "target", "release")
 CG = "/sys/fs/cgroup"
@@ -62,10 +64,19 @@ def bench_workspace(name, a):
     os.makedirs(a.out, exist_ok=True)
     use_build(a.profile)
     cleanup = Cleanup()
+    return cleanup, work_dir(name, cleanup)
+
+
+def work_dir(name, cleanup):
+    """Undoes what killed bench runs left (bench/leftovers.py), then makes this
+    run's scratch directory /var/tmp/memext-bench-NAME-PID, removed by
+    `cleanup`."""
+    if leftovers.recover(os.path.join(BIN, "memext")):
+        sys.exit("bench: a killed run's swap is still active (see above); not starting beside it")
     work = f"/var/tmp/memext-bench-{name}-{os.getpid()}"
     os.makedirs(work, exist_ok=True)
     cleanup.push(f"dir {work}", lambda: subprocess.run(["rm", "-rf", work]))
-    return cleanup, work
+    return work
 
 
 def use_build(profile):

@@ -139,9 +139,7 @@ def main():
         sys.exit("bench/scale/readahead.py needs cgroup v1's memory controller")
     os.makedirs(a.out, exist_ok=True)
     cleanup = mb.Cleanup()
-    work = f"/var/tmp/memext-bench-readahead-{os.getpid()}"
-    os.makedirs(work, exist_ok=True)
-    cleanup.push(f"dir {work}", lambda: subprocess.run(["rm", "-rf", work]))
+    work = mb.work_dir("readahead", cleanup)
     rows = []
     try:
         swap = f"{work}/swap"

@@ -253,9 +253,7 @@ def main():
     mb.build()
     cleanup = mb.Cleanup()
     base = f"/memext-bench-wake-{os.getpid()}"
-    work = f"/var/tmp/memext-bench-wake-{os.getpid()}"
-    os.makedirs(work, exist_ok=True)
-    cleanup.push(f"dir {work}", lambda: subprocess.run(["rm", "-rf", work]))
+    work = mb.work_dir("wake", cleanup)
     try:
         tcfg = f"{work}/tiers.toml"
         with open(tcfg, "w") as f:

@@ -9,7 +9,7 @@
 
 use memext_e2e::docker::{python_unit_tests, repo_root};
 use memext_e2e::is_root;
-use memext_e2e::sandbox::{assert_cgroup_gone, bench_results, swaps, ScratchDir};
+use memext_e2e::sandbox::{assert_cgroup_gone, bench_results, swap_areas, ScratchDir};
 
 const MIB: f64 = 1048576.0;
 
@@ -22,7 +22,7 @@ fn demo_report_unit_tests_pass() {
 fn first_run_pushes_the_idle_containers_out_and_leaves_nothing_behind() {
     assert!(is_root(), "the demo needs root");
     let scratch = ScratchDir::new("demo");
-    let swaps_before = swaps();
+    let swaps_before = swap_areas();
     let out = std::process::Command::new("python3")
         .arg(repo_root().join("demo/firstrun.py"))
         .args(["--profile", "debug", "--out"])
@@ -35,7 +35,7 @@ fn first_run_pushes_the_idle_containers_out_and_leaves_nothing_behind() {
         "demo failed: {stdout}\n{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    assert_eq!(swaps(), swaps_before, "demo: swap left behind");
+    assert_eq!(swap_areas(), swaps_before, "demo: swap left behind");
     assert_cgroup_gone("memext-demo");
     assert!(
         !std::path::Path::new("/var/tmp/memext-dockerd-demo").exists(),

@@ -18,7 +18,7 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use memext_e2e::docker::repo_root;
-use memext_e2e::sandbox::{run_ok as run, swaps, v1_limit, ScratchDir};
+use memext_e2e::sandbox::{run_ok as run, swap_areas, v1_limit, ScratchDir};
 use memext_e2e::toucher::Toucher;
 use memext_e2e::{host_hierarchy, is_root, ScratchCgroup};
 
@@ -156,7 +156,7 @@ fn package_installs_runs_its_unit_and_purges_leaving_nothing() {
         .expect("the .deb's path")
         .trim()
         .to_owned();
-    let (swaps_before, zram_before) = (swaps(), zram_devices());
+    let (swaps_before, zram_before) = (swap_areas(), zram_devices());
 
     let mut installed = Installed { daemon: None };
     run(Command::new("dpkg").args(["-i", &deb]));
@@ -197,7 +197,7 @@ fn package_installs_runs_its_unit_and_purges_leaving_nothing() {
     for (_, argv, ignore) in lines.iter().filter(|(k, ..)| k == "ExecStartPre") {
         exec(argv, *ignore);
     }
-    assert_ne!(swaps(), swaps_before, "ExecStartPre set up no tier");
+    assert_ne!(swap_areas(), swaps_before, "ExecStartPre set up no tier");
     let notify_path = dir.0.join("notify");
     let notify = UnixDatagram::bind(&notify_path).expect("notify socket");
     let start = &lines
@@ -246,7 +246,7 @@ fn package_installs_runs_its_unit_and_purges_leaving_nothing() {
         exec(argv, *ignore);
     }
     assert_eq!(limit(&cg), limit_before, "a knob left behind");
-    assert_eq!(swaps(), swaps_before, "a swap device left behind");
+    assert_eq!(swap_areas(), swaps_before, "a swap device left behind");
     assert_eq!(zram_devices(), zram_before, "a zram device left behind");
     drop(t);
 

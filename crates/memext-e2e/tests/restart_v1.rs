@@ -138,7 +138,7 @@ fn a_dead_daemons_knobs_are_restored_and_tiers_down_waits_for_them() {
     });
     daemon.0.kill().expect("SIGKILL");
     daemon.0.wait().expect("reap");
-    let swaps_before = memext_e2e::sandbox::swaps();
+    let swaps_before = memext_e2e::sandbox::swap_areas();
 
     let down = sb.run(&["tiers", "down"]);
     let said = String::from_utf8_lossy(&down.stderr);
@@ -152,7 +152,7 @@ fn a_dead_daemons_knobs_are_restored_and_tiers_down_waits_for_them() {
         "it said it removed something: {said}"
     );
     assert_eq!(
-        memext_e2e::sandbox::swaps(),
+        memext_e2e::sandbox::swap_areas(),
         swaps_before,
         "nothing was touched"
     );
