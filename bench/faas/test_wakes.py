@@ -22,6 +22,18 @@ class Wakes(unittest.TestCase):
         no_call = wakes.tally(calls, events, trace_end=180.0)
         self.assertEqual(no_call, {"after memext took memory": 1, "other": 1})
 
+    def test_no_call_readings_by_whether_a_call_was_near(self):
+        calls = {"fn0": [10.0, 40.0]}
+        events = {"fn0": [
+            (10.3, "no-call", "poll"),     # a call turned away
+            (25.0, "no-call", "tick"),     # a burst told from a call
+            (10.4, "warm-call", "poll"),   # not a no-call
+            (177.0, "no-call", "poll"),    # the functions being stopped
+        ]}
+        got = wakes.touch_verdicts(calls, events, trace_end=180.0)
+        self.assertEqual(got, {"a call near": 1, "no call near": 1})
+        self.assertEqual(wakes.tally(calls, events, trace_end=180.0), {}, "no-call is no wake")
+
     def test_a_call_taken_for_going_idle_at_its_event(self):
         evs = [(50.01, "became-idle", "event"), (50.7, "woke", "tick")]
         self.assertTrue(wakes.idle_at_event(50.0, evs))

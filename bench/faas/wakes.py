@@ -28,6 +28,10 @@ wake, onset or warm call it recorded matched against the calls of the trace.
   allowance (with the readings' CPU and the allowances), its rest not learned
   yet, its pages not in (only the activity thresholds judge it), or no
   resting reading of it at all (it was waking or busy, or used less).
+- *No call by its touch*: the daemon's `no-call` readings (a resting
+  function's CPU said "call", what its processes touched said no:
+  `memext_engine::touch`), by whether a call of it came from 0.5 s before
+  to 1.2 s after (a call turned away) or not (a burst told from a call).
 - *Seen by*: the same cold calls by how that wake was seen: its kernel
   event, a poll of its CPU between ticks, or a tick (session 39: a quarter
   of them by a poll, 25-28 ms after the call, against 3-5 ms by an event,
@@ -50,7 +54,7 @@ MATCH = (-0.5, 1.2)  # a wake or onset this close to a call (s) is that call's
 TOOK_WITHIN = 3.0
 IDLE_AT_EVENT = 0.3
 END_MARGIN = 5.0
-READ = ("woke", "onset", "warm-call", "became-idle", "pushing-out", "reclaimed")
+READ = ("woke", "onset", "warm-call", "became-idle", "pushing-out", "reclaimed", "no-call")
 CALLS = ("woke", "onset", "warm-call")  # what the daemon logs for a call it saw
 BUCKETS = ((0.03, "< 30 ms"), (0.1, "30-100 ms"), (0.3, "100-300 ms"), (1.0, "0.3-1 s"))
 
@@ -75,6 +79,21 @@ def tally(calls, events, trace_end):
                 continue
             no_call["after memext took memory" if any(0 <= t - x <= TOOK_WITHIN for x in took) else "other"] += 1
     return no_call
+
+
+def touch_verdicts(calls, events, trace_end):
+    """The `no-call` readings by whether a call of the function was near:
+    Counter of "a call near" and "no call near", from {function: sorted
+    call times}, {function: [(t, event, via)]} and the trace's length."""
+    out = collections.Counter()
+    for fn, evs in events.items():
+        times = calls.get(fn, [])
+        for t, ev, _ in evs:
+            if ev != "no-call" or t > trace_end - END_MARGIN:
+                continue
+            near = any(MATCH[0] <= t - c <= MATCH[1] for c in times)
+            out["a call near" if near else "no call near"] += 1
+    return out
 
 
 def seen(call_t, evs):
@@ -207,6 +226,10 @@ def report(d, tier, mode, rnd):
     print(f"{d}: {len(rows)} calls")
     print(f"  wakes, onsets and warm calls with no call: {sum(no_call.values())}"
           f" ({no_call['after memext took memory']} within {TOOK_WITHIN:.0f} s after memext took memory)")
+    verdicts = touch_verdicts(calls, events, trace_end)
+    if verdicts:
+        print(f"  readings whose CPU said call and touch said no: {sum(verdicts.values())}"
+              f" ({verdicts['no call near']} with no call near, {verdicts['a call near']} with a call near)")
     med = f", p50 {statistics.median(idle):.0f} ms, max {max(idle):.0f} ms" if idle else ""
     print(f"  calls taken for the function going idle at their event: {len(idle)}{med}")
     missed, cold_after = unseen(sorted(rows, key=lambda r: float(r["t"])), events)

@@ -18,6 +18,7 @@ use crate::cpu_cap::{cpu_caps, critical_runs};
 use crate::model::{Known, State, Transition, Via};
 use crate::planner::{plan, Action, ContextInput, PlanInput, Queued};
 use crate::predict::{self, PredictParams, PrefetchReason};
+use crate::touch::{self, Ask};
 use crate::{Class, ContextId, Instant};
 
 /// How long a chunk's heat lasts before it is demoted one queue.
@@ -130,22 +131,26 @@ impl Engine {
     /// Takes one tick's sample of a context. `moving`: the mover has a job for
     /// it now (faults counted meanwhile are memext's, not the context's).
     pub fn observe(&mut self, id: &ContextId, sample: Sample, moving: bool) -> Observed {
-        self.observe_sample(id, sample, moving, false)
+        self.observe_asking(id, sample, moving, false, &mut touch::unknown)
     }
 
     /// Takes a sample read because the kernel said the context charged
     /// memory past what memext left it: that is activity unless memext
     /// caused it (its pages moving, its refaults after a push-out).
     pub fn observe_fired(&mut self, id: &ContextId, sample: Sample, moving: bool) -> Observed {
-        self.observe_sample(id, sample, moving, true)
+        self.observe_asking(id, sample, moving, true, &mut touch::unknown)
     }
 
-    fn observe_sample(
+    /// `observe` (`fired`: `observe_fired`), asking the host what the
+    /// context touched where its CPU alone says it was called as it rested
+    /// with its pages in (`memext_engine::touch`).
+    pub fn observe_asking(
         &mut self,
         id: &ContextId,
         sample: Sample,
         moving: bool,
         fired: bool,
+        ask: Ask<'_>,
     ) -> Observed {
         let ws_every = self.params.ws_interval;
         let Some(t) = self.contexts.get_mut(id) else {
@@ -211,7 +216,8 @@ impl Engine {
                 expected: false,
                 resident: t.is_resident(),
             };
-            t.model.observe_via(c, &t.params.model(), via, known)
+            t.model
+                .observe_asking(c, &t.params.model(), via, known, ask)
         };
         match transition {
             Some(Transition::Woke) => {
@@ -527,13 +533,27 @@ impl Engine {
     /// woke, or (active, resting between calls) had an onset. Either is
     /// served at once (`serve_wake`).
     pub fn poll(&mut self, id: &ContextId, at: Instant, cpu: Duration) -> Option<Transition> {
+        self.poll_asking(id, at, cpu, &mut touch::unknown)
+    }
+
+    /// `poll`, asking the host what the context touched where its CPU alone
+    /// says it was called with its pages in (`memext_engine::touch`).
+    pub fn poll_asking(
+        &mut self,
+        id: &ContextId,
+        at: Instant,
+        cpu: Duration,
+        ask: Ask<'_>,
+    ) -> Option<Transition> {
         let t = self.contexts.get_mut(id)?;
         let known = Known {
             expected: t.held.is_some(),
             resident: t.is_resident(),
         };
         let cpu = t.own_cpu(at, cpu, 0, 0, false);
-        let tr = t.model.poll(at, cpu, &t.params.model(), known)?;
+        let tr = t
+            .model
+            .poll_asking(at, cpu, &t.params.model(), known, ask)?;
         t.release_hold(at);
         match tr {
             Transition::Woke => t.queue_wake(at),

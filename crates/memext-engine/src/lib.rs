@@ -21,6 +21,8 @@
 //!   is not activity.
 //! - [`peak`]: the most a context had in a stretch of activity, for
 //!   admission at the peak.
+//! - [`rest`], [`touch`]: a resting context's call told from its rest, by
+//!   its CPU and by the memory it touched.
 #![forbid(unsafe_code)]
 
 pub mod activity;
@@ -37,6 +39,7 @@ pub mod planner;
 pub mod predict;
 pub mod refault;
 pub mod rest;
+pub mod touch;
 pub mod workingset;
 
 /// Time since the daemon started (monotonic). The engine never reads a clock.

@@ -26,6 +26,7 @@ use crate::activity::{
 };
 use crate::history::ActivationHistory;
 use crate::rest::RestCpu;
+use crate::touch::{self, Ask, Touch, Touches};
 use crate::Instant;
 
 /// How long an active context must have been quiet for its next activity
@@ -122,6 +123,9 @@ pub struct ContextModel {
     /// Its CPU at rest, to tell a warm call from (`rest`).
     #[serde(skip)]
     rest: RestCpu,
+    /// Where the count of what it touched at rest starts (`touch`).
+    #[serde(skip)]
+    touches: Touches,
     /// The last reading judged (tick or poll): what a transition it caused
     /// was seen in, for the daemon's log.
     #[serde(skip)]
@@ -130,13 +134,16 @@ pub struct ContextModel {
 
 /// A reading as it was judged: the CPU time the context used over `span`,
 /// the page faults it took (a full reading; 0 for a poll, which reads CPU
-/// only), and whether a wake was expected (it was held for a predicted one).
+/// only), whether a wake was expected (it was held for a predicted one),
+/// and what it touched where its CPU said "call" and the host was asked
+/// (`touch`).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Judged {
     pub cpu: Duration,
     pub span: Duration,
     pub faults: u64,
     pub expected: bool,
+    pub touched: Option<Touch>,
 }
 
 /// Why a sample was taken.
@@ -187,6 +194,7 @@ impl ContextModel {
             idle_scale: 1,
             onset: None,
             rest: RestCpu::default(),
+            touches: Touches::default(),
             judged: None,
         }
     }
@@ -238,16 +246,29 @@ impl ContextModel {
         self.observe_via(c, p, Via::Tick, Known::default())
     }
 
-    /// Takes one sample, taken because the kernel said the context charged
-    /// memory (`Via::Fired`) or at a tick; returns the transition it
-    /// caused, if any. Resting with its pages in (`known.resident`), a
-    /// call is also CPU beyond its own rest's (`rest`).
+    /// `observe_asking` where the host cannot tell what it touched.
     pub fn observe_via(
         &mut self,
         c: Counters,
         p: &ModelParams,
         via: Via,
         known: Known,
+    ) -> Option<Transition> {
+        self.observe_asking(c, p, via, known, &mut touch::unknown)
+    }
+
+    /// Takes one sample, taken because the kernel said the context charged
+    /// memory (`Via::Fired`) or at a tick; returns the transition it
+    /// caused, if any. Resting with its pages in (`known.resident`), a
+    /// call is also CPU beyond its own rest's (`rest`), if the memory it
+    /// touched says so (`ask`, see `touch`).
+    pub fn observe_asking(
+        &mut self,
+        c: Counters,
+        p: &ModelParams,
+        via: Via,
+        known: Known,
+        ask: Ask<'_>,
     ) -> Option<Transition> {
         let rests = self.rests(c.at);
         let prev = self.last;
@@ -256,18 +277,26 @@ impl ContextModel {
             span: c.at.saturating_sub(l.at),
             faults: c.pgfault.saturating_sub(l.pgfault),
             expected: known.expected,
+            touched: None,
         });
         let its_own_charge =
             via == Via::Fired { own: true } && prev.is_none_or(|l| faulted_or_ran(&l, &c));
         let active = its_own_charge || prev.is_some_and(|l| is_active(&l, &c, &p.thresholds));
-        let warm =
+        let by_cpu =
             !active && prev.is_some_and(|l| self.is_warm_call(&l, &c, rests && known.resident));
+        // (Asked too soon after the last ask, it is left unjudged: no call.)
+        let warm = by_cpu && self.confirm(c.at, ask) == Some(true);
         // Only with its pages in: paged out, its housekeeping refaults on
         // its own CPU (up to 37 ms a second in bench/faas), which would
-        // raise the allowance past its calls (`rest`).
-        if let Some(l) = prev.filter(|_| rests && known.resident && !active && !warm) {
+        // raise the allowance past its calls (`rest`). Nor CPU that
+        // touched nothing (`touch`): it would raise it as well.
+        if let Some(l) = prev.filter(|_| rests && known.resident && !active && !by_cpu) {
             self.rest
                 .learn(c.cpu.saturating_sub(l.cpu), c.at.saturating_sub(l.at));
+            self.touches.rest(c.at, ask);
+        }
+        if active {
+            self.touches.did_something();
         }
         self.last = Some(c);
         self.poll_ref = Some((c.at, c.cpu));
@@ -332,12 +361,29 @@ impl ContextModel {
     /// for a predicted one). Such a wake takes no fault and a few ms of CPU,
     /// so it is judged over the poll's own window, as it comes; a false one
     /// costs no read-back there, only an early entry in the history.
+    ///
+    /// With its pages in, CPU that says "call" is one only if the memory it
+    /// touched says so too (`ask`, see `touch`): a held context's runtime
+    /// took 0.5-7 ms bursts in a 20 ms poll for its call 1-5 s early, and
+    /// the call itself then went unseen.
     pub fn poll(
         &mut self,
         at: Instant,
         cpu: Duration,
         p: &ModelParams,
         known: Known,
+    ) -> Option<Transition> {
+        self.poll_asking(at, cpu, p, known, &mut touch::unknown)
+    }
+
+    /// `poll`, asking the host what it touched where its CPU says "call".
+    pub fn poll_asking(
+        &mut self,
+        at: Instant,
+        cpu: Duration,
+        p: &ModelParams,
+        known: Known,
+        ask: Ask<'_>,
     ) -> Option<Transition> {
         // Active but quiet, its next activity is an onset, seen as soon as
         // a wake would be; busy, it is the tick's to judge.
@@ -361,21 +407,40 @@ impl ContextModel {
             span,
             faults: 0,
             expected: known.expected,
+            touched: None,
         });
-        if cpu < cpu0 || cpu_above(used, span, min_span, &p.thresholds) {
+        let above = cpu < cpu0 || cpu_above(used, span, min_span, &p.thresholds);
+        let warm = !above && known.resident && self.rest.is_call(used, span);
+        if above || warm {
+            // With its pages in, CPU that says "call" is one only if it
+            // touched as one (a counter that went back is a new context).
+            if cpu >= cpu0 && known.resident {
+                match self.confirm(at, ask) {
+                    Some(true) => {}
+                    // No call, and not its rest either.
+                    Some(false) => {
+                        self.poll_ref = Some((at, cpu));
+                        return None;
+                    }
+                    // Asked too lately: judged with what comes next.
+                    None => return None,
+                }
+            }
+            if warm {
+                self.poll_ref = Some((at, cpu));
+                return Some(self.warm_call(at));
+            }
             self.last_activity = at;
+            self.touches.did_something();
             if resting {
                 return Some(self.record_onset(at));
             }
             return Some(self.wake(at, p));
         }
-        if known.resident && self.rest.is_call(used, span) {
-            self.poll_ref = Some((at, cpu));
-            return Some(self.warm_call(at));
-        }
         if span >= min_span {
             if known.resident {
                 self.rest.learn(used, span);
+                self.touches.rest(at, ask);
             }
             self.poll_ref = Some((at, cpu));
         }
@@ -394,6 +459,17 @@ impl ContextModel {
             State::Active if resting => Some(self.record_onset(at)),
             _ => None,
         }
+    }
+
+    /// Whether CPU that says "call" at `at` is one, by what it touched
+    /// (`touch`); what the host said is kept with the reading. None: it
+    /// was asked less than `touch::ASK_GAP` ago.
+    fn confirm(&mut self, at: Instant, ask: Ask<'_>) -> Option<bool> {
+        let (call, touched) = self.touches.confirm(at, ask)?;
+        if let Some(j) = self.judged.as_mut() {
+            j.touched = touched;
+        }
+        Some(call)
     }
 
     /// A warm call while it rests: in its history, nothing else changes.

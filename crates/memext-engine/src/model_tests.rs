@@ -1,6 +1,7 @@
 //! The state machine on traces of samples and polls.
 
 use super::*;
+use crate::touch::Touch;
 
 /// A trace: (seconds, cpu ms so far).
 fn run(model: &mut ContextModel, p: &ModelParams, trace: &[(f64, u64)]) -> Vec<(f64, Transition)> {
@@ -218,6 +219,7 @@ fn polls_judge_cpu_over_a_quarter_second_at_least() {
         span: ms(40),
         faults: 0,
         expected: false,
+        touched: None,
     };
     assert_eq!(m.judged, Some(judged));
     // Held for a predicted wake: 2 ms of CPU within a 20 ms poll is it.
@@ -278,4 +280,171 @@ fn a_charge_the_context_did_not_take_is_no_wake() {
         m.observe_via(at(5.0, 1, 100), &p, own, Known::default()),
         Some(Transition::Woke)
     );
+}
+
+const MIB: u64 = 1 << 20;
+
+/// What bench/faas' handler touched (64 MiB held): its rest's interpreter
+/// pages, or a call's whole heap.
+fn touched(mib: u64) -> Option<Touch> {
+    Some(Touch {
+        referenced: mib * MIB,
+        resident: 64 * MIB,
+    })
+}
+
+/// Idle from 1 s, its rest learned with its pages in over 20 s of ticks
+/// (0.25 ms a second, the handler's), asked nothing on the way but once
+/// (when it came to rest); returns the model and the CPU so far (µs).
+fn resting_resident(p: &ModelParams) -> (ContextModel, u64) {
+    let resident = Known {
+        expected: false,
+        resident: true,
+    };
+    let mut m = ContextModel::new(Duration::ZERO);
+    let mut cpu = 0;
+    let mut asks = 0;
+    for k in 0..=21u64 {
+        cpu += 250;
+        let c = Counters {
+            at: Duration::from_secs(k),
+            cpu: Duration::from_micros(cpu),
+            ..Default::default()
+        };
+        m.observe_asking(c, p, Via::Tick, resident, &mut || {
+            asks += 1;
+            touched(2)
+        });
+    }
+    assert_eq!(m.state, State::Idle);
+    assert_eq!(asks, 1, "asked once, as it came to rest");
+    (m, cpu)
+}
+
+/// A resting function with its pages in takes bursts of CPU the size of
+/// a call with no call (bench/faas: more than half of a run's warm calls
+/// one afternoon): taken for a call only if it touched as one.
+#[test]
+fn a_warm_call_is_one_only_if_it_touched_as_one() {
+    let p = ModelParams {
+        idle_after: Duration::from_secs(1),
+        ..Default::default()
+    };
+    let resident = Known {
+        expected: false,
+        resident: true,
+    };
+    let (mut m, mut cpu) = resting_resident(&p);
+    let allowance = m.rest_allowance(Duration::from_secs(1));
+    let at = |k: u64, cpu: u64| Counters {
+        at: Duration::from_secs(k),
+        cpu: Duration::from_micros(cpu),
+        ..Default::default()
+    };
+    cpu += 3_000; // a burst: 3 ms, its interpreter's pages only
+    let burst = m.observe_asking(at(22, cpu), &p, Via::Tick, resident, &mut || touched(2));
+    assert_eq!(burst, None);
+    assert_eq!(m.history.count(), 0);
+    assert_eq!(m.judged.and_then(|j| j.touched), touched(2));
+    assert_eq!(
+        m.rest_allowance(Duration::from_secs(1)),
+        allowance,
+        "not its rest"
+    );
+    cpu += 3_000; // a call: 3 ms, its heap read
+    let call = m.observe_asking(at(23, cpu), &p, Via::Tick, resident, &mut || touched(56));
+    assert_eq!(call, Some(Transition::WarmCall));
+    assert_eq!(m.history.count(), 1);
+    // Where the host cannot tell, the CPU decides as before.
+    cpu += 3_000;
+    let unknown = m.observe_asking(at(24, cpu), &p, Via::Tick, resident, &mut || None);
+    assert_eq!(unknown, Some(Transition::WarmCall));
+}
+
+/// Held for a predicted call, its poll is judged over its own 20 ms: a
+/// runtime's burst there was taken for the call 1-5 s early (bench/faas,
+/// 5-10 a run), and the call then went unseen. With its pages in, a burst
+/// that touched nothing is no wake; the call that touches its heap is.
+#[test]
+fn a_held_contexts_burst_that_touched_nothing_is_no_wake() {
+    let p = ModelParams {
+        idle_after: Duration::from_secs(1),
+        ..Default::default()
+    };
+    let held = Known {
+        expected: true,
+        resident: true,
+    };
+    let ms = Duration::from_millis;
+    let (mut m, cpu) = resting_resident(&p);
+    let base = Duration::from_micros(cpu);
+    assert_eq!(
+        m.poll_asking(ms(21_020), base, &p, held, &mut || touched(2)),
+        None
+    );
+    assert_eq!(
+        m.poll_asking(ms(21_040), base + ms(2), &p, held, &mut || touched(2)),
+        None,
+        "2 ms that touched 2 MiB"
+    );
+    assert_eq!(m.state, State::Idle);
+    assert_eq!(m.history.count(), 0);
+    // Judged from the burst on: the call's 4 ms, its heap touched; within
+    // `ASK_GAP` of the burst's ask it waits, unjudged, for a later poll.
+    let mut never = || -> Option<Touch> { panic!("asked within the gap") };
+    assert_eq!(
+        m.poll_asking(ms(21_060), base + ms(4), &p, held, &mut never),
+        None
+    );
+    assert_eq!(
+        m.poll_asking(ms(21_140), base + ms(6), &p, held, &mut || touched(40)),
+        Some(Transition::Woke)
+    );
+    // Its pages out, a call faults: nothing is asked, CPU says it.
+    let (mut m, cpu) = resting_resident(&p);
+    let out = Known {
+        expected: true,
+        resident: false,
+    };
+    let base = Duration::from_micros(cpu);
+    let mut never = || -> Option<Touch> { panic!("asked with its pages out") };
+    assert_eq!(m.poll_asking(ms(21_020), base, &p, out, &mut never), None);
+    assert_eq!(
+        m.poll_asking(ms(21_040), base + ms(2), &p, out, &mut never),
+        Some(Transition::Woke)
+    );
+}
+
+/// What a call touched after it was asked must not confirm the next
+/// burst: the first resting reading after a call asks again (the count
+/// starts there), and only that one.
+#[test]
+fn after_a_call_the_count_starts_again_at_rest() {
+    let p = ModelParams {
+        idle_after: Duration::from_secs(1),
+        ..Default::default()
+    };
+    let resident = Known {
+        expected: false,
+        resident: true,
+    };
+    let (mut m, mut cpu) = resting_resident(&p);
+    let at = |k: u64, cpu: u64| Counters {
+        at: Duration::from_secs(k),
+        cpu: Duration::from_micros(cpu),
+        ..Default::default()
+    };
+    cpu += 3_000;
+    let call = m.observe_asking(at(22, cpu), &p, Via::Tick, resident, &mut || touched(56));
+    assert_eq!(call, Some(Transition::WarmCall));
+    let mut asks = 0;
+    for k in 23..=26 {
+        cpu += 250;
+        let r = m.observe_asking(at(k, cpu), &p, Via::Tick, resident, &mut || {
+            asks += 1;
+            touched(20)
+        });
+        assert_eq!(r, None);
+    }
+    assert_eq!(asks, 1, "once, at the first reading at rest");
 }

@@ -37,7 +37,10 @@
 //! pages were back; not the hypervisor's steal: 8 of 21 such warm calls
 //! came in seconds with steal, 7 of 21 real ones did). The same engine
 //! saw 9-11 warm calls with no call a run one morning and 49-67 that
-//! afternoon: CPU alone does not tell a warm call from them.
+//! afternoon: CPU alone does not tell a warm call from them. What the
+//! context touched does (`touch`): CPU beyond the allowance is a call only
+//! if it read a share of its memory, and CPU that touched nothing is not
+//! learned as rest either.
 
 use std::time::Duration;
 

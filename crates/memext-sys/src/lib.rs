@@ -19,6 +19,7 @@ pub mod peer;
 pub mod pidfd;
 pub mod populate;
 pub mod procstat;
+pub mod refs;
 pub mod sched;
 pub mod swap;
 

@@ -5,7 +5,10 @@
 //! read these fields, never the message text.
 //!
 //! Events: `tracking`, `gone`, `became-idle`, `woke`, `onset`, `warm-call`,
-//! `settled` and, at debug level, `rested` (a resting context's reading
+//! `settled`, `no-call` (a resting context's reading whose CPU said "call"
+//! but whose processes touched too little of their memory for one:
+//! `referenced_kib` of `resident_kib`, `memext_engine::touch`) and, at debug
+//! level, `rested` (a resting context's reading
 //! that was no call; also `allowance_us`, what its rest allowed, and
 //! `resident`) (field `via`: `tick`, `poll` or `event`; `cpu_us` and `span_ms`:
 //! the CPU the context used over the reading that showed it; `faults`: the
@@ -92,8 +95,9 @@ pub fn gone(id: &ContextId) {
 
 /// A state change; `via` is `tick` (a full sample) or `poll` (between
 /// ticks). `judged`: the reading it was seen in (fields `cpu_us`, `span_ms`,
-/// `faults` (a full reading's page faults; 0 for a poll), and `held`: a
-/// poll judged it as of a context held for a predicted wake).
+/// `faults` (a full reading's page faults; 0 for a poll), `held`: a
+/// poll judged it as of a context held for a predicted wake, and where
+/// the host was asked what it touched, `referenced_kib` and `resident_kib`).
 pub fn transition(
     id: &ContextId,
     tr: Transition,
@@ -106,6 +110,7 @@ pub fn transition(
         span,
         faults,
         expected: held,
+        touched,
     } = judged.unwrap_or_default();
     tracing::info!(
         event = tr.name(),
@@ -116,6 +121,8 @@ pub fn transition(
         span_ms = u64::try_from(span.as_millis()).unwrap_or(u64::MAX),
         faults,
         held,
+        referenced_kib = touched.map(|t| t.referenced >> 10),
+        resident_kib = touched.map(|t| t.resident >> 10),
         "{id}: {} ({state}, {via})",
         tr.name()
     );
@@ -126,14 +133,30 @@ pub fn transition(
 /// against what its rest allows (`allowance_us`, absent while not learned)
 /// and whether its pages were in (only then is a call judged from its CPU):
 /// why a warm call went unseen.
+///
+/// A reading whose CPU said "call" and whose touch said no is logged at
+/// info level as `no-call`, whatever the level.
 pub fn rested(id: &ContextId, via: &'static str, t: &ContextState, at: Instant) {
-    if !tracing::enabled!(tracing::Level::DEBUG) {
-        return;
-    }
-    let Some(j) = t.model.judged.filter(|j| j.cpu >= CALL_CPU / 2) else {
+    let Some(j) = t.model.judged.filter(|_| t.rests(at)) else {
         return;
     };
-    if !t.rests(at) {
+    if let Some(touch) = j.touched.filter(|touch| !touch.is_call()) {
+        tracing::info!(
+            event = "no-call",
+            context = %id,
+            via,
+            cpu_us = u64::try_from(j.cpu.as_micros()).unwrap_or(u64::MAX),
+            span_ms = u64::try_from(j.span.as_millis()).unwrap_or(u64::MAX),
+            held = j.expected,
+            referenced_kib = touch.referenced >> 10,
+            resident_kib = touch.resident >> 10,
+            "{id}: no call: its CPU said one, it touched {} of {} KiB ({via})",
+            touch.referenced >> 10,
+            touch.resident >> 10
+        );
+        return;
+    }
+    if !tracing::enabled!(tracing::Level::DEBUG) || j.cpu < CALL_CPU / 2 {
         return;
     }
     let us = |d: Duration| u64::try_from(d.as_micros()).unwrap_or(u64::MAX);

@@ -455,7 +455,9 @@ impl Daemon {
         for id in cpu_only {
             let t = &self.tracked[&id];
             let cpu = self.idle_cpu.cpu(hierarchy, &id, &t.ctx.path, &t.cg);
-            match cpu.and_then(|cpu| self.engine.poll(&id, now, cpu)) {
+            let observer = &self.observer;
+            let mut ask = || observer.touched(&t.cg);
+            match cpu.and_then(|cpu| self.engine.poll_asking(&id, now, cpu, &mut ask)) {
                 Some(tr) => woke.push((id, tr)),
                 None => self.note_rested(&id, "tick", now),
             }
@@ -497,11 +499,12 @@ impl Daemon {
         if let Some(t) = self.tracked.get_mut(id) {
             t.sampled = Some(at);
         }
-        let o = if fired {
-            self.engine.observe_fired(id, sample, moving)
-        } else {
-            self.engine.observe(id, sample, moving)
-        };
+        let cg = &self.tracked[id].cg;
+        let observer = &self.observer;
+        let mut ask = || observer.touched(cg);
+        let o = self
+            .engine
+            .observe_asking(id, sample, moving, fired, &mut ask);
         if o.transition.is_none() {
             self.note_rested(id, if fired { "event" } else { "tick" }, at);
         }
@@ -518,6 +521,20 @@ impl Daemon {
     }
 
     /// Logs (at debug level) a resting context's reading that was no call.
+    /// `Engine::poll`, the observer asked what the context touched where
+    /// its CPU says "call" (`memext_engine::touch`).
+    fn poll_asking(
+        &mut self,
+        id: &ContextId,
+        at: Instant,
+        cpu: std::time::Duration,
+    ) -> Option<memext_engine::model::Transition> {
+        let cg = &self.tracked.get(id)?.cg;
+        let observer = &self.observer;
+        self.engine
+            .poll_asking(id, at, cpu, &mut || observer.touched(cg))
+    }
+
     fn note_rested(&self, id: &ContextId, via: &'static str, at: Instant) {
         if let Some(t) = self.engine.get(id) {
             events::rested(id, via, t, at);
@@ -643,7 +660,7 @@ impl Daemon {
         for s in seen {
             use memext_engine::model::Transition;
             let (id, via, tr) = match s {
-                Seen::Cpu(r) => match self.engine.poll(&r.id, r.at, r.cpu) {
+                Seen::Cpu(r) => match self.poll_asking(&r.id, r.at, r.cpu) {
                     // A warm call is only remembered: nothing to serve.
                     Some(Transition::WarmCall) => {
                         self.on_transition(&r.id, Transition::WarmCall, "poll");

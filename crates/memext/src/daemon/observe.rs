@@ -18,6 +18,7 @@ use memext_cgroup::{
 };
 use memext_engine::context::{MemorySample, Sample};
 use memext_engine::engine::HostFacts;
+use memext_engine::touch::Touch;
 use memext_engine::{ContextId, Instant};
 use memext_sys::pagemap::{PageState, Pagemap, ScanBackend};
 
@@ -157,6 +158,27 @@ pub trait Observer {
             pids.iter()
                 .any(|&p| memext_sys::procstat::is_going(root, p))
         })
+    }
+    /// What the processes of the context touched since the last ask, and
+    /// what they hold in DRAM (`memext_sys::refs`: their page tables'
+    /// accessed bits, read and cleared); asked only where its CPU says it
+    /// was called as it rested with its pages in (`memext_engine::touch`).
+    /// None when none of its processes could be read.
+    fn touched(&self, cg: &AnyCgroup) -> Option<Touch> {
+        let root = &self.host().proc_root;
+        let mut sum: Option<Touch> = None;
+        for pid in cg.procs_recursive().ok()? {
+            match memext_sys::refs::take_referenced(root, pid) {
+                Ok(r) => {
+                    let s = sum.get_or_insert_default();
+                    s.referenced += r.referenced;
+                    s.resident += r.rss;
+                }
+                Err(memext_sys::refs::RefsError::Vanished { .. }) => {}
+                Err(e) => tracing::debug!("{}: what it touched: {e}", cg.path()),
+            }
+        }
+        sum
     }
     /// Capacity and the swap tier in front.
     fn host_facts(&mut self, cfg: &Config) -> anyhow::Result<HostFacts>;

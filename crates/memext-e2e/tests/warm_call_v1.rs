@@ -1,0 +1,69 @@
+//! A resting context's call told from CPU that is no call, live on this
+//! host's real cgroups (v1): a context at rest with its pages in takes a
+//! burst of CPU the size of a call that touches none of its memory (its
+//! `no-call`: the daemon asked what its processes referenced, and it was
+//! little), then a call that reads its whole buffer (a call, with what it
+//! touched). Without the ask, the burst was a `warm-call` (bench/faas: more
+//! than half of a run's warm calls one afternoon had no call). Needs root.
+
+use std::time::Duration;
+
+use memext_e2e::events_named;
+use memext_e2e::sandbox::TierSandbox;
+use memext_e2e::toucher::Toucher;
+use memext_e2e::{host_hierarchy, ScratchCgroup};
+
+mod common;
+use common::*;
+
+const CALLS: [&str; 3] = ["warm-call", "woke", "onset"];
+
+#[test]
+fn a_burst_that_touches_nothing_is_no_call_and_a_call_that_reads_its_memory_is() {
+    let _g = serial();
+    let h = host_hierarchy().expect("hierarchy");
+    let cg = ScratchCgroup::new(&h, "warmcall").expect("cgroup");
+    // No tier, room for all: it rests with its pages in.
+    let sb = TierSandbox::new(
+        "warmcall",
+        &format!(
+            "[[select]]\ncgroup = \"{}/*\"\nclass = \"extend\"\n\n[class.extend]\nidle_after = \"2s\"\n\
+             push_out = \"when-needed\"\n\n[daemon]\ncapacity = \"4GiB\"\ntick = \"500ms\"\npoll = \"20ms\"\n\
+             socket = \"@DIR@/memext.sock\"\n",
+            cg.parent
+        ),
+    );
+    let mut t = Toucher::spawn(helper(), 48 << 20).expect("toucher");
+    cg.attach(t.pid()).expect("attach");
+    t.alloc().expect("alloc");
+    let log = sb.dir.join("daemon.log");
+    let mut daemon = sb.daemon("daemon.log");
+    // Idle from 2 s, its rest learned over 10 s of it.
+    wait_for("it goes idle", 20, || {
+        !events_named(&log, "became-idle").is_empty()
+    });
+    std::thread::sleep(Duration::from_secs(13));
+    let calls_before: usize = CALLS.iter().map(|e| events_named(&log, e).len()).sum();
+
+    t.spin(4).expect("spin");
+    // Seen within a tick or two (500 ms each).
+    std::thread::sleep(Duration::from_millis(1500));
+    let calls: usize = CALLS.iter().map(|e| events_named(&log, e).len()).sum();
+    assert_eq!(calls, calls_before, "the burst was taken for a call");
+    let no_calls = events_named(&log, "no-call");
+    let no_call = no_calls.first().expect("the burst's no-call");
+    assert!(
+        no_call["referenced_kib"].as_u64().expect("referenced") < 6 << 10,
+        "{no_call}"
+    );
+
+    t.touch().expect("touch");
+    wait_for("the call", 10, || {
+        CALLS
+            .iter()
+            .flat_map(|e| events_named(&log, e))
+            .any(|v| v["referenced_kib"].as_u64().is_some_and(|k| k >= 24 << 10))
+    });
+    assert!(daemon.terminate(20).expect("exits").success());
+    drop(t);
+}
