@@ -293,25 +293,37 @@ fn touched(mib: u64) -> Option<Touch> {
     })
 }
 
+const RESIDENT: Known = Known {
+    expected: false,
+    resident: true,
+};
+
+fn idle_from_1s() -> ModelParams {
+    ModelParams {
+        idle_after: Duration::from_secs(1),
+        ..Default::default()
+    }
+}
+
+/// A tick's reading at `k` s, `cpu` µs of CPU so far.
+fn reading(k: u64, cpu: u64) -> Counters {
+    Counters {
+        at: Duration::from_secs(k),
+        cpu: Duration::from_micros(cpu),
+        ..Default::default()
+    }
+}
+
 /// Idle from 1 s, its rest learned with its pages in over 20 s of ticks
 /// (0.25 ms a second, the handler's), asked nothing on the way but once
 /// (when it came to rest); returns the model and the CPU so far (µs).
 fn resting_resident(p: &ModelParams) -> (ContextModel, u64) {
-    let resident = Known {
-        expected: false,
-        resident: true,
-    };
     let mut m = ContextModel::new(Duration::ZERO);
     let mut cpu = 0;
     let mut asks = 0;
     for k in 0..=21u64 {
         cpu += 250;
-        let c = Counters {
-            at: Duration::from_secs(k),
-            cpu: Duration::from_micros(cpu),
-            ..Default::default()
-        };
-        m.observe_asking(c, p, Via::Tick, resident, &mut || {
+        m.observe_asking(reading(k, cpu), p, Via::Tick, RESIDENT, &mut || {
             asks += 1;
             touched(2)
         });
@@ -326,23 +338,13 @@ fn resting_resident(p: &ModelParams) -> (ContextModel, u64) {
 /// one afternoon): taken for a call only if it touched as one.
 #[test]
 fn a_warm_call_is_one_only_if_it_touched_as_one() {
-    let p = ModelParams {
-        idle_after: Duration::from_secs(1),
-        ..Default::default()
-    };
-    let resident = Known {
-        expected: false,
-        resident: true,
-    };
+    let p = idle_from_1s();
     let (mut m, mut cpu) = resting_resident(&p);
     let allowance = m.rest_allowance(Duration::from_secs(1));
-    let at = |k: u64, cpu: u64| Counters {
-        at: Duration::from_secs(k),
-        cpu: Duration::from_micros(cpu),
-        ..Default::default()
-    };
     cpu += 3_000; // a burst: 3 ms, its interpreter's pages only
-    let burst = m.observe_asking(at(22, cpu), &p, Via::Tick, resident, &mut || touched(2));
+    let burst = m.observe_asking(reading(22, cpu), &p, Via::Tick, RESIDENT, &mut || {
+        touched(2)
+    });
     assert_eq!(burst, None);
     assert_eq!(m.history.count(), 0);
     assert_eq!(m.judged.and_then(|j| j.touched), touched(2));
@@ -352,12 +354,14 @@ fn a_warm_call_is_one_only_if_it_touched_as_one() {
         "not its rest"
     );
     cpu += 3_000; // a call: 3 ms, its heap read
-    let call = m.observe_asking(at(23, cpu), &p, Via::Tick, resident, &mut || touched(56));
+    let call = m.observe_asking(reading(23, cpu), &p, Via::Tick, RESIDENT, &mut || {
+        touched(56)
+    });
     assert_eq!(call, Some(Transition::WarmCall));
     assert_eq!(m.history.count(), 1);
     // Where the host cannot tell, the CPU decides as before.
     cpu += 3_000;
-    let unknown = m.observe_asking(at(24, cpu), &p, Via::Tick, resident, &mut || None);
+    let unknown = m.observe_asking(reading(24, cpu), &p, Via::Tick, RESIDENT, &mut || None);
     assert_eq!(unknown, Some(Transition::WarmCall));
 }
 
@@ -367,10 +371,7 @@ fn a_warm_call_is_one_only_if_it_touched_as_one() {
 /// that touched nothing is no wake; the call that touches its heap is.
 #[test]
 fn a_held_contexts_burst_that_touched_nothing_is_no_wake() {
-    let p = ModelParams {
-        idle_after: Duration::from_secs(1),
-        ..Default::default()
-    };
+    let p = idle_from_1s();
     let held = Known {
         expected: true,
         resident: true,
@@ -420,27 +421,17 @@ fn a_held_contexts_burst_that_touched_nothing_is_no_wake() {
 /// starts there), and only that one.
 #[test]
 fn after_a_call_the_count_starts_again_at_rest() {
-    let p = ModelParams {
-        idle_after: Duration::from_secs(1),
-        ..Default::default()
-    };
-    let resident = Known {
-        expected: false,
-        resident: true,
-    };
+    let p = idle_from_1s();
     let (mut m, mut cpu) = resting_resident(&p);
-    let at = |k: u64, cpu: u64| Counters {
-        at: Duration::from_secs(k),
-        cpu: Duration::from_micros(cpu),
-        ..Default::default()
-    };
     cpu += 3_000;
-    let call = m.observe_asking(at(22, cpu), &p, Via::Tick, resident, &mut || touched(56));
+    let call = m.observe_asking(reading(22, cpu), &p, Via::Tick, RESIDENT, &mut || {
+        touched(56)
+    });
     assert_eq!(call, Some(Transition::WarmCall));
     let mut asks = 0;
     for k in 23..=26 {
         cpu += 250;
-        let r = m.observe_asking(at(k, cpu), &p, Via::Tick, resident, &mut || {
+        let r = m.observe_asking(reading(k, cpu), &p, Via::Tick, RESIDENT, &mut || {
             asks += 1;
             touched(20)
         });
