@@ -78,12 +78,18 @@ def _empty_cgroup_tree(top):
     return True
 
 
-def recover(memext_bin, say=print, root=WORK_ROOT, cgroup_roots=("/sys/fs/cgroup/memory", "/sys/fs/cgroup/cpu",
-                                                                   "/sys/fs/cgroup")):
+def all_cgroup_roots(top="/sys/fs/cgroup"):
+    """Where a bench's cgroups can be: the root (v2) and every hierarchy
+    mounted under it (v1: memory, cpu, cpuacct, freezer, the unified one...)."""
+    return [top] + sorted(os.path.join(top, h) for h in os.listdir(top) if os.path.isdir(os.path.join(top, h)))
+
+
+def recover(memext_bin, say=print, root=WORK_ROOT, cgroup_roots=None):
     """Undoes what dead bench runs left under `root`, saying what it does.
     Returns the work directories it could not clear (left in place, named in
     the message)."""
     stuck = []
+    cg_roots = all_cgroup_roots() if cgroup_roots is None else cgroup_roots
     for entry, bench, pid in work_dirs(sorted(os.listdir(root))):
         work = os.path.join(root, entry)
         if not os.path.isdir(work) or _alive(pid):
@@ -109,7 +115,7 @@ def recover(memext_bin, say=print, root=WORK_ROOT, cgroup_roots=("/sys/fs/cgroup
             continue
         subprocess.run(["rm", "-rf", work], check=True)
         if not any(b == bench and _alive(p) for _, b, p in work_dirs(os.listdir(root))):
-            for cg_root in cgroup_roots:
+            for cg_root in cg_roots:
                 for top in (f"{cg_root}/memext-bench-{bench}", f"{cg_root}/{entry}"):
                     if os.path.isdir(top) and not _empty_cgroup_tree(top):
                         say(f"  {top} kept: processes are still in it")

@@ -507,8 +507,10 @@ class DockerEngine:
         cleanup.push("stop the Docker engine", lambda: self._script("stop"))
         self._script("image")
 
-    def docker(self, *args, check=True):
-        r = subprocess.run([*self.cli, *args], capture_output=True, text=True)
+    def docker(self, *args, check=True, timeout=None):
+        """Runs the docker CLI against this engine; its stdout. `timeout`
+        (s): subprocess.TimeoutExpired past it (the client is killed)."""
+        r = subprocess.run([*self.cli, *args], capture_output=True, text=True, timeout=timeout)
         if check and r.returncode != 0:
             raise RuntimeError(f"docker {' '.join(args[:3])}: {r.stderr.strip()}")
         return r.stdout.strip()

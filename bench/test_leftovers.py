@@ -28,6 +28,14 @@ class LeftoversTest(unittest.TestCase):
                          ["/var/tmp/memext-bench-soak-23031/swap0"])
         self.assertEqual(leftovers.swap_files_under(text.splitlines()[0], "/var/tmp/x"), [])
 
+    def test_every_hierarchy_is_a_place_for_cgroups(self):
+        with tempfile.TemporaryDirectory() as top:
+            for h in ("memory", "freezer", "cpuacct"):
+                os.makedirs(os.path.join(top, h))
+            open(os.path.join(top, "cgroup.procs"), "w").close()
+            self.assertEqual(leftovers.all_cgroup_roots(top),
+                             [top] + [os.path.join(top, h) for h in ("cpuacct", "freezer", "memory")])
+
     def test_a_dead_runs_directory_and_empty_cgroups_go_others_stay(self):
         with tempfile.TemporaryDirectory() as root, tempfile.TemporaryDirectory() as cg:
             dead = os.path.join(root, "memext-bench-soak-999999999")  # above pid_max: no such process

@@ -28,7 +28,7 @@ fn a_burst_that_touches_nothing_is_no_call_and_a_call_that_reads_its_memory_is()
         "warmcall",
         &format!(
             "[[select]]\ncgroup = \"{}/*\"\nclass = \"extend\"\n\n[class.extend]\nidle_after = \"2s\"\n\
-             push_out = \"when-needed\"\n\n[daemon]\ncapacity = \"4GiB\"\ntick = \"500ms\"\npoll = \"20ms\"\n\
+             push_out = \"when-needed\"\n\n[daemon]\ntouches = true\ncapacity = \"4GiB\"\ntick = \"500ms\"\npoll = \"20ms\"\n\
              socket = \"@DIR@/memext.sock\"\n",
             cg.parent
         ),

@@ -389,6 +389,15 @@ pub struct DaemonConfig {
     /// in all four and the p99 in two (the room made later).
     #[serde(default)]
     pub yield_to_wakes: bool,
+    /// A resting context with its pages in is taken for called only if
+    /// its processes touched a share of their memory, not on CPU alone
+    /// (`memext_engine::touch`). Off by default: the asks clear the
+    /// accessed bits of what they read, and the kernel's reclaim at a
+    /// parent's cap (cgroup v1) then takes the pages of recently called
+    /// contexts as if unused (bench/faas, session 42: calls that faulted
+    /// with nothing taken by memext 28-38 a run against 9-20).
+    #[serde(default)]
+    pub touches: bool,
     /// With kernel wake events: an idle context guarded by one is read at a
     /// tick only this often.
     #[serde(default = "default_idle_read")]
@@ -447,6 +456,7 @@ impl Default for DaemonConfig {
             reclaim: ReclaimIn::default(),
             limit_room: default_limit_room(),
             yield_to_wakes: false,
+            touches: false,
             idle_read: default_idle_read(),
             ws_interval: default_ws_interval(),
             prefetch_lead: default_lead(),

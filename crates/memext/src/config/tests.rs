@@ -417,6 +417,13 @@ fn daemon_reclaim() {
             .daemon
             .yield_to_wakes
     );
+    assert!(!parse("").expect("valid").daemon.touches);
+    assert!(
+        parse("[daemon]\ntouches = true\n")
+            .expect("valid")
+            .daemon
+            .touches
+    );
 }
 
 #[test]

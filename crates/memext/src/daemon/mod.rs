@@ -455,8 +455,8 @@ impl Daemon {
         for id in cpu_only {
             let t = &self.tracked[&id];
             let cpu = self.idle_cpu.cpu(hierarchy, &id, &t.ctx.path, &t.cg);
-            let observer = &self.observer;
-            let mut ask = || observer.touched(&t.cg);
+            let (observer, asks) = (&self.observer, self.cfg.daemon.touches);
+            let mut ask = || asks.then(|| observer.touched(&t.cg)).flatten();
             match cpu.and_then(|cpu| self.engine.poll_asking(&id, now, cpu, &mut ask)) {
                 Some(tr) => woke.push((id, tr)),
                 None => self.note_rested(&id, "tick", now),
@@ -500,8 +500,8 @@ impl Daemon {
             t.sampled = Some(at);
         }
         let cg = &self.tracked[id].cg;
-        let observer = &self.observer;
-        let mut ask = || observer.touched(cg);
+        let (observer, asks) = (&self.observer, self.cfg.daemon.touches);
+        let mut ask = || asks.then(|| observer.touched(cg)).flatten();
         let o = self
             .engine
             .observe_asking(id, sample, moving, fired, &mut ask);
@@ -522,7 +522,7 @@ impl Daemon {
 
     /// Logs (at debug level) a resting context's reading that was no call.
     /// `Engine::poll`, the observer asked what the context touched where
-    /// its CPU says "call" (`memext_engine::touch`).
+    /// its CPU says "call" (`memext_engine::touch`), with `daemon.touches`.
     fn poll_asking(
         &mut self,
         id: &ContextId,
@@ -530,9 +530,10 @@ impl Daemon {
         cpu: std::time::Duration,
     ) -> Option<memext_engine::model::Transition> {
         let cg = &self.tracked.get(id)?.cg;
-        let observer = &self.observer;
-        self.engine
-            .poll_asking(id, at, cpu, &mut || observer.touched(cg))
+        let (observer, asks) = (&self.observer, self.cfg.daemon.touches);
+        self.engine.poll_asking(id, at, cpu, &mut || {
+            asks.then(|| observer.touched(cg)).flatten()
+        })
     }
 
     fn note_rested(&self, id: &ContextId, via: &'static str, at: Instant) {
