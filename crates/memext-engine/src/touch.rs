@@ -42,9 +42,9 @@ use std::time::Duration;
 use crate::Instant;
 
 /// The least time between two asks of one context the host answered (an
-/// ask it cannot answer costs nothing and holds nothing back). Its CPU since the last
-/// reading is judged at the first reading after it (a call seen 100 ms
-/// later: held, its pages are in already).
+/// ask it cannot answer costs nothing and holds nothing back). Its CPU
+/// since the last reading is judged at the first reading after it (a call
+/// seen 100 ms later: held, its pages are in already).
 pub const ASK_GAP: Duration = Duration::from_millis(100);
 
 /// Never a call below this: a context holding next to nothing.
@@ -85,7 +85,7 @@ pub fn unknown() -> Option<Touch> {
 pub struct Touches {
     /// When it was last asked, with nothing done since.
     fresh_since: Option<Instant>,
-    /// When it was last asked.
+    /// When the host last answered an ask.
     asked: Option<Instant>,
 }
 

@@ -520,7 +520,6 @@ impl Daemon {
         Ok(o.transition)
     }
 
-    /// Logs (at debug level) a resting context's reading that was no call.
     /// `Engine::poll`, the observer asked what the context touched where
     /// its CPU says "call" (`memext_engine::touch`), with `daemon.touches`.
     fn poll_asking(
@@ -536,6 +535,8 @@ impl Daemon {
         })
     }
 
+    /// Logs a resting context's reading that was no call (at debug level;
+    /// at info level where its touch turned a call's CPU away: `no-call`).
     fn note_rested(&self, id: &ContextId, via: &'static str, at: Instant) {
         if let Some(t) = self.engine.get(id) {
             events::rested(id, via, t, at);
