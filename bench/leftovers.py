@@ -32,14 +32,17 @@ def work_dirs(names):
     return out
 
 
-def is_bench_process(cmdline):
-    """Whether a process's /proc/PID/cmdline (NUL-separated) runs one of the
-    benches' Python scripts (bench/scale/readahead.py works in a directory named
-    after itself): a pid reused by anything else does not keep a dead run's
-    leftovers alive."""
+def is_bench_process(cmdline, cwd=""):
+    """Whether a process's /proc/PID/cmdline (NUL-separated), started in
+    directory `cwd`, runs one of the benches' Python scripts
+    (bench/scale/readahead.py works in a directory named after itself; `python3
+    run.py` from inside bench/faas runs bench/faas/run.py): a pid reused by
+    anything else does not keep a dead run's leftovers alive."""
     args = cmdline.split("\0")
-    return bool(args) and os.path.basename(args[0]).startswith("python") and any(
-        re.search(r"(^|/)bench/[a-z0-9]+/[a-z0-9_]+\.py$", a) for a in args[1:])
+    if not args or not os.path.basename(args[0]).startswith("python"):
+        return False
+    scripts = (os.path.normpath(os.path.join(cwd, a)) for a in args[1:] if a.endswith(".py"))
+    return any(re.search(r"(^|/)bench/[a-z0-9]+/[a-z0-9_]+\.py$", s) for s in scripts)
 
 
 def swap_files_under(proc_swaps, work):
@@ -53,9 +56,14 @@ def swap_files_under(proc_swaps, work):
 def _alive(pid):
     try:
         with open(f"/proc/{pid}/cmdline") as f:
-            return is_bench_process(f.read())
+            cmdline = f.read()
     except OSError:
         return False
+    try:
+        cwd = os.readlink(f"/proc/{pid}/cwd")
+    except OSError:
+        cwd = ""
+    return is_bench_process(cmdline, cwd)
 
 
 def _read(path):

@@ -19,6 +19,12 @@ class LeftoversTest(unittest.TestCase):
         self.assertFalse(leftovers.is_bench_process("python3\0-m\0unittest\0"))
         self.assertFalse(leftovers.is_bench_process(""))
 
+    def test_a_script_run_from_its_own_directory_is_a_bench(self):
+        self.assertTrue(leftovers.is_bench_process("python3\0run.py\0--smoke\0", "/work/main/bench/faas"))
+        self.assertTrue(leftovers.is_bench_process("python3\0./soak/run.py\0", "/work/main/bench"))
+        self.assertFalse(leftovers.is_bench_process("python3\0run.py\0", "/home/someone"))
+        self.assertFalse(leftovers.is_bench_process("python3\0run.py\0", ""))
+
     def test_swap_files_under_a_directory(self):
         text = ("Filename\t\t\t\tType\t\tSize\t\tUsed\t\tPriority\n"
                 "/var/tmp/memext-bench-soak-23031/swap0  file\t\t2097148\t\t272\t\t10\n"

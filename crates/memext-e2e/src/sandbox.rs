@@ -187,13 +187,26 @@ pub fn bench_results(dir: &ScratchDir) -> (String, serde_json::Value) {
     (text, value)
 }
 
-/// Panics if top-level cgroup `name` is left in the v1 memory hierarchy or
-/// at the cgroup root (v2, or the v1 mount point).
+/// Panics if top-level cgroup `name` is left at the cgroup root (v2) or in
+/// any hierarchy mounted under it (v1: memory, cpu, cpuacct, freezer, the
+/// unified one...): a bench's daemon and its clean-up touch several.
 pub fn assert_cgroup_gone(name: &str) {
-    for root in ["/sys/fs/cgroup/memory", "/sys/fs/cgroup"] {
-        let left = std::path::Path::new(root).join(name);
-        assert!(!left.exists(), "left behind: {}", left.display());
+    let left = cgroups_left(Path::new("/sys/fs/cgroup"), name);
+    assert!(left.is_empty(), "left behind: {left:?}");
+}
+
+/// Where top-level cgroup `name` still is: under `top` itself and under
+/// each directory in it (a hierarchy's mount point).
+pub fn cgroups_left(top: &Path, name: &str) -> Vec<PathBuf> {
+    let mut roots = vec![top.to_path_buf()];
+    if let Ok(entries) = std::fs::read_dir(top) {
+        roots.extend(entries.flatten().map(|e| e.path()).filter(|p| p.is_dir()));
     }
+    roots
+        .into_iter()
+        .map(|r| r.join(name))
+        .filter(|p| p.exists())
+        .collect()
 }
 
 /// How many daemon errors a bench's results.json reports (its
@@ -246,4 +259,33 @@ pub fn v1_limit(path: &str) -> u64 {
         .trim()
         .parse()
         .expect("a limit")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_cgroup_left_in_any_hierarchy_is_found() {
+        let top = std::env::temp_dir().join(format!("memext-cgroups-left-{}", std::process::id()));
+        for d in [
+            "memory",
+            "cpuacct/memext-x/inner",
+            "freezer/memext-x",
+            "unified",
+            "memext-x",
+        ] {
+            std::fs::create_dir_all(top.join(d)).expect("make a fake hierarchy");
+        }
+        let mut left = cgroups_left(&top, "memext-x");
+        left.sort();
+        let mut want: Vec<PathBuf> = ["cpuacct/memext-x", "freezer/memext-x", "memext-x"]
+            .iter()
+            .map(|d| top.join(d))
+            .collect();
+        want.sort();
+        assert_eq!(left, want);
+        assert!(cgroups_left(&top, "memext-y").is_empty());
+        std::fs::remove_dir_all(&top).expect("remove the fake hierarchies");
+    }
 }

@@ -83,8 +83,8 @@ pub fn unknown() -> Option<Touch> {
 /// its next ask counts only what came after.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Touches {
-    /// When it was last asked, with nothing done since.
-    fresh_since: Option<Instant>,
+    /// Whether it was asked (or its count began) with nothing done since.
+    fresh: bool,
     /// When the host last answered an ask.
     asked: Option<Instant>,
 }
@@ -92,7 +92,7 @@ pub struct Touches {
 impl Touches {
     /// It did something: the count must start again once it rests.
     pub fn did_something(&mut self) {
-        self.fresh_since = None;
+        self.fresh = false;
     }
 
     /// Asks whether a reading with a call's CPU was one: the touch, if the
@@ -106,18 +106,18 @@ impl Touches {
         let touch = ask();
         self.asked = touch.map(|_| at);
         let call = touch.is_none_or(|t| t.is_call());
-        self.fresh_since = (!call).then_some(at);
+        self.fresh = !call;
         Some((call, touch))
     }
 
     /// A resting reading with no call's CPU: the count starts here if it
     /// did something since it was last asked.
     pub fn rest(&mut self, at: Instant, ask: Ask<'_>) {
-        if self.fresh_since.is_none() {
+        if !self.fresh {
             if ask().is_some() {
                 self.asked = Some(at);
             }
-            self.fresh_since = Some(at);
+            self.fresh = true;
         }
     }
 }

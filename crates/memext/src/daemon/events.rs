@@ -137,10 +137,15 @@ pub fn transition(
 /// A reading whose CPU said "call" and whose touch said no is logged at
 /// info level as `no-call`, whatever the level.
 pub fn rested(id: &ContextId, via: &'static str, t: &ContextState, at: Instant) {
-    let Some(j) = t.model.judged.filter(|_| t.rests(at)) else {
+    let Some(j) = t.model.judged else {
         return;
     };
-    if let Some(touch) = j.touched.filter(|touch| !touch.is_call()) {
+    let no_call = j.touched.filter(|touch| !touch.is_call());
+    let debug = tracing::enabled!(tracing::Level::DEBUG) && j.cpu >= CALL_CPU / 2;
+    if (no_call.is_none() && !debug) || !t.rests(at) {
+        return;
+    }
+    if let Some(touch) = no_call {
         tracing::info!(
             event = "no-call",
             context = %id,
@@ -154,9 +159,6 @@ pub fn rested(id: &ContextId, via: &'static str, t: &ContextState, at: Instant) 
             touch.referenced >> 10,
             touch.resident >> 10
         );
-        return;
-    }
-    if !tracing::enabled!(tracing::Level::DEBUG) || j.cpu < CALL_CPU / 2 {
         return;
     }
     let us = |d: Duration| u64::try_from(d.as_micros()).unwrap_or(u64::MAX);

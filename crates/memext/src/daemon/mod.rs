@@ -46,7 +46,7 @@ use act::Actuator;
 use ledger::{KnobRecord, Ledger};
 use model_store::ModelStore;
 use mover::Mover;
-use observe::{Host, Observer, PollingObserver, Seen, Watched};
+use observe::{touch_ask, Host, Observer, PollingObserver, Seen, Watched};
 use observe_events::EventObserver;
 use serve::{ContextReport, Reports};
 
@@ -455,8 +455,7 @@ impl Daemon {
         for id in cpu_only {
             let t = &self.tracked[&id];
             let cpu = self.idle_cpu.cpu(hierarchy, &id, &t.ctx.path, &t.cg);
-            let (observer, asks) = (&self.observer, self.cfg.daemon.touches);
-            let mut ask = || asks.then(|| observer.touched(&t.cg)).flatten();
+            let mut ask = touch_ask(self.observer.as_ref(), self.cfg.daemon.touches, &t.cg);
             match cpu.and_then(|cpu| self.engine.poll_asking(&id, now, cpu, &mut ask)) {
                 Some(tr) => woke.push((id, tr)),
                 None => self.note_rested(&id, "tick", now),
@@ -500,11 +499,11 @@ impl Daemon {
             t.sampled = Some(at);
         }
         let cg = &self.tracked[id].cg;
-        let (observer, asks) = (&self.observer, self.cfg.daemon.touches);
-        let mut ask = || asks.then(|| observer.touched(cg)).flatten();
-        let o = self
-            .engine
-            .observe_asking(id, sample, moving, fired, &mut ask);
+        let o = {
+            let mut ask = touch_ask(self.observer.as_ref(), self.cfg.daemon.touches, cg);
+            self.engine
+                .observe_asking(id, sample, moving, fired, &mut ask)
+        };
         if o.transition.is_none() {
             self.note_rested(id, if fired { "event" } else { "tick" }, at);
         }
@@ -529,10 +528,8 @@ impl Daemon {
         cpu: std::time::Duration,
     ) -> Option<memext_engine::model::Transition> {
         let cg = &self.tracked.get(id)?.cg;
-        let (observer, asks) = (&self.observer, self.cfg.daemon.touches);
-        self.engine.poll_asking(id, at, cpu, &mut || {
-            asks.then(|| observer.touched(cg)).flatten()
-        })
+        let mut ask = touch_ask(self.observer.as_ref(), self.cfg.daemon.touches, cg);
+        self.engine.poll_asking(id, at, cpu, &mut ask)
     }
 
     /// Logs a resting context's reading that was no call (at debug level;

@@ -215,6 +215,17 @@ pub trait Observer {
     }
 }
 
+/// The ask the engine makes of a resting context whose CPU says "call"
+/// (`memext_engine::touch::Ask`): what `cg` touched, with `daemon.touches`
+/// on; with it off, none (the CPU rule alone).
+pub(crate) fn touch_ask<'a>(
+    observer: &'a dyn Observer,
+    on: bool,
+    cg: &'a AnyCgroup,
+) -> impl FnMut() -> Option<Touch> + 'a {
+    move || if on { observer.touched(cg) } else { None }
+}
+
 /// Whether a task of `cg` waits in the v1 OOM wait (read on v1 only; false
 /// when it cannot be read: a vanished cgroup is dropped at the tick).
 pub(crate) fn under_oom(id: &ContextId, cg: &AnyCgroup) -> bool {
