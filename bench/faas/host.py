@@ -29,6 +29,17 @@ def heap_sizes(functions, lo_mib, hi_mib, seed):
     return [rng.randint(lo_mib, hi_mib) for _ in range(functions)]
 
 
+def static_limits(memory_mib, cap_bytes):
+    """The `limits` peer's static limit of each function (bytes): the cap
+    split in proportion to what each holds (`memory_mib`: heap and
+    interpreter), as an operator sizes containers that together must fit
+    the host; whole pages, their sum within the cap."""
+    total = sum(memory_mib)
+    if total <= 0 or cap_bytes <= 0:
+        raise ValueError("the functions' memory and the cap must be positive")
+    return [cap_bytes * m // total // 4096 * 4096 for m in memory_mib]
+
+
 class Fleet:
     """The function containers of one mode: started in parallel (dockerd
     serialises much of it, a few at a time keep it busy), each waited for
@@ -42,7 +53,10 @@ class Fleet:
     def socket(self, name):
         return os.path.join(self.dir, f"{name}.sock")
 
-    def start(self, cleanup, docker_args=(), within=600.0, progress=None):
+    def start(self, cleanup, docker_args=(), within=600.0, progress=None, limits=None):
+        """Starts every function and waits until each answers; `limits`,
+        one per function (bytes), gives each a memory limit from its
+        creation on (swap unlimited), as `docker run --memory` does."""
         shutil.rmtree(self.dir, ignore_errors=True)
         os.makedirs(self.dir)
         os.chmod(self.dir, 0o777)
@@ -52,7 +66,8 @@ class Fleet:
         def one(k):
             name = self.names[k]
             self.engine.docker("rm", "-f", name, check=False)
-            self.engine.docker("run", "-d", "--name", name, "--network", "none", *docker_args,
+            limit = () if limits is None else ("--memory", str(limits[k]), "--memory-swap", "-1")
+            self.engine.docker("run", "-d", "--name", name, "--network", "none", *docker_args, *limit,
                                "-v", f"{self.dir}:/sock", "-v", f"{HERE}:/faas:ro", self.engine.IMAGE,
                                "python3", "/faas/function.py", "--socket", f"/sock/{name}.sock",
                                "--heap-mib", str(self.heaps[k]))

@@ -15,7 +15,8 @@ from tier to tier and round to round:
   ideal   no cap, no swap area (with one on, this machine's own DAMON
           reclaimer pages out whatever sat idle for 60 s);
   linux   the cap and the tier, nothing else (plus the machine's DAMON);
-  limits  + each function a static limit of an equal share of the cap;
+  limits  + each function a static limit, its share of the cap (in
+          proportion to its memory), from its creation on;
   zswap   + the kernel's zswap (lzo-rle, shrinker on) in front of the swap
           file (swapfile tier only: it is a tier of its own);
   senpai  + bench/peers/senpai.py (Meta's Senpai) on every function;
@@ -137,11 +138,12 @@ def run_mode(a, server, fleet_names, heaps, trace, tier, mode, rnd, bandwidth, c
             controller = mb.start_daemon(cfg, os.path.join(a.out, f"{mode}-daemon-{tier}-r{rnd}.log"), cleanup).pid
         fleet = host.Fleet(ENGINE, a.work, fleet_names, heaps)
         t_start = time.time()
-        fleet.start(cleanup, progress=lambda k, n: log(f"    {k}/{n} functions up ({time.time() - t_start:.0f} s)"))
-        if mode == "limits":
-            share = a.cap // len(fleet_names)
-            for k in range(0, len(fleet_names), 50):
-                ENGINE.docker("update", "--memory", str(share), "--memory-swap", "-1", *fleet_names[k:k + 50])
+        # `limits`: each function's share from its creation on (a limit
+        # lowered later, `docker update`, is refused by the kernel where it
+        # cannot reclaim down to it at once: EBUSY, session 43).
+        limits = host.static_limits([h + BASE_MIB for h in heaps], a.cap) if mode == "limits" else None
+        fleet.start(cleanup, progress=lambda k, n: log(f"    {k}/{n} functions up ({time.time() - t_start:.0f} s)"),
+                    limits=limits)
         if mode == "senpai":
             cgroups = [f"{PARENT}/{cid}" for cid in fleet.ids()]
             controller = srv.start_senpai(cgroups, a.senpai_args, os.path.join(a.out, f"senpai-{tier}-r{rnd}.log"),

@@ -31,5 +31,52 @@ class Fleet(unittest.TestCase):
             self.assertFalse(os.path.exists(fleet.dir))
 
 
+class RecordingEngine:
+    """An engine that records each `docker run`."""
+    IMAGE = "image"
+
+    def __init__(self):
+        self.runs = []
+
+    def docker(self, *args, check=True, timeout=None):
+        if args[0] == "run":
+            self.runs.append(args)
+        return ""
+
+
+class StaticLimits(unittest.TestCase):
+    def test_the_cap_is_split_in_proportion_to_each_functions_memory(self):
+        cap = 1000 * host.MIB
+        got = host.static_limits([42, 92, 66], cap)
+        self.assertLessEqual(sum(got), cap)
+        self.assertTrue(all(x % 4096 == 0 for x in got))
+        for share, mib in zip(got, [42, 92, 66]):
+            self.assertAlmostEqual(share / cap, mib / 200, delta=1e-4)
+        with self.assertRaises(ValueError):
+            host.static_limits([], cap)
+
+    def test_each_function_is_created_with_its_own_limit(self):
+        with tempfile.TemporaryDirectory() as work:
+            engine = RecordingEngine()
+            fleet = host.Fleet(engine, work, ["fn0000", "fn0001"], [30, 80], parallel=1)
+            ready, host.invoke.wait_ready = host.invoke.wait_ready, lambda *a, **k: None
+            try:
+                fleet.start(Cleanup(), limits=[11 << 20, 23 << 20])
+                limited, engine.runs = engine.runs, []
+                fleet.start(Cleanup())
+            finally:
+                host.invoke.wait_ready = ready
+            limit = {r[r.index("--name") + 1]: r[r.index("--memory") + 1] for r in limited}
+            self.assertEqual(limit, {"fn0000": str(11 << 20), "fn0001": str(23 << 20)})
+            self.assertTrue(all(r[r.index("--memory-swap") + 1] == "-1" for r in limited))
+            self.assertEqual(len(engine.runs), 2)
+            self.assertTrue(all("--memory" not in r for r in engine.runs), "no limit unless asked")
+
+
+class Cleanup:
+    def push(self, what, fn):
+        pass
+
+
 if __name__ == "__main__":
     unittest.main()
