@@ -1,5 +1,5 @@
 #!/bin/bash
-# bench/faas A/B(/C...): builds, each from its own worktree, ROUNDS rounds
+# bench/faas A/B(/C...): builds, each from its own worktree, ROUNDS rounds on TIERS (default zram)
 # each (default 2), the order rotated by one each round; `memext status --json` sampled beside each run.
 # Usage: bench/faas/ab.sh OUT NAME TREE [NAME TREE ...]
 # e.g. bench/faas/ab.sh /var/tmp/ab old /var/tmp/worktree-at-old new .
@@ -28,7 +28,7 @@ for r in $(seq 1 "${ROUNDS:-2}"); do
     bash "$SAMPLER" "$OUT/$b-r$r.status" &
     sp=$!
     (cd "$tree" && python3 bench/faas/run.py --functions 100 --seconds 180 --settle 20 --time-scale 0.5 \
-       --tiers zram --modes "$mode" --rounds 1 --out "$OUT/$b-r$r" > "$OUT/$b-r$r.log" 2>&1)
+       --tiers "${TIERS:-zram}" --modes "$mode" --rounds 1 --out "$OUT/$b-r$r" > "$OUT/$b-r$r.log" 2>&1)
     echo "$(date +%T) $b-r$r rc=$?" >> "$OUT/ab.log"
     kill $sp
   done

@@ -22,7 +22,7 @@
 use std::time::Duration;
 
 use crate::activity::{
-    cpu_above, faulted_or_ran, is_active, ActivityThresholds, Counters, MIN_CPU_SPAN,
+    cpu_above, is_active, took_its_charge, ActivityThresholds, Counters, MIN_CPU_SPAN,
 };
 use crate::history::ActivationHistory;
 use crate::rest::RestCpu;
@@ -155,7 +155,8 @@ pub enum Via {
     /// (a v1 usage threshold, a PSI trigger). `own`: none of it is memext's
     /// doing (no pages of it moving, no refaults of what memext just took):
     /// the charge is activity, whatever the CPU counted so far, if the
-    /// context took a fault or ran since the last reading. (Another
+    /// context took `activity::FIRED_MIN_FAULTS` faults of its own since
+    /// the last reading (`activity::took_its_charge`). (Another
     /// context's swap-in charges it too: with swap on a rotational device
     /// the kernel reads ahead the neighbouring swap slots, whoever's they
     /// are, and charges each page to its owner. Two contexts pushed out
@@ -280,7 +281,7 @@ impl ContextModel {
             touched: None,
         });
         let its_own_charge =
-            via == Via::Fired { own: true } && prev.is_none_or(|l| faulted_or_ran(&l, &c));
+            via == Via::Fired { own: true } && prev.is_none_or(|l| took_its_charge(&l, &c));
         let active = its_own_charge || prev.is_some_and(|l| is_active(&l, &c, &p.thresholds));
         let by_cpu =
             !active && prev.is_some_and(|l| self.is_warm_call(&l, &c, rests && known.resident));
