@@ -90,7 +90,11 @@ pub fn took_its_charge(before: &Counters, after: &Counters) -> bool {
 /// (the runtime's select loop); the 172 with a call in flight, faults a
 /// median 46. "Faulted or ran" took the 495 for wakes and read each
 /// function back whole. At 8, 37 of the 495 pass, and 17 of the 172 wait
-/// for the next reading (on zram: 3 of 265).
+/// for the next reading (on zram: 3 of 265). Not enough: in another run
+/// 173 such events passed, with a median 16 faults of the function's own
+/// (its runtime refaulting pages memext had pushed out): a count of faults
+/// cannot tell those from a call's first ones (README, bench/faas session
+/// 43).
 pub const FIRED_MIN_FAULTS: u64 = 8;
 
 /// Whether `used` CPU time over `span` is above the share, the span taken
