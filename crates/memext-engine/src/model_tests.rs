@@ -258,37 +258,29 @@ fn a_charge_the_context_did_not_take_is_no_wake() {
         assert_eq!(m.state, State::Idle);
         m
     };
-    // Charged by a neighbour's read-ahead: no fault, no CPU.
-    let mut m = idle();
-    assert_eq!(
-        m.observe_via(at(5.0, 0, 100), &p, own, Known::default()),
-        None
-    );
-    assert_eq!(m.state, State::Idle);
-    // Its own first faults, its CPU not counted yet: a wake.
-    let mut m = idle();
-    assert_eq!(
-        m.observe_via(at(5.0, 0, 140), &p, own, Known::default()),
-        Some(Transition::Woke)
-    );
-    assert_eq!(
-        m.judged.map(|j| (j.cpu, j.faults)),
-        Some((Duration::ZERO, 40))
-    );
-    // Its runtime's housekeeping as the neighbour's read-ahead charged it:
-    // it ran a little and faulted a page or two. No wake.
-    let mut m = idle();
-    assert_eq!(
-        m.observe_via(at(5.0, 1, 103), &p, own, Known::default()),
-        None
-    );
-    assert_eq!(m.state, State::Idle);
-    // Its own first faults, a few of them as a wake's first touches: a wake.
-    let mut m = idle();
-    assert_eq!(
-        m.observe_via(at(5.0, 0, 108), &p, own, Known::default()),
-        Some(Transition::Woke)
-    );
+    // (what, CPU ms, faults since the reading at 100, a wake?)
+    let cases = [
+        ("a neighbour's read-ahead: no fault, no CPU", 0, 0, false),
+        (
+            "its runtime's housekeeping meanwhile: a little CPU, 3 faults",
+            1,
+            3,
+            false,
+        ),
+        ("its own first faults, its CPU not counted yet", 0, 40, true),
+        ("a few faults, as a wake's first touches", 0, 8, true),
+    ];
+    for (what, cpu, faults, wake) in cases {
+        let mut m = idle();
+        let got = m.observe_via(at(5.0, cpu, 100 + faults), &p, own, Known::default());
+        assert_eq!(got, wake.then_some(Transition::Woke), "{what}");
+        let state = if wake { State::Waking } else { State::Idle };
+        assert_eq!(m.state, state, "{what}");
+        if wake {
+            let judged = m.judged.map(|j| (j.cpu, j.faults));
+            assert_eq!(judged, Some((Duration::from_millis(cpu), faults)), "{what}");
+        }
+    }
 }
 
 const MIB: u64 = 1 << 20;
