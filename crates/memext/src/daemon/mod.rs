@@ -18,12 +18,12 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use anyhow::Context as _;
-use memext_cgroup::{AnyCgroup, CgroupError, LimitKnob};
+use memext_cgroup::{AnyCgroup, LimitKnob};
 use memext_engine::context::ContextState;
 use memext_engine::engine::{Command, Engine, EngineParams, Outcome};
 use memext_engine::{ContextId, Instant};
 
-use crate::config::{Class, Config};
+use crate::config::Config;
 use crate::contexts::MemoryContext;
 
 pub mod act;
@@ -38,17 +38,21 @@ mod notify;
 pub mod observe;
 pub mod observe_events;
 mod pages;
+mod publish;
 pub mod reclaim;
+mod sampling;
 pub mod serve;
+mod tracking;
 pub mod wake_gate;
+mod wakes;
 
 use act::Actuator;
 use ledger::{KnobRecord, Ledger};
 use model_store::ModelStore;
 use mover::Mover;
-use observe::{touch_ask, Host, Observer, PollingObserver, Seen, Watched};
+use observe::{Host, Observer, PollingObserver};
 use observe_events::EventObserver;
-use serve::{ContextReport, Reports};
+use serve::Reports;
 
 pub struct Options {
     pub dry_run: bool,
@@ -276,78 +280,6 @@ impl Daemon {
         Ok(())
     }
 
-    /// Brings the tracked set in line with what discovery finds now (nothing
-    /// to do when the observer knows the tree has not changed).
-    fn sync_contexts(&mut self) -> anyhow::Result<()> {
-        let now = self.now();
-        let Some(found) = self.observer.discover_changes(&self.cfg)? else {
-            return Ok(());
-        };
-        let mut seen = std::collections::HashSet::new();
-        for ctx in found.into_iter().filter(|c| c.class != Class::Ignore) {
-            let id = ContextId::new(ctx.path.as_str());
-            if self.act.ledger().is_foreign(&ctx.path) || self.engine.is_left_alone(&id) {
-                continue;
-            }
-            seen.insert(id.clone());
-            if self.tracked.contains_key(&id) {
-                continue;
-            }
-            let Some(params) = self.cfg.params(ctx.class) else {
-                continue;
-            };
-            let params = pod_params(&self.cfg, &ctx, params);
-            let cg = match self.observer.host().hierarchy.open(&ctx.path) {
-                Ok(cg) => cg,
-                Err(CgroupError::Vanished { .. }) => continue,
-                Err(e) => return Err(e.into()),
-            };
-            let class = match ctx.class {
-                Class::Critical => memext_engine::Class::Critical,
-                _ => memext_engine::Class::Extend,
-            };
-            events::tracking(&ctx);
-            match self.saved.remove(&id) {
-                Some(state) => {
-                    let (out, wakes, ws) =
-                        (state.out, state.model.history.count(), state.ws.bytes());
-                    self.engine.resume(state, class, params.engine());
-                    events::resumed(&id, out, wakes, ws);
-                }
-                None => {
-                    self.engine.track(id.clone(), class, params.engine(), now);
-                }
-            }
-            self.tracked.insert(
-                id,
-                Tracked {
-                    ctx,
-                    cg,
-                    sampled: None,
-                },
-            );
-        }
-        let gone: Vec<ContextId> = self
-            .tracked
-            .keys()
-            .filter(|id| !seen.contains(*id))
-            .cloned()
-            .collect();
-        for id in gone {
-            events::gone(&id);
-            self.drop_context(&id);
-        }
-        Ok(())
-    }
-
-    /// A context leaves the engine (its cgroup is gone, or no longer
-    /// selected); its knobs are released.
-    fn drop_context(&mut self, id: &ContextId) {
-        self.tracked.remove(id);
-        self.engine.forget(id);
-        self.act.release(&self.observer.host().hierarchy, id);
-    }
-
     /// One full cycle: observe every context, decide, act, publish.
     fn tick(&mut self) -> anyhow::Result<()> {
         let (t0, reads0) = (std::time::Instant::now(), memext_cgroup::reads());
@@ -427,134 +359,6 @@ impl Daemon {
         }
     }
 
-    /// Samples the tracked contexts into the engine: every one, except that
-    /// an idle one a kernel wake event guards is sampled only every
-    /// `daemon.idle_read` (its event brings it here when it touches memory);
-    /// in between, a tick checks only its CPU time (one read of a held-open
-    /// file, or none when its parent's CPU time shows that nothing below it
-    /// ran: [`idle_cpu`]), so that a wake that runs before it touches its
-    /// pages is seen within a tick.
-    fn observe_all(&mut self) -> anyhow::Result<()> {
-        let now = self.now();
-        let idle_read = self.cfg.daemon.idle_read.0;
-        let (full, cpu_only): (Vec<ContextId>, Vec<ContextId>) =
-            self.tracked.keys().cloned().partition(|id| {
-                !self.observer.guarded(id)
-                    || self.tracked[id]
-                        .sampled
-                        .is_none_or(|at| now.saturating_sub(at) >= idle_read)
-            });
-        for id in full {
-            if let Some(tr) = self.observe_one(&id, false)? {
-                self.on_transition(&id, tr, "tick");
-            }
-        }
-        self.idle_cpu.begin_tick();
-        let hierarchy = &self.observer.host().hierarchy;
-        let mut woke = Vec::new();
-        for id in cpu_only {
-            let t = &self.tracked[&id];
-            let cpu = self.idle_cpu.cpu(hierarchy, &id, &t.ctx.path, &t.cg);
-            let mut ask = touch_ask(self.observer.as_ref(), self.cfg.daemon.touches, &t.cg);
-            match cpu.and_then(|cpu| self.engine.poll_asking(&id, now, cpu, &mut ask)) {
-                Some(tr) => woke.push((id, tr)),
-                None => self.note_rested(&id, "tick", now),
-            }
-        }
-        self.idle_cpu.end_tick();
-        for (id, tr) in woke {
-            self.on_transition(&id, tr, "tick");
-        }
-        let tracked: Vec<(&ContextId, &AnyCgroup)> =
-            self.tracked.iter().map(|(id, t)| (id, &t.cg)).collect();
-        let waiting = self.observer.out_of_memory(&tracked);
-        for id in waiting {
-            self.serve_out_of_memory(&id)?;
-        }
-        Ok(())
-    }
-
-    /// Samples one context into the engine (a context whose cgroup is gone
-    /// is dropped); records the working set the engine asks for. `fired`:
-    /// read because its kernel event fired.
-    fn observe_one(
-        &mut self,
-        id: &ContextId,
-        fired: bool,
-    ) -> anyhow::Result<Option<memext_engine::model::Transition>> {
-        let Some(t) = self.tracked.get(id) else {
-            return Ok(None);
-        };
-        let sample = match self.observer.sample(&t.cg) {
-            Ok(s) => s,
-            Err(CgroupError::Vanished { .. }) => {
-                events::gone(id);
-                self.drop_context(id);
-                return Ok(None);
-            }
-            Err(e) => return Err(e.into()),
-        };
-        let (at, moving) = (sample.at, self.act.is_busy(id));
-        if let Some(t) = self.tracked.get_mut(id) {
-            t.sampled = Some(at);
-        }
-        let cg = &self.tracked[id].cg;
-        let o = {
-            let mut ask = touch_ask(self.observer.as_ref(), self.cfg.daemon.touches, cg);
-            self.engine
-                .observe_asking(id, sample, moving, fired, &mut ask)
-        };
-        if o.transition.is_none() {
-            self.note_rested(id, if fired { "event" } else { "tick" }, at);
-        }
-        if o.wants_working_set {
-            let pids = self
-                .engine
-                .get(id)
-                .map(|t| t.pids.clone())
-                .unwrap_or_default();
-            let snapshot = self.observer.working_set(&pids);
-            self.engine.record_working_set(id, at, &snapshot);
-        }
-        Ok(o.transition)
-    }
-
-    /// `Engine::poll`, the observer asked what the context touched where
-    /// its CPU says "call" (`memext_engine::touch`), with `daemon.touches`.
-    fn poll_asking(
-        &mut self,
-        id: &ContextId,
-        at: Instant,
-        cpu: std::time::Duration,
-    ) -> Option<memext_engine::model::Transition> {
-        let cg = &self.tracked.get(id)?.cg;
-        let mut ask = touch_ask(self.observer.as_ref(), self.cfg.daemon.touches, cg);
-        self.engine.poll_asking(id, at, cpu, &mut ask)
-    }
-
-    /// Logs a resting context's reading that was no call (at debug level;
-    /// at info level where its touch turned a call's CPU away: `no-call`).
-    fn note_rested(&self, id: &ContextId, via: &'static str, at: Instant) {
-        if let Some(t) = self.engine.get(id) {
-            events::rested(id, via, t, at);
-        }
-    }
-
-    fn on_transition(
-        &mut self,
-        id: &ContextId,
-        tr: memext_engine::model::Transition,
-        via: &'static str,
-    ) {
-        self.dirty = true;
-        if let Some(t) = self.engine.get(id) {
-            events::transition(id, tr, t.model.state, via, t.model.judged);
-        }
-        if tr == memext_engine::model::Transition::Woke {
-            self.gauges.wakes.fetch_add(1, Ordering::Relaxed);
-        }
-    }
-
     /// Executes commands in order, each outcome reported to the engine; a
     /// context the engine let go of meanwhile (someone else's) is skipped.
     fn execute(&mut self, commands: &[Command]) {
@@ -610,231 +414,6 @@ impl Daemon {
             }
         }
     }
-
-    /// Until the next tick: the observer watches the contexts the engine
-    /// names; a wake it sees is served at once. While nothing changed since
-    /// the observer was last given them, it may wait on its own.
-    fn between_ticks(&mut self, deadline: Instant) -> anyhow::Result<()> {
-        let quiet = if self.rewatch {
-            None
-        } else {
-            self.observer.wait_events(deadline)
-        };
-        let seen = match quiet {
-            Some(seen) => seen,
-            None => self.watch(deadline),
-        };
-        self.rewatch |= !seen.is_empty();
-        self.settle_reclaims();
-        self.serve_seen(seen)
-    }
-
-    /// Gives the observer the contexts to watch (and how) and waits with it.
-    fn watch(&mut self, deadline: Instant) -> Vec<Seen> {
-        self.rewatch = false;
-        let watched_ids = self.engine.watched();
-        let watched: Vec<Watched<'_>> = watched_ids
-            .iter()
-            .filter_map(|id| {
-                let t = self.engine.get(id)?;
-                Some(Watched {
-                    id,
-                    cg: &self.tracked.get(id)?.cg,
-                    // Polled until its limit is down at its target: until
-                    // then its swap cache is still charged, so a threshold
-                    // would sit above the usage it settles at, and no limit
-                    // makes it reclaim (its pressure level stays silent).
-                    poll: self.act.is_busy(id)
-                        || t.held.is_some()
-                        || t.applied.limit.is_none_or(|(b, _)| b > t.target),
-                    usage: t.memory.usage,
-                })
-            })
-            .collect();
-        self.observer.watch(&watched, deadline)
-    }
-
-    /// Serves what the observer saw: a wake is served at once.
-    fn serve_seen(&mut self, seen: Vec<Seen>) -> anyhow::Result<()> {
-        for s in seen {
-            use memext_engine::model::Transition;
-            let (id, via, tr) = match s {
-                Seen::Cpu(r) => match self.poll_asking(&r.id, r.at, r.cpu) {
-                    // A warm call is only remembered: nothing to serve.
-                    Some(Transition::WarmCall) => {
-                        self.on_transition(&r.id, Transition::WarmCall, "poll");
-                        continue;
-                    }
-                    Some(tr) => (r.id, "poll", tr),
-                    None => {
-                        self.note_rested(&r.id, "poll", r.at);
-                        continue;
-                    }
-                },
-                Seen::OutOfMemory(id) => {
-                    self.serve_out_of_memory(&id)?;
-                    continue;
-                }
-                // The kernel says it is using memory again: a full sample
-                // tells the engine whether that is a wake (or an onset).
-                Seen::Fired(id) => match self.observe_one(&id, true)? {
-                    Some(tr @ (Transition::Woke | Transition::Onset)) => (id, "event", tr),
-                    Some(tr) => {
-                        self.on_transition(&id, tr, "event");
-                        continue;
-                    }
-                    None => {
-                        tracing::debug!(context = %id, "kernel event, no wake");
-                        continue;
-                    }
-                },
-            };
-            self.on_transition(&id, tr, via);
-            // Host facts only now: a reading with no wake reads nothing more.
-            let facts = self.observer.host_facts(&self.cfg)?;
-            let act = &self.act;
-            let at = self.now();
-            let commands = self
-                .engine
-                .serve_wake(&id, at, &facts, &|id| act.is_busy(id));
-            if !self.act.is_dry_run() {
-                self.execute(&commands);
-            }
-        }
-        Ok(())
-    }
-
-    /// The kernel said a task of `id` waits in the OOM wait at its limit:
-    /// if it still does (the event also comes when the cgroup is removed,
-    /// and a raise since, a wake's, has let it go), a fresh sample (its
-    /// usage now), then its limit raised past where it waits, as the engine
-    /// says (and its wake served, if it rested).
-    fn serve_out_of_memory(&mut self, id: &ContextId) -> anyhow::Result<()> {
-        let Some(t) = self.tracked.get(id) else {
-            return Ok(());
-        };
-        match t.cg.under_oom() {
-            Ok(true) => {}
-            Ok(false) => return Ok(()),
-            Err(CgroupError::Vanished { .. }) => {
-                events::gone(id);
-                self.drop_context(id);
-                return Ok(());
-            }
-            Err(e) => {
-                tracing::warn!(context = %id, "under_oom: {:#}", anyhow::Error::from(e));
-                return Ok(());
-            }
-        }
-        let sampled = self.observe_one(id, true)?;
-        if let Some(tr) = sampled {
-            self.on_transition(id, tr, "event");
-        }
-        let facts = self.observer.host_facts(&self.cfg)?;
-        let at = self.now();
-        let act = &self.act;
-        let (tr, commands) = self
-            .engine
-            .out_of_memory(id, at, sampled, &facts, &|id| act.is_busy(id));
-        if let Some(tr) = tr {
-            self.on_transition(id, tr, "oom");
-        }
-        let raised = commands.iter().find_map(|c| match c {
-            Command::Limit { id: i, bytes } if i == id => Some(*bytes),
-            _ => None,
-        });
-        let dry = self.act.is_dry_run();
-        events::out_of_memory(id, raised.filter(|_| !dry));
-        if !dry {
-            self.execute(&commands);
-        }
-        Ok(())
-    }
-
-    fn collect_accuracy(&mut self) {
-        let Some(m) = self.act.mover() else { return };
-        let window = self.cfg.daemon.accuracy_window.0;
-        let due: Vec<(ContextId, Vec<(u32, memext_sys::AddrRange)>)> = match m.stats.lock() {
-            Ok(mut s) => s
-                .iter_mut()
-                .filter_map(|(k, st)| {
-                    let (at, _) = st.last_bring_back.as_ref()?;
-                    (at.elapsed() >= window).then(|| {
-                        let ranges = st.last_bring_back.take().map(|(_, r)| r);
-                        (k.clone(), ranges.unwrap_or_default())
-                    })
-                })
-                .collect(),
-            Err(_) => return,
-        };
-        for (id, ranges) in due {
-            if let Some(a) = pages::accuracy(&ranges) {
-                self.engine.set_accuracy(&id, a);
-            }
-        }
-    }
-
-    /// Publishes the engine's typed state for status and metrics.
-    fn publish(&self) {
-        if let Some(m) = self.act.mover() {
-            m.retain(|id| self.engine.contains(id));
-        }
-        let now = self.now();
-        let stats = self
-            .act
-            .mover()
-            .and_then(|m| m.stats.lock().ok().map(|s| s.clone()))
-            .unwrap_or_default();
-        let watched: std::collections::HashSet<ContextId> =
-            self.engine.watched().into_iter().collect();
-        let reports = self
-            .engine
-            .contexts()
-            .filter_map(|t| {
-                let ctx = &self.tracked.get(&t.id)?.ctx;
-                let s = stats.get(&t.id).cloned().unwrap_or_default();
-                Some(ContextReport {
-                    id: ctx.identity.id.clone(),
-                    runtime: ctx.identity.runtime,
-                    name: ctx.name.clone(),
-                    class: t.class,
-                    cgroup: t.id.clone(),
-                    state: t.model.state,
-                    target_bytes: t.target,
-                    usage_bytes: t.memory.usage,
-                    resident_bytes: t.memory.resident,
-                    swapped_bytes: t.memory.swapped,
-                    working_set_bytes: t.working_set_bytes(),
-                    last_wake_s_ago: t
-                        .model
-                        .history
-                        .last()
-                        .map(|w| now.saturating_sub(w).as_secs_f64()),
-                    pushed_out_pages: s.pushed_out_pages,
-                    brought_back_pages: s.brought_back_pages,
-                    mapped_back_pages: s.mapped_back_pages,
-                    prefetch_accuracy: t.accuracy,
-                    out: t.out,
-                    held: t.held.is_some(),
-                    waiting: t.frozen,
-                    wake_path: watched
-                        .contains(&t.id)
-                        .then(|| self.observer.wake_path(&t.id).to_string()),
-                    limit_bytes: t.limit,
-                    reclaiming_to: t.reclaiming,
-                    quiet: t.is_quiet(now),
-                    margin_bytes: t.growth.margin(),
-                    rest_slack_bytes: t.rest_growth.rest_slack(),
-                })
-            })
-            .collect();
-        if let Ok(mut r) = self.reports.lock() {
-            *r = reports;
-        }
-        self.gauges
-            .owned_knobs
-            .store(self.act.ledger().records().len(), Ordering::Relaxed);
-    }
 }
 
 /// Raises the soft limit of open files to the hard one: a kernel wake event
@@ -858,21 +437,4 @@ pub fn stop_on_signals() -> anyhow::Result<Arc<AtomicBool>> {
         signal_hook::flag::register(sig, stop.clone()).context("installing a signal handler")?;
     }
     Ok(stop)
-}
-
-/// A context's class parameters: the policy's, under a Kubernetes pod's own
-/// `memext.io/*` annotations where the policy lets them count; annotations
-/// left out are said once, when the context is first tracked.
-fn pod_params(
-    cfg: &crate::config::Config,
-    ctx: &crate::contexts::MemoryContext,
-    params: &crate::config::ClassParams,
-) -> crate::config::ClassParams {
-    let Some(pod) = ctx.pod.as_ref().filter(|_| cfg.runtimes.pod_annotations) else {
-        return params.clone();
-    };
-    for problem in &pod.problems {
-        tracing::warn!(context = %ctx.path, "{}: annotation left out: {problem}", ctx.path);
-    }
-    pod.overrides.resolve(params.clone())
 }
