@@ -225,12 +225,13 @@ def variant(mode):
     """The settings of a memext variant: `MODE+KEY=VALUE+...` (e.g.
     memext+wake_cpu_weight=20), each KEY an extend-class setting,
     `critical.KEY` a critical-class one (memext+critical.keep_anon=false) or
-    `daemon.KEY` a daemon one (memext+daemon.reclaim=loop), as (key, TOML
+    `daemon.KEY` a daemon one (memext+daemon.reclaim=loop) or `tiers.KEY`
+    one of memext's tiers (memext+tiers.page_cluster=0), as (key, TOML
     value) pairs; none for a mode without `+`."""
     pairs = []
     for item in mode.split("+")[1:]:
         key, _, value = item.partition("=")
-        bare_key = key.removeprefix("daemon.").removeprefix("critical.")
+        bare_key = key.removeprefix("daemon.").removeprefix("critical.").removeprefix("tiers.")
         if not bare_key.replace("_", "").isalpha() or not value:
             raise ValueError(f"memext variant {mode!r}: write MODE+KEY=VALUE")
         bare = re.fullmatch(r"\d+(\.\d+)?", value) or value in ("true", "false")  # numbers, booleans
@@ -240,19 +241,39 @@ def variant(mode):
 
 def variant_settings(mode):
     """A variant's settings split for memext_config: (class pairs, daemon
-    pairs); a critical-class key keeps its `critical.` prefix."""
-    pairs = variant(mode)
+    pairs); a critical-class key keeps its `critical.` prefix; tiers keys
+    are `variant_tiers`'."""
+    pairs = [(k, v) for k, v in variant(mode) if not k.startswith("tiers.")]
     return ([(k, v) for k, v in pairs if not k.startswith("daemon.")],
             [(k[len("daemon."):], v) for k, v in pairs if k.startswith("daemon.")])
 
 
-def tiers_up(work, cleanup, zram=None, swapfile=None):
+TIERS_KEYS = ("page_cluster",)
+
+
+def variant_tiers(mode):
+    """A variant's settings of memext's tiers, as `tiers_up` keyword
+    arguments (memext+tiers.page_cluster=0: {"page_cluster": 0})."""
+    out = {}
+    for k, v in variant(mode):
+        if k.startswith("tiers."):
+            if k[len("tiers."):] not in TIERS_KEYS or not v.isdigit():
+                raise ValueError(f"memext variant {mode!r}: tiers settings are {', '.join(TIERS_KEYS)} (a number)")
+            out[k[len("tiers."):]] = int(v)
+    return out
+
+
+def tiers_up(work, cleanup, zram=None, swapfile=None, page_cluster=None):
     """Swap tiers set up by `memext tiers up` (config WORK/tiers.toml, state
     WORK/tstate), taken down by `cleanup`: a zram device of `zram` bytes (lz4,
     priority 100) and/or a swap file WORK/swap0 of `swapfile` bytes (priority
-    50). Returns the config's path."""
+    50); with `page_cluster`, `tiers.page_cluster` (the kernel's swap
+    read-ahead while they are up, the host's restored by down). Returns the
+    config's path."""
     cfg = os.path.join(work, "tiers.toml")
     text = f'[host]\nstate_dir = "{work}/tstate"\n\n'
+    if page_cluster is not None:
+        text += f"[tiers]\npage_cluster = {int(page_cluster)}\n\n"
     if zram:
         text += f'[tiers.zram]\nsize = "{zram >> 20}MiB"\nalgorithm = "lz4"\npriority = 100\n\n'
     if swapfile:

@@ -83,7 +83,7 @@ def known_mode(mode):
     if base_mode(mode) not in ("memext", "memext-idle"):
         return False
     try:
-        return bool(mb.variant(mode))
+        return bool(mb.variant(mode)) and mb.variant_tiers(mode) is not None
     except ValueError:
         return False
 
@@ -126,7 +126,7 @@ def run_mode(a, server, fleet_names, heaps, trace, tier, mode, rnd, bandwidth, c
         server.set_cap(None if mode == "ideal" else a.cap)
         kills0 = server.oom_kills()
         if mode != "ideal":
-            server.tiers_up(a.swap, cleanup, tier)
+            server.tiers_up(a.swap, cleanup, tier, **mb.variant_tiers(mode))
         if mode == "zswap":
             srv.zswap_on(cleanup)
         controller = None

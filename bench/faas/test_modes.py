@@ -11,12 +11,13 @@ import run  # noqa: E402
 class Modes(unittest.TestCase):
     def test_the_modes_and_variants_of_the_memext_ones(self):
         for mode in ("ideal", "memext", "memext-idle", "memext+daemon.reclaim=page-out",
-                     "memext-idle+fast_wakes=true+idle_after=5s"):
+                     "memext-idle+fast_wakes=true+idle_after=5s", "memext+tiers.page_cluster=0"):
             self.assertTrue(run.known_mode(mode), mode)
         self.assertEqual(run.base_mode("memext-idle+fast_wakes=true"), "memext-idle")
 
     def test_no_variant_of_a_peer_nor_a_malformed_one(self):
-        for mode in ("linux+fast_wakes=true", "memextx+a=b", "memext+", "memext+=x", "memext+daemon.=x", "lunix"):
+        for mode in ("linux+fast_wakes=true", "memextx+a=b", "memext+", "memext+=x", "memext+daemon.=x", "lunix",
+                     "memext+tiers.zram=1", "memext+tiers.page_cluster=x"):
             self.assertFalse(run.known_mode(mode), mode)
 
 

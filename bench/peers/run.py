@@ -98,7 +98,7 @@ def run_mode(a, server, cell, mode, rnd, cleanup):
     try:
         server.set_cap(None if mode == "ideal" else a.cap)
         if mode != "ideal":
-            server.tiers_up(a.swap, cleanup)
+            server.tiers_up(a.swap, cleanup, **mb.variant_tiers(mode))
         if mode == "zswap":
             srv.zswap_on(cleanup)
         controller = None

@@ -68,10 +68,12 @@ class Server:
         except (OSError, TypeError, ValueError):
             return None
 
-    def tiers_up(self, swap, cleanup, kind="swapfile"):
+    def tiers_up(self, swap, cleanup, kind="swapfile", page_cluster=None):
         """A swap area of `swap` bytes set up by `memext tiers`, removed by
-        `cleanup`: memext's swapfile tier, or its zram tier (lz4)."""
-        mb.tiers_up(self.work, cleanup, **{"swapfile" if kind == "swapfile" else "zram": swap})
+        `cleanup`: memext's swapfile tier, or its zram tier (lz4); with
+        `page_cluster`, the swap read-ahead memext's tiers set while up."""
+        mb.tiers_up(self.work, cleanup, page_cluster=page_cluster,
+                    **{"swapfile" if kind == "swapfile" else "zram": swap})
 
 
 ZSWAP_KNOBS = ("enabled", "compressor", "max_pool_percent", "shrinker_enabled")

@@ -49,6 +49,14 @@ class VariantConfig(unittest.TestCase):
         with self.assertRaises(ValueError):
             mb.variant("memext+daemon.=x")
 
+    def test_a_tiers_setting_goes_to_the_tiers_alone(self):
+        mode = "memext+tiers.page_cluster=0+floor=4MiB"
+        self.assertEqual(mb.variant_tiers(mode), {"page_cluster": 0})
+        self.assertEqual(mb.variant_settings(mode), ([("floor", '"4MiB"')], []))
+        self.assertEqual(mb.variant_tiers("memext+floor=4MiB"), {})
+        with self.assertRaises(ValueError):
+            mb.variant_tiers("memext+tiers.zram=1")
+
     def test_without_a_variant_the_benchs_settings(self):
         ext = self.config(())["class"]["extend"]
         self.assertEqual(ext, {"idle_after": "10.0s", "floor": "16MiB"})

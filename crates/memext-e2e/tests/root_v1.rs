@@ -137,6 +137,36 @@ fn zram_with_an_unknown_algorithm_is_refused_and_leaves_nothing() {
 }
 
 #[test]
+fn swap_read_ahead_is_set_by_up_and_restored_by_down() {
+    let _g = serial();
+    let knob = Path::new("/proc/sys/vm/page-cluster");
+    let read = || {
+        std::fs::read_to_string(knob)
+            .expect("page-cluster")
+            .trim()
+            .to_owned()
+    };
+    let host = read();
+    // Whatever the host has, up must change it: ask for the other of 0 and 1.
+    let want = if host == "0" { "1" } else { "0" };
+    let tiers = TierSandbox::new(
+        "readahead",
+        &format!("[tiers]\npage_cluster = {want}\n\n[[tiers.swapfile]]\npath = \"@DIR@/swap0\"\nsize = \"64MiB\"\n"),
+    );
+    tiers.up();
+    assert_eq!(read(), want);
+    // A second up keeps the host's value to restore, not its own.
+    tiers.up();
+    let out = tiers.run(&["tiers", "down"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(read(), host);
+}
+
+#[test]
 fn zswap_settings_are_restored_by_down() {
     let _g = serial();
     let p = Path::new("/sys/module/zswap/parameters");

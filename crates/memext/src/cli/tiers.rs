@@ -51,6 +51,9 @@ pub fn describe_tiers(t: &config::TiersConfig) -> String {
             .iter()
             .map(|f| format!("swap file {} {}", f.path.display(), f.size)),
     );
+    if let Some(n) = t.page_cluster {
+        parts.push(format!("swap read-ahead {} page(s)", 1u32 << n));
+    }
     if parts.is_empty() {
         "none".into()
     } else {

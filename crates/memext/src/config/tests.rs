@@ -438,6 +438,15 @@ fn tier_mistakes() {
     assert!(err_line(prio).1.contains("priority"));
     let no_room = "[tiers.zram]\nsize = \"1G\"\nmem_limit = \"0\"\n";
     assert!(err_line(no_room).1.contains("mem_limit"));
+    let read_ahead = "[tiers]\npage_cluster = 11\n";
+    assert!(err_line(read_ahead).1.contains("page_cluster"));
+    assert_eq!(
+        parse("[tiers]\npage_cluster = 0\n")
+            .expect("valid")
+            .tiers
+            .page_cluster,
+        Some(0)
+    );
 }
 
 #[test]

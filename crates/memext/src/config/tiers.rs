@@ -63,7 +63,20 @@ pub struct TiersConfig {
     pub zswap: Option<ZswapConfig>,
     #[serde(default)]
     pub swapfile: Vec<SwapFileConfig>,
+    /// `vm.page-cluster` while the tiers are up: a fault on swap reads 2^N
+    /// slots around the one it needs, whoever's pages they hold, and each
+    /// page read is charged to its owner's cgroup. memext reads a context
+    /// back in bulk itself (MADV_WILLNEED over its ranges), so the kernel's
+    /// read-ahead only charges pages to contexts that never asked for them
+    /// (which fires their wake events on a disk). 0 reads one page per
+    /// fault; `down` restores the host's value. Left out: the host's value
+    /// is left alone.
+    #[serde(default)]
+    pub page_cluster: Option<u8>,
 }
+
+/// The largest `tiers.page_cluster`: 2^10 pages (4 MiB) read per fault.
+pub const MAX_PAGE_CLUSTER: u8 = 10;
 
 pub(crate) fn validate_tiers(t: &TiersConfig) -> Option<String> {
     let prio_ok = |p: i32| (0..=32767).contains(&p);
@@ -93,6 +106,11 @@ pub(crate) fn validate_tiers(t: &TiersConfig) -> Option<String> {
                 z.max_pool_percent
             ));
         }
+    }
+    if let Some(n) = t.page_cluster.filter(|&n| n > MAX_PAGE_CLUSTER) {
+        return Some(format!(
+            "tiers.page_cluster {n} is outside 0..={MAX_PAGE_CLUSTER} (the kernel reads 2^N pages per swap fault)"
+        ));
     }
     for f in &t.swapfile {
         if !f.path.is_absolute() {

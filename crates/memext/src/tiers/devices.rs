@@ -10,6 +10,7 @@ use crate::config::{SwapFileConfig, ZramConfig, ZswapConfig};
 
 pub(super) const ZRAM_CONTROL: &str = "/sys/class/zram-control";
 pub(super) const ZSWAP: &str = "/sys/module/zswap/parameters";
+pub(super) const PAGE_CLUSTER: &str = "/proc/sys/vm/page-cluster";
 
 pub(super) fn write_sys(path: &Path, value: &str) -> Result<(), TierError> {
     std::fs::write(path, value).map_err(io("write", path))
@@ -135,6 +136,21 @@ pub(super) fn configure_zswap(
         &z.max_pool_percent.to_string(),
     )?;
     write_sys(&dir.join("enabled"), "Y")
+}
+
+/// Sets `vm.page-cluster`, the host's value saved first (once: a second
+/// `up` keeps the value from before the first).
+pub(super) fn set_page_cluster(
+    n: u8,
+    state: &mut TierState,
+    store: &StateFile,
+) -> Result<(), TierError> {
+    let knob = Path::new(PAGE_CLUSTER);
+    if state.page_cluster.is_none() {
+        state.page_cluster = Some(read_sys(knob)?);
+        store.save(state)?;
+    }
+    write_sys(knob, &n.to_string())
 }
 
 pub(super) fn make_swapfile(

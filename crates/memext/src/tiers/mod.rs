@@ -1,7 +1,8 @@
 //! `memext tiers up|status|down`: the slower memory tiers behind DRAM —
 //! compressed RAM (a zram device or zswap) and swap files on flash — set up
 //! from the config, idempotently. memext records what it made in a state file
-//! and `down` removes exactly that and restores the zswap settings it changed;
+//! and `down` removes exactly that and restores the zswap settings and swap
+//! read-ahead it changed;
 //! swap areas and settings it did not make are never touched.
 
 use std::path::{Path, PathBuf};
@@ -73,6 +74,9 @@ pub struct TierState {
     pub zswap: Option<ZswapSaved>,
     #[serde(default)]
     pub swapfiles: Vec<PathBuf>,
+    /// `vm.page-cluster` before memext set it.
+    #[serde(default)]
+    pub page_cluster: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
@@ -101,6 +105,8 @@ pub enum TierAction {
     MakeZram(ZramConfig),
     ConfigureZswap(ZswapConfig),
     MakeSwapFile(SwapFileConfig),
+    /// `vm.page-cluster` set (the host's value saved first).
+    SetPageCluster(u8),
 }
 
 /// The tier state on disk.
@@ -205,12 +211,20 @@ fn bring_up(
                 ));
                 make_swapfile(&f, state, store)?;
             }
+            TierAction::SetPageCluster(n) => {
+                progress(&format!(
+                    "swap read-ahead: {} page(s) per fault (vm.page-cluster {n})",
+                    1u32 << n
+                ));
+                set_page_cluster(n, state, store)?;
+            }
         }
     }
     Ok(())
 }
 
-/// Removes everything memext made and restores zswap; idempotent.
+/// Removes everything memext made and restores zswap and swap read-ahead;
+/// idempotent.
 pub fn down(store: &StateFile, progress: &mut dyn FnMut(&str)) -> Result<(), TierError> {
     let mut state = store.load()?;
     teardown(&mut state, &mut |s| store.save(s), progress)?;
@@ -265,6 +279,16 @@ fn teardown(
         progress(&format!(
             "zswap: restored enabled={} compressor={}",
             saved.enabled, saved.compressor
+        ));
+    }
+    if let Some(saved) = state.page_cluster.take() {
+        if let Err(e) = write_sys(Path::new(PAGE_CLUSTER), &saved) {
+            state.page_cluster = Some(saved);
+            return Err(e);
+        }
+        save(state)?;
+        progress(&format!(
+            "swap read-ahead: restored vm.page-cluster {saved}"
         ));
     }
     Ok(())

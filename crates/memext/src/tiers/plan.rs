@@ -27,6 +27,9 @@ pub fn plan_up(cfg: &TiersConfig, state: &TierState, active: &[SwapArea]) -> Vec
             plan.push(TierAction::MakeSwapFile(f.clone()));
         }
     }
+    if let Some(n) = cfg.page_cluster {
+        plan.push(TierAction::SetPageCluster(n));
+    }
     plan
 }
 
@@ -101,5 +104,9 @@ pub fn made_since(before: &TierState, after: &TierState) -> TierState {
             .filter(|p| !before.swapfiles.contains(p))
             .cloned()
             .collect(),
+        page_cluster: after
+            .page_cluster
+            .clone()
+            .filter(|_| before.page_cluster.is_none()),
     }
 }

@@ -62,6 +62,7 @@ fn cfg() -> TiersConfig {
             size: ByteSize(1 << 30),
             priority: 50,
         }],
+        page_cluster: None,
     }
 }
 
@@ -74,6 +75,19 @@ fn plan_from_nothing_makes_everything() {
 }
 
 #[test]
+fn swap_read_ahead_is_set_after_the_swap_areas_and_only_when_asked() {
+    let asked = TiersConfig {
+        page_cluster: Some(0),
+        ..cfg()
+    };
+    let plan = plan_up(&asked, &TierState::default(), &[]);
+    assert_eq!(plan.last(), Some(&TierAction::SetPageCluster(0)));
+    assert!(!plan_up(&cfg(), &TierState::default(), &[])
+        .iter()
+        .any(|a| matches!(a, TierAction::SetPageCluster(_))));
+}
+
+#[test]
 fn plan_is_idempotent_once_up() {
     let state = TierState {
         zram: Some(ZramMade {
@@ -82,6 +96,7 @@ fn plan_is_idempotent_once_up() {
         }),
         zswap: None,
         swapfiles: vec!["/var/lib/memext/swap0".into()],
+        page_cluster: None,
     };
     let active = [area("/dev/zram3"), area("/var/lib/memext/swap0")];
     assert!(plan_up(&cfg(), &state, &active).is_empty());
@@ -107,6 +122,7 @@ fn made_since_is_what_is_new() {
         zram: None,
         zswap: None,
         swapfiles: vec!["/a".into()],
+        page_cluster: Some("3".into()),
     };
     let after = TierState {
         zram: Some(ZramMade {
@@ -119,11 +135,22 @@ fn made_since_is_what_is_new() {
             max_pool_percent: "20".into(),
         }),
         swapfiles: vec!["/a".into(), "/b".into()],
+        page_cluster: Some("3".into()),
     };
     let new = made_since(&before, &after);
     assert_eq!(new.swapfiles, vec![PathBuf::from("/b")]);
     assert_eq!(new.zram, after.zram);
     assert!(new.zswap.is_some());
+    // The read-ahead saved before this run is not this run's to restore.
+    assert_eq!(new.page_cluster, None);
+    let first = TierState {
+        page_cluster: None,
+        ..before.clone()
+    };
+    assert_eq!(
+        made_since(&first, &after).page_cluster,
+        Some("3".to_owned())
+    );
     assert_eq!(made_since(&after, &after), TierState::default());
 }
 
@@ -224,10 +251,24 @@ fn state_round_trips_atomically() {
             max_pool_percent: "20".into(),
         }),
         swapfiles: vec!["/x".into()],
+        page_cluster: Some("3".into()),
     };
     store.save(&s).expect("save");
     assert_eq!(store.load().expect("load"), s);
     assert!(!d.path().join("tiers.json.tmp").exists());
+    // A state file from before `page_cluster` was kept loads as none saved.
+    std::fs::write(
+        d.path().join("tiers.json"),
+        r#"{"zram":null,"zswap":null,"swapfiles":["/x"]}"#,
+    )
+    .expect("old");
+    assert_eq!(
+        store.load().expect("old state"),
+        TierState {
+            swapfiles: vec!["/x".into()],
+            ..TierState::default()
+        }
+    );
     std::fs::write(d.path().join("tiers.json"), "{").expect("corrupt");
     assert!(matches!(store.load(), Err(TierError::State { .. })));
 }
