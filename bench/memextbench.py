@@ -528,6 +528,14 @@ class DockerEngine:
         cleanup.push("stop the Docker engine", lambda: self._script("stop"))
         self._script("image")
 
+    def restart(self):
+        """Stops the engine (the script ends its containers' processes and
+        removes what they left, bounded) and starts it again with its
+        image: a deadlocked dockerd answers nothing until then."""
+        self._script("stop")
+        self._script("start")
+        self._script("image")
+
     def docker(self, *args, check=True, timeout=None):
         """Runs the docker CLI against this engine; its stdout. `timeout`
         (s): subprocess.TimeoutExpired past it (the client is killed)."""

@@ -20,6 +20,9 @@ MIB = 1 << 20
 # How long one `docker rm -f` of 50 containers may take (s): about 10 s when
 # dockerd is well.
 REMOVE_WITHIN = 60.0
+# How long creating one function's container may take (s): about 1 s when
+# dockerd is well, 10 s while it serves four at once under a capped parent.
+RUN_WITHIN = 120.0
 
 
 def heap_sizes(functions, lo_mib, hi_mib, seed):
@@ -65,12 +68,12 @@ class Fleet:
 
         def one(k):
             name = self.names[k]
-            self.engine.docker("rm", "-f", name, check=False)
+            self.engine.docker("rm", "-f", name, check=False, timeout=REMOVE_WITHIN)
             limit = () if limits is None else ("--memory", str(limits[k]), "--memory-swap", "-1")
             self.engine.docker("run", "-d", "--name", name, "--network", "none", *docker_args, *limit,
                                "-v", f"{self.dir}:/sock", "-v", f"{HERE}:/faas:ro", self.engine.IMAGE,
                                "python3", "/faas/function.py", "--socket", f"/sock/{name}.sock",
-                               "--heap-mib", str(self.heaps[k]))
+                               "--heap-mib", str(self.heaps[k]), timeout=RUN_WITHIN)
             invoke.wait_ready(self.socket(name), within)
             with lock:
                 done[0] += 1
@@ -90,14 +93,18 @@ class Fleet:
         """Removes the containers, 50 at a time, each batch given
         `REMOVE_WITHIN`: the private dockerd (20.10) can deadlock removing
         many at once (sessions 25 and 42: its processes gone, `docker rm`
-        never returned); then the engine's stop, later on the clean-up
-        stack, kills it and removes what is left."""
+        never returned). Then the engine is restarted at once (its stop
+        kills it and ends what its containers left): the mode's tiers come
+        down only once no process holds pages in them (session 43: `tiers
+        down` failed under the living containers, and the next mode's
+        first `docker rm` hung with no bound)."""
         for k in range(0, len(self.names), 50):
             try:
                 self.engine.docker("rm", "-f", *self.names[k:k + 50], check=False, timeout=REMOVE_WITHIN)
             except subprocess.TimeoutExpired:
                 print(f"bench/faas: docker rm of {len(self.names[k:k + 50])} containers did not return within "
-                      f"{REMOVE_WITHIN:.0f} s (dockerd deadlocked); the engine's stop removes them", file=sys.stderr)
+                      f"{REMOVE_WITHIN:.0f} s (dockerd deadlocked); restarting the engine", file=sys.stderr)
+                self.engine.restart()
                 break
         shutil.rmtree(self.dir, ignore_errors=True)
 

@@ -10,25 +10,43 @@ import host  # noqa: E402
 
 
 class HungEngine:
-    """An engine whose `docker rm` never returns (dockerd deadlocked)."""
+    """An engine whose docker CLI never returns (dockerd deadlocked) until
+    it is restarted."""
+    IMAGE = "image"
 
-    def __init__(self):
-        self.calls = []
+    def __init__(self, hangs=("rm", "run")):
+        self.calls, self.restarts, self.hangs = [], 0, hangs
 
     def docker(self, *args, check=True, timeout=None):
         self.calls.append((args[0], len(args) - 2, timeout))
-        raise subprocess.TimeoutExpired(["docker", *args], timeout)
+        if args[0] in self.hangs:
+            raise subprocess.TimeoutExpired(["docker", *args], timeout)
+        return ""
+
+    def restart(self):
+        self.restarts += 1
 
 
 class Fleet(unittest.TestCase):
-    def test_a_removal_that_does_not_return_is_given_up_after_its_bound(self):
+    def test_a_removal_that_does_not_return_restarts_the_engine(self):
         with tempfile.TemporaryDirectory() as work:
             engine = HungEngine()
             fleet = host.Fleet(engine, work, [f"fn{k:04d}" for k in range(120)], [32] * 120)
             os.makedirs(fleet.dir)
             fleet.remove()
             self.assertEqual(engine.calls, [("rm", 50, host.REMOVE_WITHIN)], "the first batch, bounded; then left")
+            self.assertEqual(engine.restarts, 1, "the engine restarted: nothing of the fleet left running")
             self.assertFalse(os.path.exists(fleet.dir))
+
+    def test_every_docker_call_of_a_start_is_bounded(self):
+        with tempfile.TemporaryDirectory() as work:
+            for hangs in ("rm", "run"):
+                engine = HungEngine(hangs=(hangs,))
+                fleet = host.Fleet(engine, work, ["fn0000"], [32], parallel=1)
+                with self.assertRaises(subprocess.TimeoutExpired):
+                    fleet.start(Cleanup())
+                self.assertEqual(engine.calls[-1][0], hangs)
+                self.assertTrue(all(t is not None for _, _, t in engine.calls), engine.calls)
 
 
 class RecordingEngine:
