@@ -18,16 +18,16 @@ for d in sys.argv[1:]:
         calls = os.path.join(d, f"calls-{r['tier']}-{r['mode']}-r{r['round']}.csv")
         r["mode"] = f"{r['mode']} ({os.path.basename(d.rstrip('/'))})" if len(sys.argv) > 2 else r["mode"]
         c = list(csv.DictReader(open(calls)))
-        within[(r["tier"], r["mode"])] = (sum(1 for x in c if not x["error"] and float(x["latency_ms"]) <= 8.0),
+        within[(r["tier"], r["mode"], r["round"])] = (sum(1 for x in c if not x["error"] and float(x["latency_ms"]) <= 8.0),
                                           len(c))
 ideal = next((r for r in rows if r["mode"].startswith("ideal")), None)
 f = lambda r, k: float(r[k]) if r.get(k) not in (None, "", "None") else float("nan")  # noqa: E731
-print("| tier | mode | p50 | p99 | p99.9 | timer from call 4 p99 | within 8 ms | no answer | DRAM mean | "
+print("| tier | mode | round | p50 | p99 | p99.9 | timer from call 4 p99 | within 8 ms | no answer | DRAM mean | "
       "unused while calls waited | controller CPU s |")
-print("|---|---|---|---|---|---|---|---|---|---|---|")
+print("|---|---|---|---|---|---|---|---|---|---|---|---|")
 for r in rows:
-    w, n = within[(r["tier"], r["mode"])]
-    print(f"| {r['tier']} | {r['mode']} | {f(r, 'p50_ms'):.0f} ms | {f(r, 'p99_ms'):.0f} ms | {f(r, 'p999_ms'):.0f} ms "
+    w, n = within[(r["tier"], r["mode"], r["round"])]
+    print(f"| {r['tier']} | {r['mode']} | {int(r['round']) + 1} | {f(r, 'p50_ms'):.0f} ms | {f(r, 'p99_ms'):.0f} ms | {f(r, 'p999_ms'):.0f} ms "
           f"| {f(r, 'timer_predictable_p99_ms'):.0f} ms | {w} of {n} | {r['errors']} | {f(r, 'dram_mean_mib'):.0f} MiB "
           f"| {f(r, 'unused_while_waiting_mib'):.0f} MiB | {f(r, 'cpu_controller_s'):.1f} |")
 if ideal is None:

@@ -3,7 +3,8 @@
 saw them (event, poll, tick) and whether a call of that function was in
 flight (from 50 ms before it came to 0.5 s after its answer); then the
 readings fired by a kernel event with no call in flight against those with
-one: their faults and CPU. Usage: onsets.py RUN_DIR TIER"""
+one: their faults and CPU. Usage: onsets.py RUN_DIR TIER [MODE [ROUND]]
+(default memext, round 0)"""
 import collections
 import csv
 import datetime
@@ -13,12 +14,14 @@ import os
 import sys
 
 d, tier = sys.argv[1], sys.argv[2]
-fj = json.load(open(f"{d}/functions-{tier}-memext-r0.json"))
+mode = sys.argv[3] if len(sys.argv) > 3 else "memext"
+rnd = sys.argv[4] if len(sys.argv) > 4 else "0"
+fj = json.load(open(f"{d}/functions-{tier}-{mode}-r{rnd}.json"))
 t0, byc = fj["trace_start_epoch"], {v: k for k, v in fj["cgroups"].items()}
 calls = collections.defaultdict(list)
-for r in csv.DictReader(open(f"{d}/calls-{tier}-memext-r0.csv")):
+for r in csv.DictReader(open(f"{d}/calls-{tier}-{mode}-r{rnd}.csv")):
     calls[r["function"]].append((float(r["t"]), float(r["t"]) + float(r["latency_ms"]) / 1000))
-log = f"{d}/memext-daemon-{tier}-r0.log"
+log = f"{d}/{mode}-daemon-{tier}-r{rnd}.log"
 by, fired = collections.defaultdict(collections.Counter), {"no call": [], "in a call": []}
 with (open(log) if os.path.exists(log) else gzip.open(log + ".gz", "rt")) as f:
     for line in f:
