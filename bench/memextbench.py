@@ -257,9 +257,10 @@ def variant_tiers(mode):
     out = {}
     for k, v in variant(mode):
         if k.startswith("tiers."):
-            if k[len("tiers."):] not in TIERS_KEYS or not v.isdigit():
+            key = k.removeprefix("tiers.")
+            if key not in TIERS_KEYS or not v.isdigit():
                 raise ValueError(f"memext variant {mode!r}: tiers settings are {', '.join(TIERS_KEYS)} (a number)")
-            out[k[len("tiers."):]] = int(v)
+            out[key] = int(v)
     return out
 
 

@@ -20,8 +20,8 @@ MIB = 1 << 20
 # How long one `docker rm -f` of 50 containers may take (s): about 10 s when
 # dockerd is well.
 REMOVE_WITHIN = 60.0
-# How long creating one function's container may take (s): about 1 s when
-# dockerd is well, 10 s while it serves four at once under a capped parent.
+# How long creating one function's container may take (s): 100 came up in
+# 35-51 s four at a time in session 44's runs, 1.4-2 s each.
 RUN_WITHIN = 120.0
 
 

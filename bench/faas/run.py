@@ -83,7 +83,8 @@ def known_mode(mode):
     if base_mode(mode) not in ("memext", "memext-idle"):
         return False
     try:
-        return bool(mb.variant(mode)) and mb.variant_tiers(mode) is not None
+        mb.variant_tiers(mode)  # refuses a tiers key it does not know
+        return bool(mb.variant(mode))
     except ValueError:
         return False
 
