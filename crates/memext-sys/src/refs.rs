@@ -119,7 +119,11 @@ Swap:                  0 kB
             page[0] = page[0].wrapping_add(1);
         }
         let busy = take_referenced(proc_root, pid).expect("third ask");
-        assert!(busy.referenced >= 32 * MIB as u64, "{busy:?}");
+        // Not all of it: on one machine of this kind (2026-11-29) a re-touch
+        // of 32 MiB after the bits were cleared counted 30.2-31.5 MiB, here
+        // and in a one-threaded Python process alike (the accessed bit of a
+        // few pages not set again). Untouched, it counts under 8 MiB.
+        assert!(busy.referenced >= 24 * MIB as u64, "{busy:?}");
         assert!(quiet.referenced < 8 * MIB as u64, "{quiet:?}");
         assert!(busy.rss >= busy.referenced, "{busy:?}");
         std::hint::black_box(&heap);
