@@ -248,12 +248,14 @@ def variant_settings(mode):
             [(k[len("daemon."):], v) for k, v in pairs if k.startswith("daemon.")])
 
 
-TIERS_KEYS = ("page_cluster",)
+TIERS_KEYS = ("page_cluster", "size_mib")
 
 
 def variant_tiers(mode):
     """A variant's settings of memext's tiers, as `tiers_up` keyword
-    arguments (memext+tiers.page_cluster=0: {"page_cluster": 0})."""
+    arguments (memext+tiers.page_cluster=0: {"page_cluster": 0});
+    `tiers.size_mib` sets the swap area's size in MiB in place of the
+    bench's own (memext+tiers.size_mib=8192)."""
     out = {}
     for k, v in variant(mode):
         if k.startswith("tiers."):

@@ -68,12 +68,14 @@ class Server:
         except (OSError, TypeError, ValueError):
             return None
 
-    def tiers_up(self, swap, cleanup, kind="swapfile", page_cluster=None):
-        """A swap area of `swap` bytes set up by `memext tiers`, removed by
-        `cleanup`: memext's swapfile tier, or its zram tier (lz4); with
-        `page_cluster`, the swap read-ahead memext's tiers set while up."""
+    def tiers_up(self, swap, cleanup, kind="swapfile", page_cluster=None, size_mib=None):
+        """A swap area of `swap` bytes (`size_mib` MiB when given) set up by
+        `memext tiers`, removed by `cleanup`: memext's swapfile tier, or its
+        zram tier (lz4); with `page_cluster`, the swap read-ahead memext's
+        tiers set while up."""
+        size = size_mib * MIB if size_mib else swap
         mb.tiers_up(self.work, cleanup, page_cluster=page_cluster,
-                    **{"swapfile" if kind == "swapfile" else "zram": swap})
+                    **{"swapfile" if kind == "swapfile" else "zram": size})
 
 
 ZSWAP_KNOBS = ("enabled", "compressor", "max_pool_percent", "shrinker_enabled")

@@ -54,6 +54,8 @@ class VariantConfig(unittest.TestCase):
         self.assertEqual(mb.variant_tiers(mode), {"page_cluster": 0})
         self.assertEqual(mb.variant_settings(mode), ([("floor", '"4MiB"')], []))
         self.assertEqual(mb.variant_tiers("memext+floor=4MiB"), {})
+        self.assertEqual(mb.variant_tiers("memext+tiers.size_mib=8192+tiers.page_cluster=0"),
+                         {"size_mib": 8192, "page_cluster": 0})
         with self.assertRaises(ValueError):
             mb.variant_tiers("memext+tiers.zram=1")
 
