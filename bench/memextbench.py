@@ -262,6 +262,8 @@ def variant_tiers(mode):
             key = k.removeprefix("tiers.")
             if key not in TIERS_KEYS or not v.isdigit():
                 raise ValueError(f"memext variant {mode!r}: tiers settings are {', '.join(TIERS_KEYS)} (a number)")
+            if key == "size_mib" and int(v) < 1:
+                raise ValueError(f"memext variant {mode!r}: tiers.size_mib is the swap area's size in MiB (1 or more)")
             out[key] = int(v)
     return out
 

@@ -58,6 +58,8 @@ class VariantConfig(unittest.TestCase):
                          {"size_mib": 8192, "page_cluster": 0})
         with self.assertRaises(ValueError):
             mb.variant_tiers("memext+tiers.zram=1")
+        with self.assertRaises(ValueError):
+            mb.variant_tiers("memext+tiers.size_mib=0")
 
     def test_without_a_variant_the_benchs_settings(self):
         ext = self.config(())["class"]["extend"]
