@@ -13,7 +13,7 @@ in runs of consecutive swap slots (address order), as slots.py does:
               (MADV_PAGEOUT), one process after another (memext's
               `daemon.reclaim = "page-out"`).
 reclaimlay.py [ROUNDS [WAY,...]]  (root; removes all it made)"""
-import ctypes, os, subprocess, sys, threading, time
+import ctypes, os, subprocess, sys, threading
 MIB, N, HEAP = 1 << 20, 8, 48
 CG = "/sys/fs/cgroup/memory/memext-s46-lay"
 SWAP = "/var/tmp/s46/lay.swap"
