@@ -16,7 +16,7 @@ pub use crate::context::WAKE_CPU_WEIGHT;
 use crate::context::{Applied, ClassParams, ContextState, Sample, OUT_SWAPPED_BYTES};
 use crate::cpu_cap::{cpu_caps, critical_runs};
 use crate::model::{Known, State, Transition, Via};
-use crate::planner::{plan, Action, ContextInput, PlanInput, Queued};
+use crate::planner::{plan, Action, ContextInput, PlanInput, Queued, RoomAccount};
 use crate::predict::{self, PredictParams, PrefetchReason};
 use crate::touch::{self, Ask};
 use crate::{Class, ContextId, Instant};
@@ -64,6 +64,9 @@ pub struct Engine {
     contexts: BTreeMap<ContextId, ContextState>,
     /// Contexts whose knobs someone else changed: never tracked again.
     left_alone: BTreeSet<ContextId>,
+    /// The room account of the last plan a wake between ticks was served
+    /// by, if it squeezed a resting context (`take_wake_room`).
+    wake_room: Option<RoomAccount>,
 }
 
 impl Engine {
@@ -72,6 +75,7 @@ impl Engine {
             params,
             contexts: BTreeMap::new(),
             left_alone: BTreeSet::new(),
+            wake_room: None,
         }
     }
 
@@ -566,6 +570,12 @@ impl Engine {
         Some(tr)
     }
 
+    /// Where the room of the plan that served the last wake between ticks
+    /// went, if that plan squeezed a resting context (taken once).
+    pub fn take_wake_room(&mut self) -> Option<RoomAccount> {
+        self.wake_room.take()
+    }
+
     /// The commands that serve a wake seen between ticks at once: the
     /// context's limit raised to all it had, and its working set brought back
     /// (never throttled: it is waiting). Under admission control, only if the
@@ -590,6 +600,10 @@ impl Engine {
         let critical = self.any_critical();
         let protect = host.limits_protect && (host.background_reclaim || critical);
         let plan = (queued || protect).then(|| plan(&self.plan_input(at, host.capacity)));
+        self.wake_room = plan
+            .as_ref()
+            .filter(|p| !p.room.squeezed.is_empty())
+            .map(|p| p.room.clone());
         if let Some(plan) = plan.as_ref().filter(|_| queued) {
             let waits = plan
                 .actions

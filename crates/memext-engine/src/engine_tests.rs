@@ -652,6 +652,48 @@ fn an_idle_context_pushed_out_when_needed_stays_while_there_is_room() {
     );
 }
 
+/// A wake served between ticks by a plan that squeezed a resting context
+/// leaves that plan's room account for the daemon's log, once.
+#[test]
+fn a_wake_between_ticks_that_squeezes_a_resting_context_leaves_its_account() {
+    let mut e = Engine::new(params());
+    let keep = ClassParams {
+        push_out: PushOutWhen::Needed,
+        ..class(16)
+    };
+    let (mut rests, mut wakes) = (Ctx::new("/rests", 700), Ctx::new("/wakes", 400));
+    for c in [&rests, &wakes] {
+        assert!(e.track(c.id.clone(), Class::Extend, keep.clone(), s(0.0)));
+    }
+    // Both ran, then rest; the waker's pages went out (the host's reclaim).
+    for i in 0..=8 {
+        if i < 2 {
+            rests.cpu += Duration::from_millis(500);
+            wakes.cpu += Duration::from_millis(500);
+        }
+        if i == 6 {
+            (wakes.usage, wakes.swapped) = (16 * MIB, 384 * MIB);
+        }
+        tick(&mut e, &[&rests, &wakes], f64::from(i));
+    }
+    assert_eq!(e.take_wake_room(), None, "no wake served yet");
+    let (_, woke) = poll_twice(&mut e, &mut wakes, (8.1, 8.2), 50);
+    assert!(woke.is_some(), "woke");
+    let host = HostFacts {
+        limits_protect: true,
+        background_reclaim: true,
+        ..HOST
+    };
+    e.serve_wake(&wakes.id, s(8.2), &host, &never_busy);
+    let room = e
+        .take_wake_room()
+        .expect("the wake's plan squeezed the resting one");
+    assert_eq!(room.squeezed.len(), 1, "{room:?}");
+    assert_eq!(room.squeezed[0].key, rests.id);
+    assert!(room.squeezed[0].target < 700 * MIB, "{room:?}");
+    assert_eq!(e.take_wake_room(), None, "taken once");
+}
+
 /// Both contexts ran 0.9 s more and are observed at `at` (`moving`: the
 /// mover has a job for `batch`).
 fn both_run(e: &mut Engine, db: &mut Ctx, batch: &mut Ctx, at: f64, moving: bool) {

@@ -169,6 +169,8 @@ pub struct Plan {
     pub throttle: bool,
     /// Critical demand plus the extend floors exceed the capacity.
     pub overcommitted: bool,
+    /// Where the room went, and the resting contexts kept in part.
+    pub room: RoomAccount,
 }
 
 fn with_headroom(bytes: u64, pct: u8) -> u64 {
@@ -312,10 +314,18 @@ fn plan_within(input: &PlanInput) -> Plan {
         left: input.capacity,
         overcommitted: false,
     };
+    let reserve = (input.capacity / KEEP_RESERVE_DIV).max(GROWTH_BYTES);
+    let mut acct = RoomAccount {
+        reserve,
+        ..RoomAccount::default()
+    };
+    let mut mark = room.left;
     // 1. Critical contexts, in full.
     room.give_each(cs, |c| c.class == Class::Critical, demand);
+    RoomAccount::took(&mut acct.critical, &mut mark, room.left);
     // 2. Every extend context's floor (or less, if it needs less).
     room.give_each(cs, |c| c.class == Class::Extend, |c| c.floor.min(demand(c)));
+    RoomAccount::took(&mut acct.floors, &mut mark, room.left);
     // 3. The rest to extend contexts above their floor, by rank; queued
     //    waking contexts after the admitted ones, in wake order.
     // On a host meant to be full, a waking or busy context gets what it has
@@ -324,24 +334,29 @@ fn plan_within(input: &PlanInput) -> Plan {
     // unused, pushed out the next call's function).
     let woken = of_rank(cs, 0);
     room.share(cs, &woken, demand_first);
+    RoomAccount::took(&mut acct.woken, &mut mark, room.left);
     // Under admission at the peak, the busy contexts keep room for what
     // they need (their peak) before a queued one is let in, in the order
     // their stretches began; those it no longer holds wait their turn.
     let mut busy = of_rank(cs, 2);
     let out_of_turn = room.run_in_turn(cs, &busy);
+    RoomAccount::took(&mut acct.in_turn, &mut mark, room.left);
     busy.retain(|&i| !out_of_turn[i]);
     let mut waits = room.admit_queued(cs);
+    RoomAccount::took(&mut acct.queued, &mut mark, room.left);
     for (w, o) in waits.iter_mut().zip(out_of_turn) {
         *w |= o;
     }
     let prefetched = room.prefetch_whole(cs);
+    RoomAccount::took(&mut acct.prefetched, &mut mark, room.left);
     room.share(cs, &busy, demand_first);
+    RoomAccount::took(&mut acct.busy, &mut mark, room.left);
     // 3b. Resting contexts that are pushed out only when needed keep what
     //     they hold while it fits, those expected to wake soonest for their
     //     whole size first; the rest are pushed out only as far as the room
     //     requires.
-    let reserve = (input.capacity / KEEP_RESERVE_DIV).max(GROWTH_BYTES);
-    room.keep_resting(cs, reserve);
+    let keep_order = room.keep_resting(cs, reserve);
+    RoomAccount::took(&mut acct.kept, &mut mark, room.left);
     // 3c. What is still free beyond the reserve is refilled: resting
     //     contexts with pages out are read back whole, the most valuable
     //     first, ahead of their next call; the margins of the woken and
@@ -349,8 +364,10 @@ fn plan_within(input: &PlanInput) -> Plan {
     //     host left 106 MiB of them uncharged on average, 5 functions' worth,
     //     while calls waited on read-backs: a function's call does not grow it.)
     let refilled = room.refill(cs, reserve);
+    RoomAccount::took(&mut acct.refilled, &mut mark, room.left);
     room.share(cs, &woken, demand);
     room.share(cs, &busy, demand);
+    RoomAccount::took(&mut acct.margins, &mut mark, room.left);
     // 4. What nobody needs now is split evenly among the active extend
     //    contexts, so one that allocates fast between two ticks grows into free
     //    DRAM instead of reclaiming its own pages at a limit set a tick ago.
@@ -363,6 +380,9 @@ fn plan_within(input: &PlanInput) -> Plan {
             room.targets[i] += each;
         }
     }
+    RoomAccount::took(&mut acct.spread, &mut mark, room.left);
+    acct.left = room.left;
+    acct.squeezes(cs, &room.targets, &keep_order);
     let throttle = cs
         .iter()
         .any(|c| c.class == Class::Critical && c.under_pressure);
@@ -371,6 +391,7 @@ fn plan_within(input: &PlanInput) -> Plan {
         targets: room.targets,
         throttle,
         overcommitted: room.overcommitted,
+        room: acct,
     }
 }
 
@@ -422,6 +443,10 @@ fn actions(
 #[path = "planner_room.rs"]
 mod room;
 use room::{of_rank, Room};
+
+#[path = "planner_account.rs"]
+mod account;
+pub use account::{RoomAccount, Squeeze};
 
 #[cfg(test)]
 #[path = "planner_tests.rs"]

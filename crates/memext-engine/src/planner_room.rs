@@ -134,7 +134,7 @@ impl Room {
 
     /// Lets resting `keep_while_room` contexts keep what they hold (and a
     /// little slack) out of what is left beyond `reserve`, the most valuable
-    /// first (`most_valuable_first`).
+    /// first (`most_valuable_first`). Returns that order (by input index).
     ///
     /// One with pages out keeps what it holds but no slack: its next call
     /// faults whatever it holds, and is served as a wake. (Given while
@@ -144,9 +144,10 @@ impl Room {
     /// function was polled rather than watched by its kernel event, and a
     /// quarter of the calls' wakes were seen by a poll, 25-28 ms after the
     /// call against 3-5 ms by an event: session 39.)
-    pub(super) fn keep_resting(&mut self, cs: &[ContextInput], reserve: u64) {
+    pub(super) fn keep_resting(&mut self, cs: &[ContextInput], reserve: u64) -> Vec<usize> {
         let mut spare = self.left.saturating_sub(reserve);
-        for i in most_valuable_first(cs, |c| c.keep_while_room && resting(c)) {
+        let order = most_valuable_first(cs, |c| c.keep_while_room && resting(c));
+        for &i in &order {
             let slack = if cs[i].swapped >= OUT_SWAPPED_BYTES {
                 0
             } else {
@@ -161,6 +162,7 @@ impl Room {
             spare -= give;
             self.left -= give;
         }
+        order
     }
 
     /// Reads back resting `keep_while_room` contexts with pages out (and a

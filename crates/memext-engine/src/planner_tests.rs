@@ -205,7 +205,7 @@ fn idle_contexts_pushed_out_only_when_needed_keep_what_fits_soonest_wake_first()
 
 /// On a host meant to be full: a function of 100 MiB between two calls
 /// (active, quiet), its next call expected in `wake_s`.
-fn quiet(key: &str, wake_s: u64) -> ContextInput {
+pub(super) fn quiet(key: &str, wake_s: u64) -> ContextInput {
     ContextInput {
         keep_while_room: true,
         quiet: true,

@@ -18,7 +18,8 @@
 //! `pushing-out` (`keep_bytes`), `frozen` and `thawed` (a waking context
 //! waits for room, and is admitted), `out-of-memory` (`limit_bytes`: a
 //! task waits in the v1 OOM wait at its limit; the limit it is raised to),
-//! `throttle` (`on`, `pressed`), `overcommitted`,
+//! `throttle` (`on`, `pressed`), `overcommitted`, at debug level `room`
+//! (each step's share of a plan's room, when it kept a resting context in part),
 //! `foreign-knob` (`knob`, `found`, `ours`), `knob-failed`, `slow-write`
 //! (`knob`, `value`, `ms`: a knob write that blocked the loop 10 ms or more), `adopted`
 //! (`knobs`) and `disowned` at start, `model-loaded`, `model-discarded`,
@@ -31,6 +32,7 @@ use std::time::Duration;
 use memext_engine::context::ContextState;
 use memext_engine::engine::{BringBack, PushOut};
 use memext_engine::model::{Judged, State, Transition};
+use memext_engine::planner::RoomAccount;
 use memext_engine::rest::CALL_CPU;
 use memext_engine::{ContextId, Instant};
 
@@ -218,6 +220,43 @@ pub fn throttle(on: bool, pressed: &[ContextId]) {
             "no critical context under pressure: page-out and prefetch at full bandwidth"
         );
     }
+}
+
+/// At debug level, where a plan's room went when it kept a resting context
+/// in part or not at all (`room`: each step's bytes, `kept_whole`, and
+/// `squeezed`, a JSON list in the keep order, the most valuable first: each
+/// one's `key`, `holds`, `target`, `whole` and `expected_wake_in`). `via`:
+/// `tick`, or `wake` for the plan that served a wake between ticks (whose
+/// context is `context`).
+pub fn room(a: &RoomAccount, woken: Option<&ContextId>) {
+    if a.squeezed.is_empty() || !tracing::enabled!(tracing::Level::DEBUG) {
+        return;
+    }
+    let squeezed = serde_json::to_string(&a.squeezed).unwrap_or_default();
+    let context = woken.map(ToString::to_string).unwrap_or_default();
+    tracing::debug!(
+        event = "room",
+        via = if woken.is_some() { "wake" } else { "tick" },
+        context = %context,
+        critical = a.critical,
+        floors = a.floors,
+        woken = a.woken,
+        in_turn = a.in_turn,
+        queued = a.queued,
+        prefetched = a.prefetched,
+        busy = a.busy,
+        kept = a.kept,
+        refilled = a.refilled,
+        margins = a.margins,
+        spread = a.spread,
+        left = a.left,
+        reserve = a.reserve,
+        kept_whole = a.kept_whole,
+        squeezed = %squeezed,
+        "the plan kept {} resting context(s) in part or not at all ({} whole)",
+        a.squeezed.len(),
+        a.kept_whole
+    );
 }
 
 pub fn overcommitted() {

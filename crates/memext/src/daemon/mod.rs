@@ -301,6 +301,7 @@ impl Daemon {
         if d.plan.overcommitted {
             events::overcommitted();
         }
+        events::room(&d.plan.room, None);
         if self
             .gauges
             .throttled

@@ -96,6 +96,9 @@ impl Daemon {
             let commands = self
                 .engine
                 .serve_wake(&id, at, &facts, &|id| act.is_busy(id));
+            if let Some(room) = self.engine.take_wake_room() {
+                events::room(&room, Some(&id));
+            }
             if !self.act.is_dry_run() {
                 self.execute(&commands);
             }
