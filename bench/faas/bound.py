@@ -73,12 +73,16 @@ def expected_wake_in(times, now):
     return max(now / len(times), now - times[-1])
 
 
-def simulate(calls, sizes, classes, cap, policy, lead=3.0, reserve=0.0, per_call=None, until=None, state=None):
+def simulate(calls, sizes, classes, cap, policy, lead=3.0, reserve=0.0, per_call=None, until=None, state=None,
+             estimate=expected_wake_in, merge=0.0):
     """Warm calls of `calls` [(t, function index)], in total and per class;
     `per_call`, a list, gets each call's warmth in the order of `calls`.
     With `until`, only what comes before that time is replayed; `state`, a
     dict, gets the functions resident then (`resident`) and each one's call
-    times (`history`)."""
+    times (`history`). The memext policy weighs a function by
+    `estimate(its call times, now)` times its size; with `merge`, a call
+    within that many seconds of the function's previous one is left out of
+    its history (as the engine merges a stretch of activity into one wake)."""
     if policy not in POLICIES:
         raise ValueError(f"unknown policy {policy!r}")
     next_use = [float("inf")] * len(calls)
@@ -91,6 +95,7 @@ def simulate(calls, sizes, classes, cap, policy, lead=3.0, reserve=0.0, per_call
     heapq.heapify(events)
     resident, used = set(), 0.0
     history = collections.defaultdict(list)
+    last_call = {}
     upcoming = {}  # function -> index of its next call (belady)
     warm = collections.Counter()
     flags = [False] * len(calls)
@@ -102,7 +107,7 @@ def simulate(calls, sizes, classes, cap, policy, lead=3.0, reserve=0.0, per_call
             return now - history[g][-1] if history[g] else float("inf")
         if not history[g]:
             return float("inf")
-        return expected_wake_in(history[g], now) * sizes[g]
+        return estimate(history[g], now) * sizes[g]
 
     def load(f, now):
         nonlocal used
@@ -131,7 +136,9 @@ def simulate(calls, sizes, classes, cap, policy, lead=3.0, reserve=0.0, per_call
             flags[k] = True
         else:
             load(f, t)
-        history[f].append(t)
+        if merge <= 0 or f not in last_call or t - last_call[f] > merge:
+            history[f].append(t)
+        last_call[f] = t
         p = period(history[f]) if policy == "memext" else None
         if p is not None:
             heapq.heappush(events, (t + p - lead, 0, k, f))

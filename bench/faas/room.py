@@ -17,7 +17,6 @@ that plan's account; then the medians over those calls.
 Usage: room.py DIR [--tier zram] [--mode memext] [--round 0] [--calls]"""
 import argparse
 import collections
-import gzip
 import json
 import os
 import statistics
@@ -107,13 +106,11 @@ def main():
         bounds = timeline.bound_warmth(a.dir)
     except FileNotFoundError as e:
         raise SystemExit(f"{e.filename}: missing (a memext mode's run of bench/faas writes it)")
-    log = os.path.join(a.dir, f"{a.mode}-daemon-{a.tier}-r{a.round}.log")
-    opener = (lambda: gzip.open(log + ".gz", "rt")) if not os.path.exists(log) else (lambda: open(log))
-    with opener() as f:
+    with timeline.open_log(a.dir, a.tier, a.mode, a.round) as f:
         rooms = room_events(f, meta["trace_start_epoch"])
     if not rooms:
-        raise SystemExit(f"{log}: no `room` events (run the daemon with "
-                         "MEMEXT_LOG=info,memext::daemon::events=debug)")
+        raise SystemExit(f"{a.dir}: no `room` events in its {a.mode} daemon's log on {a.tier} (run the daemon "
+                         "with MEMEXT_LOG=info,memext::daemon::events=debug)")
     lost = lost_calls(meta, calls, events, bounds)
     found, in_part = [], 0
     for c, t0 in lost:

@@ -43,6 +43,13 @@ class BoundTest(unittest.TestCase):
         self.assertEqual(len(state["resident"]), 2)
         self.assertIn(3, state["resident"], "just called")
 
+    def test_calls_within_the_merge_window_are_left_out_of_the_history(self):
+        calls = [(0.0, 0), (1.0, 0), (2.5, 0), (10.0, 0), (11.0, 1)]
+        for merge, want in ((0.0, [0.0, 1.0, 2.5, 10.0]), (2.0, [0.0, 10.0])):
+            state = {}
+            bound.simulate(calls, [10, 10], ["poisson"] * 2, 30, "memext", state=state, merge=merge)
+            self.assertEqual(state["history"][0], want, f"merge {merge}")
+
     def test_a_periodic_function_is_loaded_before_its_fourth_call(self):
         calls, sizes, classes = frequent_among_one_offs()
         # Room for one function only: the frequent one is always evicted by

@@ -116,17 +116,21 @@ def warmth(call):
         return "?"
 
 
+def open_log(d, tier, mode, rnd):
+    """The daemon's log of a run (MODE-daemon-TIER-rN.log, or the same
+    gzipped), open for reading text."""
+    log = os.path.join(d, f"{mode}-daemon-{tier}-r{rnd}.log")
+    if not os.path.exists(log) and os.path.exists(log + ".gz"):
+        return gzip.open(log + ".gz", "rt")
+    return open(log)
+
+
 def load(d, tier, mode, rnd):
     with open(os.path.join(d, f"functions-{tier}-{mode}-r{rnd}.json")) as f:
         meta = json.load(f)
     with open(os.path.join(d, f"calls-{tier}-{mode}-r{rnd}.csv")) as f:
         calls = [dict(r, t=float(r["t"]), latency_ms=float(r["latency_ms"])) for r in csv.DictReader(f)]
-    log = os.path.join(d, f"{mode}-daemon-{tier}-r{rnd}.log")
-    if not os.path.exists(log) and os.path.exists(log + ".gz"):
-        f = gzip.open(log + ".gz", "rt")
-    else:
-        f = open(log)
-    with f:
+    with open_log(d, tier, mode, rnd) as f:
         events = daemon_events(f, set(meta["cgroups"].values()), meta["trace_start_epoch"])
     return meta, calls, events
 

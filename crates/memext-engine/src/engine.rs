@@ -599,11 +599,12 @@ impl Engine {
         // functions just read back for their calls.
         let critical = self.any_critical();
         let protect = host.limits_protect && (host.background_reclaim || critical);
-        let plan = (queued || protect).then(|| plan(&self.plan_input(at, host.capacity)));
+        let mut plan = (queued || protect).then(|| plan(&self.plan_input(at, host.capacity)));
+        // Moved out, not copied: the rest of the plan does not read it.
         self.wake_room = plan
-            .as_ref()
+            .as_mut()
             .filter(|p| !p.room.squeezed.is_empty())
-            .map(|p| p.room.clone());
+            .map(|p| std::mem::take(&mut p.room));
         if let Some(plan) = plan.as_ref().filter(|_| queued) {
             let waits = plan
                 .actions

@@ -10,8 +10,6 @@ recorded that way, and with other estimates of the time to a function's
 next call, on a run's trace and cap.
 
 Usage (from the repository root): python3 docs/faas/s47-2026-11-29/history.py RUN_DIR"""
-import collections
-import heapq
 import os
 import sys
 
@@ -50,51 +48,14 @@ def mean_only(times, now, watched):
     return (now - times[0]) / (len(times) - 1)
 
 
-def replay(calls, sizes, cap, merge, watched, estimate, lead=3.0):
-    """Warm calls of the keep order with calls within `merge` s of the
-    function's previous call left out of its history."""
-    reserve = cap / 32
-    events = [(t, 1, f) for t, f in calls]
-    heapq.heapify(events)
-    resident, used = set(), 0.0
-    history, last = collections.defaultdict(list), {}
-    warm = 0
-
-    def cost(g, now):
-        if not history[g]:
-            return float("inf")
-        p = periodic(history[g], now)
-        return (p if p is not None else estimate(history[g], now, watched)) * sizes[g]
-
-    def load(f, now):
-        nonlocal used
-        while used + sizes[f] > cap - reserve:
-            others = [g for g in resident if g != f]
-            if not others:
-                break
-            victim = max(others, key=lambda g: (cost(g, now), g))
-            resident.discard(victim)
-            used -= sizes[victim]
-        resident.add(f)
-        used += sizes[f]
-
-    while events:
-        t, kind, f = heapq.heappop(events)
-        if kind == 0:
-            if f not in resident:
-                load(f, t)
-            continue
-        if f in resident:
-            warm += 1
-        else:
-            load(f, t)
-        if f not in last or t - last[f] > merge:
-            history[f].append(t)
-        last[f] = t
-        p = bound.period(history[f])
-        if p is not None:
-            heapq.heappush(events, (t + p - lead, 0, f))
-    return warm
+def replay(calls, sizes, classes, cap, merge, watched, estimate, lead=3.0):
+    """Warm calls of bound.py's memext order with calls within `merge` s of
+    the function's previous call left out of its history, and `estimate`
+    (after a periodic function's due time, as history.rs) for the rest."""
+    def weigh(times, now):
+        p = periodic(times, now)
+        return p if p is not None else estimate(times, now, watched)
+    return bound.simulate(calls, sizes, classes, cap, "memext", lead, cap / 32, estimate=weigh, merge=merge)["all"]
 
 
 def main():
@@ -108,11 +69,11 @@ def main():
     print("| estimate | every call, watched from 0 | calls 2 s apart merged, watched from -45 s | merged within 10 s |")
     print("|---|---|---|---|")
     for name, est in (("engine (history.rs)", engine), ("closed intervals", closed), ("mean only", mean_only)):
-        cells = [replay(trace.calls, sizes, cap, m, w, est) for m, w in ((0, 0.0), (2, WATCHED), (10, WATCHED))]
+        cells = [replay(trace.calls, sizes, classes, cap, m, w, est) for m, w in ((0, 0.0), (2, WATCHED), (10, WATCHED))]
         print(f"| {name} | " + " | ".join(map(str, cells)) + " |")
     print("\nthe cap less what pushed-out functions keep (their floors), the engine's estimate, calls merged at 2 s:")
     for less in (0, 150, 300):
-        print(f"  cap - {less} MiB: {replay(trace.calls, sizes, cap - less, 2, WATCHED, engine)} warm")
+        print(f"  cap - {less} MiB: {replay(trace.calls, sizes, classes, cap - less, 2, WATCHED, engine)} warm")
 
 
 if __name__ == "__main__":

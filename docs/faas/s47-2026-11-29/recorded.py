@@ -6,7 +6,6 @@ the debug `rested` readings that came with a call (its CPU judged rest).
 
 Usage (from the repository root): recorded.py RUN_DIR [TIER] [ROUND]"""
 import collections
-import gzip
 import json
 import os
 import sys
@@ -37,11 +36,9 @@ def main():
     print(f"{len(calls)} calls; recorded as a wake, onset or warm call: {recorded}")
     for k, n in missed.most_common():
         print(f"  not recorded, {k}: {n}")
-    log = os.path.join(run, f"memext-daemon-{tier}-r{rnd}.log")
-    f = gzip.open(log + ".gz", "rt") if not os.path.exists(log) else open(log)
     inv = {v: k for k, v in meta["cgroups"].items()}
     rested = collections.Counter()
-    with f:
+    with timeline.open_log(run, tier, "memext", rnd) as f:
         for line in f:
             try:
                 e = json.loads(line)
