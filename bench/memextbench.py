@@ -541,13 +541,15 @@ class DockerEngine:
         self._script("start")
         self._script("image")
 
-    def docker(self, *args, check=True, timeout=None):
-        """Runs the docker CLI against this engine; its stdout. `timeout`
-        (s): subprocess.TimeoutExpired past it (the client is killed)."""
+    def docker(self, *args, check=True, timeout=None, stderr=False):
+        """Runs the docker CLI against this engine; its stdout (`stderr`:
+        with its stderr after it, as `docker logs` gives a container's).
+        `timeout` (s): subprocess.TimeoutExpired past it (the client is
+        killed)."""
         r = subprocess.run([*self.cli, *args], capture_output=True, text=True, timeout=timeout)
         if check and r.returncode != 0:
             raise RuntimeError(f"docker {' '.join(args[:3])}: {r.stderr.strip()}")
-        return r.stdout.strip()
+        return (r.stdout + r.stderr if stderr else r.stdout).strip()
 
 
 def machine_facts():

@@ -73,6 +73,12 @@ def expected_wake_in(times, now):
     return max(now / len(times), now - times[-1])
 
 
+def merged(merge, prev, t):
+    """Whether a call at `t` after one at `prev` merges into its stretch of
+    activity: within `merge` s, or as `merge(prev, t)` says."""
+    return merge(prev, t) if callable(merge) else 0 < merge and t - prev <= merge
+
+
 def simulate(calls, sizes, classes, cap, policy, lead=3.0, reserve=0.0, per_call=None, until=None, state=None,
              estimate=expected_wake_in, merge=0.0):
     """Warm calls of `calls` [(t, function index)], in total and per class;
@@ -81,8 +87,9 @@ def simulate(calls, sizes, classes, cap, policy, lead=3.0, reserve=0.0, per_call
     dict, gets the functions resident then (`resident`) and each one's call
     times (`history`). The memext policy weighs a function by
     `estimate(its call times, now)` times its size; with `merge`, a call
-    within that many seconds of the function's previous one is left out of
-    its history (as the engine merges a stretch of activity into one wake)."""
+    within that many seconds of the function's previous one (or, callable,
+    where `merge(previous, t)`) is left out of its history (as the engine
+    merges a stretch of activity into one wake)."""
     if policy not in POLICIES:
         raise ValueError(f"unknown policy {policy!r}")
     next_use = [float("inf")] * len(calls)
@@ -136,7 +143,7 @@ def simulate(calls, sizes, classes, cap, policy, lead=3.0, reserve=0.0, per_call
             flags[k] = True
         else:
             load(f, t)
-        if merge <= 0 or f not in last_call or t - last_call[f] > merge:
+        if f not in last_call or not merged(merge, last_call[f], t):
             history[f].append(t)
         last_call[f] = t
         p = period(history[f]) if policy == "memext" else None

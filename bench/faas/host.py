@@ -5,6 +5,7 @@ against them, open loop: every call is sent at its time in the trace,
 whatever the calls before it took, and its latency counts from that time
 (a call that waits for a busy function waits in its latency)."""
 import concurrent.futures
+import json
 import os
 import random
 import shutil
@@ -41,6 +42,25 @@ def static_limits(memory_mib, cap_bytes):
     if total <= 0 or cap_bytes <= 0:
         raise ValueError("the functions' memory and the cap must be positive")
     return [cap_bytes * m // total // 4096 * 4096 for m in memory_mib]
+
+
+# One line per container: name, running, exit code, OOM-killed, when it
+# ended, Docker's error (JSON-quoted: it may hold spaces or be empty).
+INSPECT_STATE = ("{{.Name}} {{.State.Running}} {{.State.ExitCode}} {{.State.OOMKilled}} "
+                 "{{.State.FinishedAt}} {{json .State.Error}}")
+
+
+def parse_states(text):
+    """`docker inspect -f INSPECT_STATE` output, one dict per container."""
+    states = []
+    for line in text.splitlines():
+        parts = line.split(" ", 5)
+        if len(parts) < 6:
+            continue  # a container gone from the engine: inspect says so on stderr
+        name, running, code, oom, finished, error = parts
+        states.append({"name": name.lstrip("/"), "running": running == "true", "exit_code": int(code),
+                       "oom_killed": oom == "true", "finished_at": finished, "error": json.loads(error)})
+    return states
 
 
 class Fleet:
@@ -83,6 +103,19 @@ class Fleet:
         with concurrent.futures.ThreadPoolExecutor(self.parallel) as pool:
             for f in [pool.submit(one, k) for k in range(len(self.names))]:
                 f.result()
+
+    def deaths(self, tail=20):
+        """The functions whose container no longer runs, each with how it
+        ended as Docker saw it (exit code: 128 + the signal that ended it;
+        whether Docker marked it OOM-killed, which on cgroup v1 also follows
+        an OOM *wait*, a task paused at its limit with kills off) and the
+        last `tail` lines it wrote (a Python traceback, when it raised)."""
+        out = self.engine.docker("inspect", "-f", INSPECT_STATE, *self.names, check=False, timeout=REMOVE_WITHIN)
+        dead = [d for d in parse_states(out) if not d["running"]]
+        for d in dead:
+            d["log"] = self.engine.docker("logs", "--tail", str(tail), d["name"], check=False,
+                                          timeout=REMOVE_WITHIN, stderr=True)
+        return dead
 
     def ids(self):
         """The containers' full ids (their cgroups are PARENT/<id>)."""

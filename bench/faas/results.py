@@ -23,7 +23,7 @@ COLUMNS = ["tier", "mode", "round", "calls", "errors", "p50_ms", "p99_ms", "p999
            "timer_predictable_p99_ms", "poisson_p50_ms", "poisson_p99_ms", "bursty_p50_ms", "bursty_p99_ms",
            "cold_limit_p50_ms", "cold_limit_p99_ms", "dram_mean_mib", "dram_min_mib", "dram_max_mib",
            "unused_while_waiting_mib", "cpu_controller_s", "swapin_mib", "swapout_mib", "zswpin_mib", "cap_mib",
-           "cap_hits", "oom_kills", "host_steal_s", "host_irq_s"]
+           "cap_hits", "oom_kills", "deaths", "host_steal_s", "host_irq_s"]
 
 
 def nearest_rank(values, q):
@@ -145,8 +145,8 @@ def write(out_dir, rows, series):
     with open(os.path.join(out_dir, "series.json"), "w") as f:
         json.dump(series, f)
     lines = ["| tier | mode | p50 | p99 | p99.9 | timer p50 / p99 | timer from call 4: p50 / p99 | poisson p99 | bursty p99 | cold limit p99 "
-             "| DRAM mean (min) MiB | unused while waiting | cap hits | controller CPU s | errors | OOM kills |",
-             "|" + "---|" * 16]
+             "| DRAM mean (min) MiB | unused while waiting | cap hits | controller CPU s | errors | OOM kills | died |",
+             "|" + "---|" * 17]
     f1 = lambda v: "-" if v is None else f"{v:.0f} ms"  # noqa: E731
     for r in rows:
         lines.append(f"| {r['tier']} | {r['mode']} | {f1(r['p50_ms'])} | {f1(r['p99_ms'])} | {f1(r['p999_ms'])} "
@@ -155,7 +155,7 @@ def write(out_dir, rows, series):
                      f"| {f1(r['poisson_p99_ms'])} "
                      f"| {f1(r['bursty_p99_ms'])} | {f1(r['cold_limit_p99_ms'])} | {r['dram_mean_mib']} ({r['dram_min_mib']}) "
                      f"| {r['unused_while_waiting_mib']} MiB | {r.get('cap_hits', '-')} | {r['cpu_controller_s']} | {r['errors']} "
-                     f"| {r.get('oom_kills', '-')} |")
+                     f"| {r.get('oom_kills', '-')} | {r.get('deaths', '-')} |")
     for (mode, tier, rnd), v in verdicts(rows).items():
         lines.append(f"\n{mode}, {tier}, round {rnd + 1}:")
         lines.extend(f"- {name}: {'met' if ok else 'MISSED'} ({text})" for name, (ok, text) in v.items())

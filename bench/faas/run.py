@@ -171,6 +171,13 @@ def run_mode(a, server, fleet_names, heaps, trace, tier, mode, rnd, bandwidth, c
                                                "host_steal_s", "host_irq_s")},
                "cap_hits": hits,
                "oom_kills": None if kills0 is None else server.oom_kills() - kills0 + functions_oom_kills(fleet)}
+        deaths = fleet.deaths()
+        row["deaths"] = len(deaths)
+        if deaths:  # how each ended, to tell a kill from a crash (session 47 could not)
+            with open(os.path.join(a.out, f"deaths-{row['tier']}-{mode}-r{rnd}.json"), "w") as f:
+                json.dump(deaths, f, indent=1)
+            log(f"    {len(deaths)} function(s) died: " + ", ".join(
+                f"{d['name']} (exit {d['exit_code']}{', OOM-killed' if d['oom_killed'] else ''})" for d in deaths))
         with open(os.path.join(a.out, f"calls-{row['tier']}-{mode}-r{rnd}.csv"), "w") as f:
             f.write(CALLS_HEADER)
             for r in records:

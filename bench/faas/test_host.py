@@ -91,6 +91,41 @@ class StaticLimits(unittest.TestCase):
             self.assertTrue(all("--memory" not in r for r in engine.runs), "no limit unless asked")
 
 
+class DeadEngine:
+    """An engine whose fn0001 exited on SIGKILL and fn0002 on a Python
+    traceback; `inspect` answers in INSPECT_STATE's format."""
+    IMAGE = "image"
+
+    def __init__(self):
+        self.calls = []
+
+    def docker(self, *args, check=True, timeout=None, stderr=False):
+        self.calls.append((args, stderr))
+        if args[0] == "inspect":
+            return ('/fn0000 true 0 false 0001-01-01T00:00:00Z ""\n'
+                    '/fn0001 false 137 true 2026-12-01T21:00:05.1Z ""\n'
+                    '/fn0002 false 1 false 2026-12-01T21:00:06.2Z "no such \\"x\\""')
+        if args[0] == "logs":
+            return {"fn0001": "", "fn0002": "Traceback ...\nMemoryError"}[args[-1]]
+        return ""
+
+
+class Deaths(unittest.TestCase):
+    def test_each_dead_function_is_listed_with_how_it_ended(self):
+        with tempfile.TemporaryDirectory() as work:
+            engine = DeadEngine()
+            dead = host.Fleet(engine, work, ["fn0000", "fn0001", "fn0002"], [32] * 3).deaths()
+        self.assertEqual([d["name"] for d in dead], ["fn0001", "fn0002"], "the running one is not")
+        self.assertEqual((dead[0]["exit_code"], dead[0]["oom_killed"]), (137, True))
+        self.assertEqual((dead[1]["exit_code"], dead[1]["oom_killed"], dead[1]["error"]), (1, False, 'no such "x"'))
+        self.assertEqual(dead[1]["log"], "Traceback ...\nMemoryError")
+        self.assertTrue(all(stderr for args, stderr in engine.calls if args[0] == "logs"), "its stderr read too")
+        self.assertTrue(all(a[0] != "logs" or a[-1] != "fn0000" for a, _ in engine.calls))
+
+    def test_a_container_the_engine_no_longer_knows_is_skipped(self):
+        self.assertEqual(host.parse_states("\n/fn0003 false 0\n"), [])
+
+
 class Cleanup:
     def push(self, what, fn):
         pass

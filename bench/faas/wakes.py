@@ -54,8 +54,8 @@ MATCH = (-0.5, 1.2)  # a wake or onset this close to a call (s) is that call's
 TOOK_WITHIN = 3.0
 IDLE_AT_EVENT = 0.3
 END_MARGIN = 5.0
-READ = ("woke", "onset", "warm-call", "became-idle", "pushing-out", "reclaimed", "no-call")
-CALLS = ("woke", "onset", "warm-call")  # what the daemon logs for a call it saw
+READ = ("woke", "onset", "warm-call", "call", "became-idle", "pushing-out", "reclaimed", "no-call")
+CALLS = ("woke", "onset", "warm-call", "call")  # what the daemon logs for a call it saw
 BUCKETS = ((0.03, "< 30 ms"), (0.1, "30-100 ms"), (0.3, "100-300 ms"), (1.0, "0.3-1 s"))
 
 

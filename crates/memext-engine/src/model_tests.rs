@@ -78,24 +78,37 @@ fn false_idles_lengthen_the_threshold_and_true_ones_shorten_it() {
     assert_eq!(m.idle_scale, 1);
 }
 
+fn idle_after_10s() -> ModelParams {
+    ModelParams {
+        idle_after: Duration::from_secs(10),
+        ..Default::default()
+    }
+}
+
+/// A trace read at `readings` (s) whose reading at each of `called` saw
+/// a call's 200 ms of CPU.
+fn calls_at(readings: &[f64], called: &[f64]) -> Vec<(f64, u64)> {
+    let mut cpu = 0;
+    readings
+        .iter()
+        .map(|&t| {
+            if called.contains(&t) {
+                cpu += 200;
+            }
+            (t, cpu)
+        })
+        .collect()
+}
+
 /// A function called every 8 s, judged idle only after 10 s: it never
 /// sleeps, but each call after a quiet stretch is an onset, recorded,
 /// and its period is learned from them.
 #[test]
 fn calls_of_a_context_that_never_sleeps_are_onsets_in_its_history() {
-    let p = ModelParams {
-        idle_after: Duration::from_secs(10),
-        ..Default::default()
-    };
+    let p = idle_after_10s();
     let mut m = ContextModel::new(Duration::ZERO);
-    let mut cpu = 0;
-    let mut trace = Vec::new();
-    for i in 0..=44 {
-        if i % 8 == 4 {
-            cpu += 200; // a call
-        }
-        trace.push((f64::from(i), cpu));
-    }
+    let ticks: Vec<f64> = (0..=44).map(f64::from).collect();
+    let trace = calls_at(&ticks, &[4.0, 12.0, 20.0, 28.0, 36.0, 44.0]);
     let events = run(&mut m, &p, &trace);
     let at = |t: &[f64]| {
         t.iter()
@@ -112,6 +125,73 @@ fn calls_of_a_context_that_never_sleeps_are_onsets_in_its_history() {
         .map(|i| (f64::from(i), 500 * u64::from(i)))
         .collect();
     assert!(run(&mut busy, &p, &steady).is_empty());
+}
+
+/// Calls within `ONSET_QUIET` of the last activity have no onset: each
+/// one after a tick without activity is a call in the history all the
+/// same, while one call read over two ticks is one. Without them the
+/// history held one wake per stretch (bench/faas: 105 of 535 calls).
+#[test]
+fn calls_in_one_stretch_of_activity_are_each_in_its_history() {
+    let p = idle_after_10s();
+    let mut m = ContextModel::new(Duration::ZERO);
+    // Called at 4 (an onset), read active over two readings (4, 5), quiet
+    // at 5.9, called again by 6.8 and by 8.6 (readings 0.9 s apart: never
+    // `ONSET_QUIET` without activity).
+    let readings = [0.0, 1.0, 2.0, 3.0, 4.0, 5.0, 5.9, 6.8, 7.7, 8.6, 9.5];
+    let trace = calls_at(&readings, &[4.0, 5.0, 6.8, 8.6]);
+    let events = run(&mut m, &p, &trace);
+    assert_eq!(
+        events,
+        vec![
+            (4.0, Transition::Onset),
+            (6.8, Transition::Call),
+            (8.6, Transition::Call)
+        ]
+    );
+    let wakes: Vec<Duration> = m.history.wakes().collect();
+    assert_eq!(wakes, [4.0, 6.8, 8.6].map(Duration::from_secs_f64));
+}
+
+/// The reading that holds a wake seen between ticks is that wake's call,
+/// and so is one that began before it: only a quiet reading after it makes
+/// the next activity another call. A waking context's calls count too.
+#[test]
+fn the_reading_that_held_a_recorded_wake_is_not_another_call() {
+    let p = ModelParams {
+        idle_after: Duration::from_secs(2),
+        settle: Duration::from_secs(5),
+        ..Default::default()
+    };
+    let mut m = ContextModel::new(Duration::ZERO);
+    let mut cpu = 0;
+    for k in 0..=3u64 {
+        m.observe(reading(k, cpu), &p);
+    }
+    assert_eq!(m.state, State::Idle);
+    // Woken at 3.5 (a poll), its call read on at the ticks of 4 and 5.
+    cpu += 50_000;
+    let poll = m.poll(
+        Duration::from_millis(3_500),
+        Duration::from_micros(cpu),
+        &p,
+        Known::default(),
+    );
+    assert_eq!(poll, Some(Transition::Woke));
+    let mut seen = Vec::new();
+    for (k, call) in [(4, true), (5, true), (6, false), (7, true)] {
+        if call {
+            cpu += 50_000;
+        }
+        seen.push(m.observe(reading(k, cpu), &p));
+    }
+    assert_eq!(seen, [None, None, None, Some(Transition::Call)]);
+    assert_eq!(
+        m.state,
+        State::Waking,
+        "a call recorded while waking changes no state"
+    );
+    assert_eq!(m.history.count(), 2);
 }
 
 /// A periodic context whose call comes soon after it was judged idle,

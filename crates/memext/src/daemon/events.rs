@@ -314,14 +314,16 @@ pub fn reclaimed(e: &super::reclaim::Ended) {
         steps = e.steps,
         paged_out = e.paged_out,
         stopped = e.stopped,
+        relaxed = e.relaxed,
         ms,
-        "{}: {} lowered to {} in {} steps ({} paged out first), {ms:.0} ms{}{}",
+        "{}: {} lowered to {} in {} steps ({} paged out first), {ms:.0} ms{}{}{}",
         e.id,
         e.knob,
         crate::units::human_bytes(e.reached),
         e.steps,
         crate::units::human_bytes(e.paged_out),
         if e.stopped { " (stopped: written again)" } else { "" },
-        e.error.as_deref().map(|x| format!(" (stopped: {x})")).unwrap_or_default()
+        e.error.as_deref().map(|x| format!(" (stopped: {x})")).unwrap_or_default(),
+        if e.relaxed { "; a step of room given back" } else { "" }
     );
 }

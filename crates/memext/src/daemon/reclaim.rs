@@ -70,6 +70,9 @@ pub struct Ended {
     pub urgent: bool,
     /// Bytes paged out before the limit steps (`Shared::page_out_first`).
     pub paged_out: u64,
+    /// A step was refused and the limit given a step of room back
+    /// (`step_down`): `reached` is that value.
+    pub relaxed: bool,
 }
 
 #[derive(Default)]
@@ -285,6 +288,7 @@ fn lower(shared: &Shared, hierarchy: &Hierarchy, job: &Job) -> Ended {
         stopped: false,
         urgent: job.urgent,
         paged_out: 0,
+        relaxed: false,
     };
     // What this job may still wait for wakes being read back.
     let mut may_wait = if job.urgent {
@@ -303,29 +307,76 @@ fn lower(shared: &Shared, hierarchy: &Hierarchy, job: &Job) -> Ended {
                 yield_to_wakes();
                 ended.paged_out = page_out_to(shared, &cg, &job.id, job.to);
             }
-            for next in steps(job.from, job.to) {
-                yield_to_wakes();
+            step_down(job, &mut ended, &mut |value, relax| {
+                if !relax {
+                    yield_to_wakes();
+                }
                 let _step = lock(&shared.step);
                 if lock(&shared.state).stop.contains(&job.id) {
-                    ended.stopped = true;
-                    break;
+                    return Err(Step::Stopped);
                 }
-                match cg.write_limit(job.knob, Limit::Bytes(next)) {
-                    Ok(()) => {
-                        ended.reached = next;
-                        ended.steps += 1;
-                    }
-                    Err(e) => {
-                        ended.error = Some(format!("{e:#}"));
-                        break;
-                    }
-                }
-            }
+                cg.write_limit(job.knob, Limit::Bytes(value))
+                    .map_err(|e| Step::Refused(format!("{e:#}")))
+            });
         }
         Err(e) => ended.error = Some(format!("{e:#}")),
     }
     ended.took = started.elapsed();
     ended
+}
+
+/// Why a step was not written.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Step {
+    /// A stop came (`Reclaimer::stop_job`): nothing more is written.
+    Stopped,
+    /// The write failed: the kernel refused it (v1: it could not reclaim
+    /// that far), or the cgroup went away.
+    Refused(String),
+}
+
+/// Writes `job`'s steps with `write(value, relax)`, recording in `ended`
+/// how far it got. A step the kernel refuses ends the job, and the limit
+/// is given one `STEP` of room back above the last value written (within
+/// what the job began from: `relax`). Refused, the kernel has just failed
+/// to reclaim the context below it, and a context at a v1 limit where its
+/// reclaim fails, with OOM kills off (as memext runs it), gets no OOM wait
+/// for a charge outside its own page faults: such a fault made by the
+/// kernel on its behalf fails, and where that is glibc's rseq area, which
+/// the kernel writes each time the task returns to user space after it
+/// was switched out, the task is killed by SIGSEGV. Measured here: a
+/// sleeping process held at such a limit (swappiness 0, its pages in
+/// swap) died 13 times in 17 with rseq, never without it (it waited in
+/// the OOM wait); bench/faas functions died with exit code 139 after their
+/// limit went down to a 2 MiB floor (session 48,
+/// `docs/faas/s48-2026-12-01/rseq/`). A limit the kernel just failed to
+/// reclaim under is where that happens next.
+pub fn step_down(
+    job: &Job,
+    ended: &mut Ended,
+    write: &mut dyn FnMut(u64, bool) -> Result<(), Step>,
+) {
+    for next in steps(job.from, job.to) {
+        match write(next, false) {
+            Ok(()) => {
+                ended.reached = next;
+                ended.steps += 1;
+            }
+            Err(Step::Stopped) => {
+                ended.stopped = true;
+                return;
+            }
+            Err(Step::Refused(e)) => {
+                ended.error = Some(e);
+                let room = ended.reached.saturating_add(STEP).min(job.from);
+                if room > ended.reached && write(room, true).is_ok() {
+                    ended.reached = room;
+                    ended.relaxed = true;
+                }
+                return;
+            }
+        }
+    }
 }
 
 /// Pages the context's memory out with `process_madvise` until its usage
