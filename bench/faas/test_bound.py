@@ -45,7 +45,9 @@ class BoundTest(unittest.TestCase):
 
     def test_calls_within_the_merge_window_are_left_out_of_the_history(self):
         calls = [(0.0, 0), (1.0, 0), (2.5, 0), (10.0, 0), (11.0, 1)]
-        for merge, want in ((0.0, [0.0, 1.0, 2.5, 10.0]), (2.0, [0.0, 10.0])):
+        # Or a callable (previous call, this one) says which merge.
+        close = lambda prev, t: t - prev < 1.2  # noqa: E731
+        for merge, want in ((0.0, [0.0, 1.0, 2.5, 10.0]), (2.0, [0.0, 10.0]), (close, [0.0, 2.5, 10.0])):
             state = {}
             bound.simulate(calls, [10, 10], ["poisson"] * 2, 30, "memext", state=state, merge=merge)
             self.assertEqual(state["history"][0], want, f"merge {merge}")

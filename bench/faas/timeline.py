@@ -30,8 +30,8 @@ import bound as faas_bound  # noqa: E402
 WARM_MAJFLT = 100  # a call with fewer major faults in its handler is warm (as absum.py)
 
 # The engine events a call is read against (see crates/memext/src/daemon/events.rs).
-EVENTS = ("became-idle", "woke", "onset", "warm-call", "call", "settled", "bringing-back", "pushing-out", "frozen", "thawed",
-          "read-back", "reclaimed")
+EVENTS = ("became-idle", "woke", "onset", "warm-call", "call", "settled", "bringing-back", "pushing-out", "frozen",
+          "thawed", "read-back", "reclaimed")
 SQUEEZE_MS = 1.0  # a lowering of the limit that took this long reclaimed pages (a hold at the usage takes ~0 ms)
 
 

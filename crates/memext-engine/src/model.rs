@@ -138,17 +138,21 @@ pub struct ContextModel {
     /// was seen in, for the daemon's log.
     #[serde(skip)]
     pub judged: Option<Judged>,
-    /// Busy, a tick's reading with no call in it came after the last call
-    /// recorded: the next reading with one is another call. A context
-    /// called again within `ONSET_QUIET` of its last activity has no onset,
-    /// and without this its calls in one stretch of activity were one wake
-    /// in its history: it looked rarer than it was, and its room went to
-    /// others (bench/faas, session 47: 105 of 535 calls came within 2 s of
-    /// the function's previous one; replayed, the keep order found 277
-    /// calls warm with them merged, 283 with calls a tick apart counted,
-    /// 291 with every call). The reading must begin after the last call
-    /// recorded: the one that held it (a wake seen by a poll, a cold
-    /// call's read-back running on) is that call.
+    /// Busy, a reading with no call in it, begun after the last call
+    /// recorded, came since: the next reading with one is another call
+    /// (the reading that held the last one, a wake seen by a poll or a cold
+    /// call's read-back running on, is that call). A context called again
+    /// within `ONSET_QUIET` of its last activity has no onset, so its calls
+    /// in one stretch were one wake in its history, and it looked rarer
+    /// than it was (bench/faas, session 47: 105 of 535 calls came within
+    /// 2 s of the function's previous one). Replayed on that trace
+    /// (`docs/faas/s48-2026-12-01/replay.py`), the keep order finds 277
+    /// calls warm with such calls merged, 282-283 with calls a quiet tick
+    /// apart counted, 291 with every call. At a 1 s tick the onset already
+    /// counts most of those (two ticks quiet), and this adds the calls
+    /// while a woken context settles: 4-9 a run, no change beyond the
+    /// spread measured (session 48's A/B). Telling calls a second apart
+    /// needs readings finer than the tick.
     #[serde(skip)]
     quiet_since_call: bool,
 }

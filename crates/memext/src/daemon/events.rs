@@ -91,6 +91,25 @@ pub fn out_of_memory(id: &ContextId, limit: Option<u64>) {
     );
 }
 
+/// At start on cgroup v1 (`v1-hard-limits`): memext holds resting contexts
+/// at hard limits with OOM kills off, so that a task that outgrows its
+/// limit waits (the OOM wait) until memext raises it. That wait covers only
+/// the task's own page faults: where the kernel cannot reclaim under the
+/// limit, a charge made on its behalf otherwise fails, and the kernel's
+/// write of glibc's rseq area, made each time the task returns to user
+/// space after it was switched out, then kills it with SIGSEGV (session 48:
+/// a sleeper held so died in 6 of 10 trials with rseq, in none of 10
+/// without; `docs/faas/s48-2026-12-01/rseq/`). Cgroup v2's `memory.high`
+/// throttles and never fails a charge.
+pub fn v1_hard_limits() {
+    tracing::warn!(
+        event = "v1-hard-limits",
+        "cgroup v1: contexts are held at hard limits with OOM kills off; where the kernel cannot reclaim \
+         under such a limit, a task of the context can die of SIGSEGV (a charge outside its own page \
+         faults fails: glibc's rseq area); floors below 4MiB make that likely, cgroup v2 has no such failure"
+    );
+}
+
 pub fn gone(id: &ContextId) {
     tracing::info!(event = "gone", context = %id, "{id}: gone");
 }

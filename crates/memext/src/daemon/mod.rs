@@ -228,6 +228,11 @@ impl Daemon {
             self.cfg.daemon.poll.0,
             if self.opts.dry_run { ", dry run" } else { "" }
         );
+        if self.observer.host().hierarchy.version == memext_cgroup::Version::V1
+            && !self.opts.dry_run
+        {
+            events::v1_hard_limits();
+        }
         let mut supervisor = notify::Supervisor::from_env();
         supervisor.ready();
         let result = self.run_loop(stop, tick, &mut supervisor);

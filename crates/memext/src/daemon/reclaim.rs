@@ -346,10 +346,10 @@ pub enum Step {
 /// the kernel writes each time the task returns to user space after it
 /// was switched out, the task is killed by SIGSEGV. Measured here: a
 /// sleeping process held at such a limit (swappiness 0, its pages in
-/// swap) died 13 times in 17 with rseq, never without it (it waited in
-/// the OOM wait); bench/faas functions died with exit code 139 after their
-/// limit went down to a 2 MiB floor (session 48,
-/// `docs/faas/s48-2026-12-01/rseq/`). A limit the kernel just failed to
+/// swap) died in 6 of 10 trials with rseq and in none of 10 without it
+/// (it waited in the OOM wait); a bench/faas function died so (exit code
+/// 139) after its limit went down to a 2 MiB floor (session 48,
+/// `docs/faas/s48-2026-12-01/`). A limit the kernel just failed to
 /// reclaim under is where that happens next.
 pub fn step_down(
     job: &Job,
