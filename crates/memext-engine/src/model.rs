@@ -313,7 +313,7 @@ impl ContextModel {
             !active && prev.is_some_and(|l| self.is_warm_call(&l, &c, rests && known.resident));
         // (Asked too soon after the last ask, it is left unjudged: no call.)
         let warm = by_cpu && self.confirm(c.at, ask) == Some(true);
-        let again = self.busy_call(prev, &c, active, known, ask);
+        let again = self.busy_call(prev, &c, rests, active, known, ask);
         // Only with its pages in: paged out, its housekeeping refaults on
         // its own CPU (up to 37 ms a second in bench/faas), which would
         // raise the allowance past its calls (`rest`). Nor CPU that
@@ -364,7 +364,7 @@ impl ContextModel {
         Some(event)
     }
 
-    /// Busy at `c` (neither idle nor active and quiet), whether the reading
+    /// Busy at `c` (not `rests`: neither idle nor active and quiet), whether the reading
     /// from `prev` holds another call than the last one recorded: activity,
     /// or (its pages in) a call's CPU with no major fault that what it
     /// touched does not deny (`touch`), after a reading without either
@@ -374,11 +374,12 @@ impl ContextModel {
         &mut self,
         prev: Option<Counters>,
         c: &Counters,
+        rests: bool,
         active: bool,
         known: Known,
         ask: Ask<'_>,
     ) -> bool {
-        let Some(l) = prev.filter(|_| self.state != State::Idle && !self.rests(c.at)) else {
+        let Some(l) = prev.filter(|_| !rests) else {
             return false;
         };
         let by_cpu = !active && self.is_warm_call(&l, c, known.resident);

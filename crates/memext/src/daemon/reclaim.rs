@@ -75,6 +75,25 @@ pub struct Ended {
     pub relaxed: bool,
 }
 
+impl Ended {
+    /// A job that wrote nothing yet: its limit where it began.
+    pub fn begun(job: &Job) -> Self {
+        Self {
+            id: job.id.clone(),
+            knob: job.knob,
+            to: job.to,
+            reached: job.from,
+            steps: 0,
+            took: Duration::ZERO,
+            error: None,
+            stopped: false,
+            urgent: job.urgent,
+            paged_out: 0,
+            relaxed: false,
+        }
+    }
+}
+
 #[derive(Default)]
 struct State {
     queue: VecDeque<Job>,
@@ -277,19 +296,7 @@ fn run(shared: &Shared, hierarchy: &Hierarchy) {
 /// Writes `job`'s limit down step by step; between steps, a stop ends it.
 fn lower(shared: &Shared, hierarchy: &Hierarchy, job: &Job) -> Ended {
     let started = Instant::now();
-    let mut ended = Ended {
-        id: job.id.clone(),
-        knob: job.knob,
-        to: job.to,
-        reached: job.from,
-        steps: 0,
-        took: Duration::ZERO,
-        error: None,
-        stopped: false,
-        urgent: job.urgent,
-        paged_out: 0,
-        relaxed: false,
-    };
+    let mut ended = Ended::begun(job);
     // What this job may still wait for wakes being read back.
     let mut may_wait = if job.urgent {
         Duration::ZERO
@@ -347,8 +354,9 @@ pub enum Step {
 /// was switched out, the task is killed by SIGSEGV. Measured here: a
 /// sleeping process held at such a limit (swappiness 0, its pages in
 /// swap) died in 6 of 10 trials with rseq and in none of 10 without it
-/// (it waited in the OOM wait); a bench/faas function died so (exit code
-/// 139) after its limit went down to a 2 MiB floor (session 48,
+/// (it waited in the OOM wait); a bench/faas function ended the same way
+/// (SIGSEGV, no OOM kill, no fault reported) 0.2 s after its limit went
+/// down to a 2 MiB floor (session 48,
 /// `docs/faas/s48-2026-12-01/`). A limit the kernel just failed to
 /// reclaim under is where that happens next.
 pub fn step_down(

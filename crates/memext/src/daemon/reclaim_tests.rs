@@ -160,22 +160,6 @@ fn wait_all(r: &Reclaimer) -> Vec<Ended> {
     r.take_ended()
 }
 
-fn ended_of(j: &Job) -> Ended {
-    Ended {
-        id: j.id.clone(),
-        knob: j.knob,
-        to: j.to,
-        reached: j.from,
-        steps: 0,
-        took: Duration::ZERO,
-        error: None,
-        stopped: false,
-        urgent: j.urgent,
-        paged_out: 0,
-        relaxed: false,
-    }
-}
-
 /// A step the kernel refuses ends the job, and the limit gets a step of
 /// room back above the last value written: the kernel has just failed to
 /// reclaim there, and at such a limit a charge outside a page fault of
@@ -186,7 +170,7 @@ fn a_refused_step_gives_a_step_of_room_back() {
     let path = CgroupPath::parse("/r").expect("path");
     let j = job(&path, false); // 40 -> 16 MiB: 32, 24, 16
     let mut written = Vec::new();
-    let mut e = ended_of(&j);
+    let mut e = Ended::begun(&j);
     step_down(&j, &mut e, &mut |v, relax| {
         if v == 24 * MIB {
             return Err(Step::Refused("EBUSY".into()));
@@ -199,7 +183,7 @@ fn a_refused_step_gives_a_step_of_room_back() {
     assert_eq!(e.error.as_deref(), Some("EBUSY"));
 
     // Refused at its first step: the limit holds where it began, no more.
-    let mut e = ended_of(&j);
+    let mut e = Ended::begun(&j);
     let mut writes = 0;
     step_down(&j, &mut e, &mut |_, _| {
         writes += 1;
@@ -208,7 +192,7 @@ fn a_refused_step_gives_a_step_of_room_back() {
     assert_eq!((writes, e.reached, e.relaxed), (1, 40 * MIB, false));
 
     // Stopped: nothing more written, no room given back.
-    let mut e = ended_of(&j);
+    let mut e = Ended::begun(&j);
     let mut seen = Vec::new();
     step_down(&j, &mut e, &mut |v, relax| {
         seen.push((v / MIB, relax));
