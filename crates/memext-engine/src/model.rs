@@ -158,8 +158,8 @@ pub struct ContextModel {
 }
 
 /// A reading as it was judged: the CPU time the context used over `span`,
-/// the page faults it took (a full reading; 0 for a poll, which reads CPU
-/// only), whether a wake was expected (it was held for a predicted one),
+/// the page faults it took and how many of them were major (a full
+/// reading; 0 for a poll, which reads CPU only), whether a wake was expected (it was held for a predicted one),
 /// and what it touched where its CPU said "call" and the host was asked
 /// (`touch`).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -167,6 +167,7 @@ pub struct Judged {
     pub cpu: Duration,
     pub span: Duration,
     pub faults: u64,
+    pub major_faults: u64,
     pub expected: bool,
     pub touched: Option<Touch>,
 }
@@ -303,6 +304,7 @@ impl ContextModel {
             cpu: c.cpu.saturating_sub(l.cpu),
             span: c.at.saturating_sub(l.at),
             faults: c.pgfault.saturating_sub(l.pgfault),
+            major_faults: c.pgmajfault.saturating_sub(l.pgmajfault),
             expected: known.expected,
             touched: None,
         });
@@ -317,8 +319,12 @@ impl ContextModel {
         // Only with its pages in: paged out, its housekeeping refaults on
         // its own CPU (up to 37 ms a second in bench/faas), which would
         // raise the allowance past its calls (`rest`). Nor CPU that
-        // touched nothing (`touch`): it would raise it as well.
-        if let Some(l) = prev.filter(|_| rests && known.resident && !active && !by_cpu) {
+        // touched nothing (`touch`): it would raise it as well. Nor a
+        // reading with a major fault: no warm call is judged in one, so a
+        // call that read a page or two back from the tier would be learned
+        // as rest and raise the allowance over the calls after it.
+        let learn = rests && known.resident && !active && !by_cpu;
+        if let Some(l) = prev.filter(|l| learn && l.pgmajfault == c.pgmajfault) {
             self.rest
                 .learn(c.cpu.saturating_sub(l.cpu), c.at.saturating_sub(l.at));
             self.touches.rest(c.at, ask);
@@ -472,6 +478,7 @@ impl ContextModel {
             cpu: used,
             span,
             faults: 0,
+            major_faults: 0,
             expected: known.expected,
             touched: None,
         });

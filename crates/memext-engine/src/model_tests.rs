@@ -298,6 +298,7 @@ fn polls_judge_cpu_over_a_quarter_second_at_least() {
         cpu: ms(6),
         span: ms(40),
         faults: 0,
+        major_faults: 0,
         expected: false,
         touched: None,
     };
@@ -444,6 +445,37 @@ fn a_warm_call_is_one_only_if_it_touched_as_one() {
     cpu += 3_000;
     let unknown = m.observe_asking(reading(24, cpu), &p, Via::Tick, RESIDENT, &mut || None);
     assert_eq!(unknown, Some(Transition::WarmCall));
+}
+
+/// A call that read a page back from the tier (a major fault) is no warm
+/// call, nor its rest: learned, its 3.5 ms raised the allowance past the
+/// calls after it (bench/faas: a timer's 1.9 ms call 16 s later judged
+/// rest against 3.6 ms, and its period lost).
+#[test]
+fn a_reading_with_a_major_fault_is_not_learned_as_rest() {
+    let p = idle_from_1s();
+    let (mut m, mut cpu) = resting_resident(&p);
+    let allowance = m.rest_allowance(Duration::from_secs(1));
+    cpu += 3_500;
+    let faulted = Counters {
+        pgmajfault: 1,
+        ..reading(22, cpu)
+    };
+    let seen = m.observe_asking(faulted, &p, Via::Tick, RESIDENT, &mut || None);
+    assert_eq!(seen, None);
+    assert_eq!(m.judged.map(|j| j.major_faults), Some(1));
+    assert_eq!(
+        m.rest_allowance(Duration::from_secs(1)),
+        allowance,
+        "not its rest"
+    );
+    cpu += 1_900;
+    let call = Counters {
+        pgmajfault: 1,
+        ..reading(23, cpu)
+    };
+    let seen = m.observe_asking(call, &p, Via::Tick, RESIDENT, &mut || None);
+    assert_eq!(seen, Some(Transition::WarmCall));
 }
 
 /// Held for a predicted call, its poll is judged over its own 20 ms: a

@@ -116,7 +116,7 @@ pub fn gone(id: &ContextId) {
 
 /// A state change; `via` is `tick` (a full sample) or `poll` (between
 /// ticks). `judged`: the reading it was seen in (fields `cpu_us`, `span_ms`,
-/// `faults` (a full reading's page faults; 0 for a poll), `held`: a
+/// `faults` and `major_faults` (a full reading's page faults; 0 for a poll), `held`: a
 /// poll judged it as of a context held for a predicted wake, and where
 /// the host was asked what it touched, `referenced_kib` and `resident_kib`).
 pub fn transition(
@@ -130,6 +130,7 @@ pub fn transition(
         cpu,
         span,
         faults,
+        major_faults,
         expected: held,
         touched,
     } = judged.unwrap_or_default();
@@ -141,6 +142,7 @@ pub fn transition(
         cpu_us = u64::try_from(cpu.as_micros()).unwrap_or(u64::MAX),
         span_ms = u64::try_from(span.as_millis()).unwrap_or(u64::MAX),
         faults,
+        major_faults,
         held,
         referenced_kib = touched.map(|t| t.referenced >> 10),
         resident_kib = touched.map(|t| t.resident >> 10),
@@ -151,7 +153,8 @@ pub fn transition(
 
 /// A reading of a resting context that was no call but used at least half
 /// a call's CPU (`rest::CALL_CPU`), at debug level: what it used, over what,
-/// against what its rest allows (`allowance_us`, absent while not learned)
+/// against what its rest allows (`allowance_us`, absent while not learned;
+/// a reading with `major_faults` is neither judged a warm call nor learned)
 /// and whether its pages were in (only then is a call judged from its CPU):
 /// why a warm call went unseen.
 ///
@@ -190,6 +193,7 @@ pub fn rested(id: &ContextId, via: &'static str, t: &ContextState, at: Instant) 
         cpu_us = us(j.cpu),
         span_ms = u64::try_from(j.span.as_millis()).unwrap_or(u64::MAX),
         faults = j.faults,
+        major_faults = j.major_faults,
         allowance_us = t.model.rest_allowance(j.span).map(us),
         resident = t.is_resident(),
         "{id}: rested ({via})"
