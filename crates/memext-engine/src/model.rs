@@ -28,7 +28,7 @@ use crate::activity::{
     cpu_above, is_active, took_its_charge, ActivityThresholds, Counters, MIN_CPU_SPAN,
 };
 use crate::history::ActivationHistory;
-use crate::rest::RestCpu;
+use crate::rest::{self, RestCpu};
 use crate::touch::{self, Ask, Touch, Touches};
 use crate::Instant;
 
@@ -372,7 +372,7 @@ impl ContextModel {
 
     /// Busy at `c` (not `rests`: neither idle nor active and quiet), whether the reading
     /// from `prev` holds another call than the last one recorded: activity,
-    /// or (its pages in) a call's CPU with no major fault that what it
+    /// or (its pages in) a warm call's CPU (`is_warm_call`) that what it
     /// touched does not deny (`touch`), after a reading without either
     /// that began after the last call recorded (`quiet_since_call`). Marks
     /// such a reading.
@@ -410,11 +410,12 @@ impl ContextModel {
         self.state == State::Idle || (self.state == State::Active && self.is_quiet(now))
     }
 
-    /// A call of a resting context with its pages in (`judged`): no major
-    /// fault, and more CPU than its rest uses.
+    /// A call of a resting context with its pages in (`judged`): at most
+    /// `rest::WARM_CALL_MAJOR_FAULTS` major faults, and more CPU than its
+    /// rest uses.
     fn is_warm_call(&self, before: &Counters, after: &Counters, judged: bool) -> bool {
         judged
-            && after.pgmajfault == before.pgmajfault
+            && after.pgmajfault.saturating_sub(before.pgmajfault) <= rest::WARM_CALL_MAJOR_FAULTS
             && self.rest.is_call(
                 after.cpu.saturating_sub(before.cpu),
                 after.at.saturating_sub(before.at),

@@ -61,6 +61,16 @@ pub const FORGET_AFTER: Duration = Duration::from_secs(60);
 /// 12 and 15 a run at 0.5 ms and 7-16 at 0.7 ms, against 3-9 without the
 /// rule: not read further.)
 pub const CALL_CPU: Duration = Duration::from_micros(700);
+/// Major faults a warm call may take: pages of it the kernel's reclaim at
+/// a capped parent sent to the tier, read back by its handler. In two
+/// bench/faas runs (session 49), the resting readings with their pages in
+/// and CPU beyond the allowance that had 1-16 major faults were calls in
+/// 15 of 15; with the rule at no major fault they went unrecorded, and a
+/// timer's call learned as rest raised its allowance over the calls after
+/// it. More faults than this is the context paging in, which the activity
+/// thresholds judge (a paged-out runtime's housekeeping refaults with CPU
+/// of its own, above).
+pub const WARM_CALL_MAJOR_FAULTS: u64 = 16;
 /// The span the rest's allowance is reckoned over, at least: its
 /// housekeeping comes in runs (one every 0.5 s), which a shorter window
 /// either misses or sees whole.
