@@ -449,9 +449,10 @@ fn a_warm_call_is_one_only_if_it_touched_as_one() {
 
 /// A call that read a few pages back from the tier (major faults, the
 /// capped parent's reclaim took them) is a warm call; a reading with a
-/// major fault is never learned as rest (bench/faas: a timer's 3.5 ms call
-/// with 1 major fault, learned, raised its allowance to 6 ms, and its next
-/// call, 1.9 ms, was judged rest too, its period lost).
+/// major fault is never learned as rest (bench/faas, session 48: a
+/// timer's 3.5 ms call beyond its 1.6 ms allowance, no warm call for a
+/// major fault, was learned and raised the allowance to 5.9 ms; its next
+/// call, 1.9 ms, was judged rest against 3.3 ms, its period lost).
 #[test]
 fn a_call_that_read_pages_back_is_a_warm_call_and_no_rest() {
     let p = idle_from_1s();

@@ -62,12 +62,12 @@ pub const FORGET_AFTER: Duration = Duration::from_secs(60);
 /// rule: not read further.)
 pub const CALL_CPU: Duration = Duration::from_micros(700);
 /// Major faults a warm call may take: pages of it the kernel's reclaim at
-/// a capped parent sent to the tier, read back by its handler. In two
-/// bench/faas runs (session 49), the resting readings with their pages in
-/// and CPU beyond the allowance that had 1-16 major faults were calls in
-/// 15 of 15; with the rule at no major fault they went unrecorded, and a
-/// timer's call learned as rest raised its allowance over the calls after
-/// it. More faults than this is the context paging in, which the activity
+/// a capped parent sent to the tier, read back by its handler. In four
+/// bench/faas runs under the rule of no major fault (session 49,
+/// `docs/faas/s49-2026-12-02/resting.py`), the resting readings with their
+/// pages in and CPU beyond the allowance that had 1-16 major faults held a
+/// call in 30 of 31; they went unrecorded, and before that a call learned
+/// as rest raised its function's allowance over the calls after it. More faults than this is the context paging in, which the activity
 /// thresholds judge (a paged-out runtime's housekeeping refaults with CPU
 /// of its own, above).
 pub const WARM_CALL_MAJOR_FAULTS: u64 = 16;
