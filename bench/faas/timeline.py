@@ -40,16 +40,21 @@ def epoch(ts):
     return datetime.datetime.fromisoformat(ts.replace("Z", "+00:00")).timestamp()
 
 
+def json_lines(lines):
+    """The daemon's JSON log lines, parsed; other lines are skipped."""
+    for line in lines:
+        try:
+            yield json.loads(line)
+        except ValueError:
+            continue
+
+
 def daemon_events(lines, cgroups, start, events=EVENTS):
     """{cgroup: [(trace time s, event, detail)]} from the daemon's JSON log
     lines, for the cgroups and `events` given (detail: a bring-back's reason,
     else how the transition was seen, `via`); non-JSON lines are skipped."""
     out = collections.defaultdict(list)
-    for line in lines:
-        try:
-            e = json.loads(line)
-        except ValueError:
-            continue
+    for e in json_lines(lines):
         ctx, ev = e.get("context"), e.get("event")
         if ctx not in cgroups or ev not in events or "timestamp" not in e:
             continue

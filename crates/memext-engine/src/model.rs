@@ -157,8 +157,8 @@ pub struct ContextModel {
 
 /// A reading as it was judged: the CPU time the context used over `span`,
 /// the page faults it took and how many of them were major (a full
-/// reading; 0 for a poll, which reads CPU only), whether a wake was expected (it was held for a predicted one),
-/// and what it touched where its CPU said "call" and the host was asked
+/// reading; 0 for a poll, which reads CPU only), whether a wake was
+/// expected (it was held for a predicted one), and what it touched where its CPU said "call" and the host was asked
 /// (`touch`).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Judged {
@@ -368,11 +368,12 @@ impl ContextModel {
         Some(event)
     }
 
-    /// Busy at `c` (not `rests`: neither idle nor active and quiet), whether the reading
-    /// from `prev` holds another call than the last one recorded: activity,
-    /// or (its pages in) a warm call's CPU (`is_warm_call`) that what it
-    /// touched does not deny (`touch`), after a reading without either
-    /// that began after the last call recorded (`quiet_since_call`). Marks
+    /// Busy at `c` (not `rests`: neither idle nor active and quiet),
+    /// whether the reading from `prev` holds another call than the last one
+    /// recorded: activity, or (its pages in) a warm call's CPU
+    /// (`is_warm_call`) that what it touched does not deny (`touch`), after
+    /// a reading without either that began after the last call recorded
+    /// (`quiet_since_call`). Marks
     /// such a reading.
     fn busy_call(
         &mut self,

@@ -67,7 +67,8 @@ pub const CALL_CPU: Duration = Duration::from_micros(700);
 /// `docs/faas/s49-2026-12-02/resting.py`), the resting readings with their
 /// pages in and CPU beyond the allowance that had 1-16 major faults held a
 /// call in 30 of 31; they went unrecorded, and before that a call learned
-/// as rest raised its function's allowance over the calls after it. More faults than this is the context paging in, which the activity
+/// as rest raised its function's allowance over the calls after it. More
+/// faults than this is the context paging in, which the activity
 /// thresholds judge (a paged-out runtime's housekeeping refaults with CPU
 /// of its own, above).
 pub const WARM_CALL_MAJOR_FAULTS: u64 = 16;

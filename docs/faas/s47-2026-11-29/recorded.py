@@ -6,7 +6,6 @@ the debug `rested` readings that came with a call (its CPU judged rest).
 
 Usage (from the repository root): recorded.py RUN_DIR [TIER] [ROUND]"""
 import collections
-import json
 import os
 import sys
 
@@ -39,11 +38,7 @@ def main():
     inv = {v: k for k, v in meta["cgroups"].items()}
     rested = collections.Counter()
     with timeline.open_log(run, tier, "memext", rnd) as f:
-        for line in f:
-            try:
-                e = json.loads(line)
-            except ValueError:
-                continue
+        for e in timeline.json_lines(f):
             fn = inv.get(e.get("context"))
             if e.get("event") != "rested" or fn is None:
                 continue

@@ -8,7 +8,6 @@ with it, and its major faults (`major_faults`, logged from session 49 on;
 
 Usage (from the repository root): resting.py RUN_DIR [RUN_DIR...]"""
 import collections
-import json
 import os
 import sys
 
@@ -30,11 +29,7 @@ def tally(run):
     inv = {v: k for k, v in meta["cgroups"].items()}
     out = collections.Counter()
     with timeline.open_log(run, "zram", "memext", 0) as f:
-        for line in f:
-            try:
-                e = json.loads(line)
-            except ValueError:
-                continue
+        for e in timeline.json_lines(f):
             fn = inv.get(e.get("context"))
             a = e.get("allowance_us")
             if e.get("event") != "rested" or fn is None or not e.get("resident") or a is None:

@@ -116,9 +116,10 @@ pub fn gone(id: &ContextId) {
 
 /// A state change; `via` is `tick` (a full sample) or `poll` (between
 /// ticks). `judged`: the reading it was seen in (fields `cpu_us`, `span_ms`,
-/// `faults` and `major_faults` (a full reading's page faults; 0 for a poll), `held`: a
-/// poll judged it as of a context held for a predicted wake, and where
-/// the host was asked what it touched, `referenced_kib` and `resident_kib`).
+/// `faults` and `major_faults` (a full reading's page faults; 0 for a
+/// poll), `held`: a poll judged it as of a context held for a predicted
+/// wake, and where the host was asked what it touched, `referenced_kib`
+/// and `resident_kib`).
 pub fn transition(
     id: &ContextId,
     tr: Transition,
@@ -154,9 +155,10 @@ pub fn transition(
 /// A reading of a resting context that was no call but used at least half
 /// a call's CPU (`rest::CALL_CPU`), at debug level: what it used, over what,
 /// against what its rest allows (`allowance_us`, absent while not learned;
-/// a reading with `major_faults` is neither judged a warm call nor learned)
-/// and whether its pages were in (only then is a call judged from its CPU):
-/// why a warm call went unseen.
+/// a reading with `major_faults` is not learned, and with more than
+/// `rest::WARM_CALL_MAJOR_FAULTS` is no warm call either) and whether its
+/// pages were in (only then is a call judged from its CPU): why a warm call
+/// went unseen.
 ///
 /// A reading whose CPU said "call" and whose touch said no is logged at
 /// info level as `no-call`, whatever the level.
