@@ -1,6 +1,7 @@
 //! What the engine's decisions come out as: the commands the actuator
 //! carries out (which knob, which pages, how fast), and what it reports back.
 
+use crate::map_back::MapBack;
 use crate::model::Transition;
 use crate::planner::Plan;
 use crate::predict::PrefetchReason;
@@ -16,8 +17,8 @@ pub struct BringBack {
     /// Working-set chunks, hottest first; the rest follows by address.
     pub order: Vec<ChunkKey>,
     pub bandwidth: u64,
-    /// Map the chunks of `order` as huge pages afterwards (predicted wake).
-    pub map_back: bool,
+    /// What to map afterwards (a predicted wake; `Off` for the others).
+    pub map_back: MapBack,
     /// Read back coldest first (the woken process faults its hottest pages
     /// in by itself from a synchronous tier).
     pub from_the_end: bool,

@@ -4,6 +4,7 @@
 //! onset for it, a call that never came.
 
 use super::*;
+use crate::map_back::MapBack;
 
 /// A function on a host meant to be full: busy at 0-1 s, quiet (between
 /// calls) from 3 s on, sampled at every whole second up to `until`.
@@ -157,7 +158,7 @@ fn a_fired_event_memext_caused_is_judged_on_the_counters() {
                 order: Vec::new(),
                 bandwidth: 0,
                 reason: PrefetchReason::Refill,
-                map_back: false,
+                map_back: MapBack::Off,
                 from_the_end: false,
             });
             e.executed(&back, Outcome::Done, s(6.3));
