@@ -334,7 +334,7 @@ fn a_periodic_context_is_mapped_back_before_its_predicted_wake() {
             assert!(
                 events_named(&log, "bringing-back")
                     .iter()
-                    .any(|e| e["reason"] == "periodic" && e["map_back"] == "working-set"),
+                    .any(|e| e["reason"] == "periodic" && e["map_back"] == true),
                 "{text}"
             );
             assert!(!events_named(&log, "mapped-back").is_empty(), "{text}");

@@ -1,7 +1,6 @@
 //! What the engine's decisions come out as: the commands the actuator
 //! carries out (which knob, which pages, how fast), and what it reports back.
 
-use crate::map_back::MapBack;
 use crate::model::Transition;
 use crate::planner::Plan;
 use crate::predict::PrefetchReason;
@@ -17,8 +16,8 @@ pub struct BringBack {
     /// Working-set chunks, hottest first; the rest follows by address.
     pub order: Vec<ChunkKey>,
     pub bandwidth: u64,
-    /// What to map afterwards (a predicted wake; `Off` for the others).
-    pub map_back: MapBack,
+    /// Map the chunks of `order` as huge pages afterwards (predicted wake).
+    pub map_back: bool,
     /// Read back coldest first (the woken process faults its hottest pages
     /// in by itself from a synchronous tier).
     pub from_the_end: bool,

@@ -7,7 +7,6 @@ use std::time::Duration;
 
 use crate::activity::Counters;
 use crate::growth::Growth;
-use crate::map_back::MapBack;
 use crate::model::{ContextModel, ModelParams, State, Transition};
 use crate::peak::Peak;
 use crate::predict::PrefetchReason;
@@ -46,8 +45,8 @@ pub struct ClassParams {
     pub pageout_bandwidth: u64,
     /// Prefetch (bring-back) bandwidth, bytes per second.
     pub prefetch_bandwidth: u64,
-    /// What a predicted wake's bring-back maps ahead of it.
-    pub map_back: MapBack,
+    /// Map the working set back (huge pages) before a predicted wake.
+    pub map_back: bool,
     /// CPU weight to run the context at (v2 scale, 1-10000), None: as it is.
     #[serde(default)]
     pub cpu_weight: Option<u16>,
@@ -193,11 +192,6 @@ pub struct ContextState {
     /// Brought back for a predicted wake: held in (sized for its working set,
     /// not pushed out again) until the instant given, or its wake.
     pub held: Option<(Instant, PrefetchReason)>,
-    /// Its last read-back left pages in the swap cache, outside its page
-    /// tables (a refill, a wake's, or one mapped in part): under `map_back =
-    /// "all"`, held for a predicted wake, it is mapped ahead of that wake.
-    #[serde(default)]
-    pub unmapped_read_back: bool,
     /// Faults the kernel counted to the context while memext itself was
     /// moving its pages (MADV_COLLAPSE reads swapped pages in as the context's
     /// faults): (minor, major), left out of what the model sees, so that
@@ -348,7 +342,6 @@ impl ContextState {
             limit: None,
             reclaiming: None,
             reading_back: false,
-            unmapped_read_back: false,
         }
     }
 
@@ -455,13 +448,6 @@ impl ContextState {
         if !self.model.history.awaits_call(now) {
             self.held = None;
         }
-    }
-
-    /// Under `map_back = "all"`, its last read-back left pages unmapped:
-    /// held for a predicted wake, it is brought back to map them
-    /// (`Engine::map_ahead`).
-    pub fn maps_ahead(&self) -> bool {
-        self.params.map_back == MapBack::All && self.unmapped_read_back
     }
 
     /// A wake seen: under admission control it queues for room. A stretch
@@ -662,7 +648,7 @@ mod tests {
             headroom_pct: 10,
             pageout_bandwidth: 1 << 28,
             prefetch_bandwidth: 1 << 29,
-            map_back: MapBack::WorkingSet,
+            map_back: true,
             cpu_weight: Some(10),
             wake_cpu_weight: 30,
             cpu_max_milli: None,

@@ -101,7 +101,7 @@ mod tests {
             headroom_pct: 0,
             pageout_bandwidth: 1 << 30,
             prefetch_bandwidth: 1 << 30,
-            map_back: crate::map_back::MapBack::Off,
+            map_back: false,
             cpu_weight: None,
             wake_cpu_weight: WAKE_CPU_WEIGHT,
             cpu_max_milli,

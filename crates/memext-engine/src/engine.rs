@@ -15,7 +15,6 @@ pub use crate::command::{BringBack, Command, Decision, Observed, Outcome, PushOu
 pub use crate::context::WAKE_CPU_WEIGHT;
 use crate::context::{Applied, ClassParams, ContextState, Sample, OUT_SWAPPED_BYTES};
 use crate::cpu_cap::{cpu_caps, critical_runs};
-use crate::map_back::MapBack;
 use crate::model::{Known, State, Transition, Via};
 use crate::planner::{plan, Action, ContextInput, PlanInput, Queued, RoomAccount};
 use crate::predict::{self, PredictParams, PrefetchReason};
@@ -296,8 +295,7 @@ impl Engine {
         let predicted = self.predictions(now);
         self.hold_the_resident_due(now, &predicted);
         let input = self.plan_input_with(now, host.capacity, predicted);
-        let mut plan = plan(&input);
-        plan.actions.extend(self.map_ahead(&plan.actions));
+        let plan = plan(&input);
         for (c, target) in input.contexts.iter().zip(&plan.targets) {
             if let Some(t) = self.contexts.get_mut(&c.key) {
                 t.target = *target;
@@ -386,32 +384,6 @@ impl Engine {
                 t.held = Some((hold_until, PrefetchReason::Periodic));
             }
         }
-    }
-
-    /// Under `map_back = "all"`, a context held for its predicted periodic
-    /// wake whose last read-back left pages unmapped (a refill that filled
-    /// free DRAM with it, for no wake in particular) is brought back for
-    /// that wake anyway: what is still swapped is read, and everything read
-    /// back is mapped. (The plan brings back only what has pages in swap;
-    /// in the swap cache they are not counted so. In bench/faas, 1-4 timer
-    /// calls a run from the 4th came this way, each over 16 ms, its
-    /// handler taking 8-14k minor faults.) Not where the plan already
-    /// brings it back.
-    fn map_ahead(&self, actions: &[Action]) -> Vec<Action> {
-        self.contexts
-            .values()
-            .filter(|t| {
-                t.maps_ahead()
-                    && matches!(t.held, Some((_, PrefetchReason::Periodic)))
-                    && !actions
-                        .iter()
-                        .any(|a| matches!(a, Action::BringBack { key, .. } if *key == t.id))
-            })
-            .map(|t| Action::BringBack {
-                key: t.id.clone(),
-                reason: PrefetchReason::Periodic,
-            })
-            .collect()
     }
 
     /// Applies the plan's admission decisions: a queued context the plan
@@ -727,7 +699,6 @@ impl Engine {
                     PrefetchReason::Periodic | PrefetchReason::FollowsLeader
                 );
                 t.held = predicted.then(|| (now + 2 * lead, b.reason));
-                t.unmapped_read_back = b.map_back != MapBack::All;
             }
             // An active context paged out for room stays as it is: its
             // working set is still recorded as it runs, and it is pushed out

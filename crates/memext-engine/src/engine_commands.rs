@@ -9,7 +9,6 @@ use super::{Engine, HostFacts, HEAT_LIFETIME, THROTTLE_DIVISOR};
 use crate::command::{BringBack, Command, PushOut};
 use crate::context::ContextState;
 use crate::limit_room::LimitRoom;
-use crate::map_back::MapBack;
 use crate::model::State;
 use crate::planner::Action;
 use crate::predict::PrefetchReason;
@@ -167,7 +166,7 @@ impl Engine {
                     out.extend(reclaim);
                 }
                 Action::BringBack { reason, .. } => {
-                    if t.held.is_some() && !t.out && !t.squeezed && !t.maps_ahead() {
+                    if t.held.is_some() && !t.out && !t.squeezed {
                         continue; // already back (held for its predicted wake)
                     }
                     if short.contains(id) {
@@ -274,11 +273,7 @@ impl Engine {
             // it follows within a second) would race the collapse and lose
             // (measured: a follower's touch went from 0.17 s to 0.9 s), so
             // those get the read-back alone.
-            map_back: if reason == PrefetchReason::Periodic {
-                t.params.map_back
-            } else {
-                MapBack::Off
-            },
+            map_back: t.params.map_back && reason == PrefetchReason::Periodic,
             // A woken context faults its hottest pages in by itself; from zram
             // that is as fast as memext's read (measured: in the same order,
             // both decompressed the same pages and the wake took 0.50 s; from

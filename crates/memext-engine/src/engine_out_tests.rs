@@ -272,32 +272,13 @@ fn a_wake_is_read_back_unpaced_unless_a_critical_context_shares_the_host() {
 /// A timer's function on a host meant to be full, called at 10, 20 and
 /// 30 s (seen at the ticks), resident and idle between calls, ticked to 36 s.
 fn called_every_10_s(e: &mut Engine) -> Ctx {
-    called_every_10_s_mapping(e, MapBack::WorkingSet, None)
-}
-
-/// `called_every_10_s` under `map_back`; at `refilled_at` memext read it
-/// back to fill free DRAM (a refill: nothing mapped).
-fn called_every_10_s_mapping(e: &mut Engine, map_back: MapBack, refilled_at: Option<f64>) -> Ctx {
     let mut f = Ctx::new("/timer", 60);
     let p = ClassParams {
         push_out: PushOutWhen::Needed,
-        map_back,
         ..class(16)
     };
     e.track(f.id.clone(), Class::Extend, p, s(0.0));
     for i in 0..=36 {
-        if refilled_at.is_some_and(|at| at == f64::from(i)) {
-            let refill = Command::BringBack(BringBack {
-                id: f.id.clone(),
-                reason: PrefetchReason::Refill,
-                pids: vec![],
-                order: vec![],
-                bandwidth: 0,
-                map_back: MapBack::Off,
-                from_the_end: false,
-            });
-            e.executed(&refill, Outcome::Done, s(f64::from(i)));
-        }
         if [10, 20, 30].contains(&i) {
             f.cpu += Duration::from_millis(300);
         }
@@ -390,37 +371,4 @@ fn a_hold_ends_when_its_call_is_no_longer_due() {
     tick(&mut e, &[&f], 45.5);
     assert!(e.get(&f.id).is_some_and(|t| t.held.is_none()));
     assert!(e.watched().is_empty(), "no longer watched");
-}
-
-/// Under `map_back = "all"`, a timer's function that a refill read back
-/// (its pages in the swap cache, outside its page tables; the plan sees
-/// nothing swapped to bring back) is brought back for its predicted call
-/// when it is held for it, so that the mover maps it; once only. Not
-/// without the refill, nor under `working-set`.
-#[test]
-fn a_refilled_context_held_for_its_call_is_mapped_ahead_of_it_under_map_back_all() {
-    let periodic = |cmds: &[Command]| {
-        bring_backs(cmds)
-            .iter()
-            .filter(|b| b.reason == PrefetchReason::Periodic)
-            .map(|b| b.map_back)
-            .collect::<Vec<_>>()
-    };
-    let mut e = Engine::new(params());
-    let f = called_every_10_s_mapping(&mut e, MapBack::All, Some(33.0));
-    let (_, cmds) = tick(&mut e, &[&f], 37.5);
-    assert_eq!(periodic(&cmds), vec![MapBack::All], "{cmds:?}");
-    assert!(e.get(&f.id).is_some_and(|t| t.held.is_some()), "held");
-    let (_, cmds) = tick(&mut e, &[&f], 38.5);
-    assert!(periodic(&cmds).is_empty(), "mapped once: {cmds:?}");
-    for (map_back, refilled) in [(MapBack::All, None), (MapBack::WorkingSet, Some(33.0))] {
-        let mut e = Engine::new(params());
-        let f = called_every_10_s_mapping(&mut e, map_back, refilled);
-        let (_, cmds) = tick(&mut e, &[&f], 37.5);
-        assert!(e.get(&f.id).is_some_and(|t| t.held.is_some()), "held");
-        assert!(
-            periodic(&cmds).is_empty(),
-            "{map_back} {refilled:?}: {cmds:?}"
-        );
-    }
 }

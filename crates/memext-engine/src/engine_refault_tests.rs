@@ -4,7 +4,6 @@
 //! onset for it, a call that never came.
 
 use super::*;
-use crate::map_back::MapBack;
 
 /// A function on a host meant to be full: busy at 0-1 s, quiet (between
 /// calls) from 3 s on, sampled at every whole second up to `until`.
@@ -158,7 +157,7 @@ fn a_fired_event_memext_caused_is_judged_on_the_counters() {
                 order: Vec::new(),
                 bandwidth: 0,
                 reason: PrefetchReason::Refill,
-                map_back: MapBack::Off,
+                map_back: false,
                 from_the_end: false,
             });
             e.executed(&back, Outcome::Done, s(6.3));

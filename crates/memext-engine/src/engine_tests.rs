@@ -6,7 +6,6 @@ use std::time::Duration;
 
 use super::*;
 use crate::context::{MemorySample, PushOutWhen, REASSERT};
-use crate::map_back::MapBack;
 
 const MIB: u64 = 1 << 20;
 
@@ -24,7 +23,7 @@ fn class(floor_mib: u64) -> ClassParams {
         headroom_pct: 10,
         pageout_bandwidth: 400 * MIB,
         prefetch_bandwidth: 800 * MIB,
-        map_back: MapBack::WorkingSet,
+        map_back: true,
         cpu_weight: None,
         wake_cpu_weight: WAKE_CPU_WEIGHT,
         cpu_max_milli: None,
@@ -198,7 +197,7 @@ fn a_context_that_sleeps_is_pushed_out_once_and_brought_back_when_it_wakes() {
     let b = bring_backs(&cmds);
     assert_eq!(b.len(), 1);
     assert_eq!(b[0].reason, PrefetchReason::Woke);
-    assert!(b[0].map_back.is_off() && !b[0].from_the_end);
+    assert!(!b[0].map_back && !b[0].from_the_end);
     assert_eq!(
         b[0].order.len(),
         128,
@@ -492,11 +491,7 @@ fn a_periodic_context_is_brought_back_before_its_wake_mapped_and_held() {
         t += 0.5;
     }
     let (at, b) = predicted.expect("a periodic bring-back");
-    assert_eq!(
-        b.map_back,
-        MapBack::WorkingSet,
-        "a predicted wake is mapped back"
-    );
+    assert!(b.map_back, "a predicted wake is mapped back");
     // Wakes at 10, 25, 40, 55, 70: predicted from the third on, 3 s ahead.
     let next_wake = 10.0 + 15.0 * ((at - 10.0) / 15.0).ceil();
     assert!(
@@ -522,7 +517,7 @@ fn a_held_context_is_not_pushed_out_before_its_predicted_wake() {
         pids: vec![100],
         order: vec![],
         bandwidth: 0,
-        map_back: MapBack::WorkingSet,
+        map_back: true,
         from_the_end: false,
     };
     e.executed(&Command::BringBack(b), Outcome::Done, s(7.0));

@@ -21,7 +21,6 @@
 //!   is not activity.
 //! - [`peak`]: the most a context had in a stretch of activity, for
 //!   admission at the peak.
-//! - [`map_back`]: how much of a predicted wake's bring-back is mapped ahead.
 //! - [`rest`], [`touch`]: a resting context's call told from its rest, by
 //!   its CPU and by the memory it touched.
 #![forbid(unsafe_code)]
@@ -34,7 +33,6 @@ pub mod engine;
 pub mod growth;
 pub mod history;
 pub mod limit_room;
-pub mod map_back;
 pub mod model;
 pub mod peak;
 pub mod planner;

@@ -94,7 +94,7 @@ mod tests {
             idle_after: Duration::from_secs(10),
             pageout_bandwidth: 0,
             prefetch_bandwidth: 0,
-            map_back: crate::map_back::MapBack::Off,
+            map_back: false,
             cpu_weight: None,
             wake_cpu_weight: 100,
             cpu_max_milli: None,

@@ -24,7 +24,7 @@ pub fn run(file: Option<PathBuf>, config_flag: Option<PathBuf>) -> anyhow::Resul
                 p.headroom.0,
                 p.pageout_bandwidth,
                 p.prefetch_bandwidth,
-                p.map_back,
+                if p.map_back { "on" } else { "off" },
                 p.cpu_weight
                     .map_or_else(|| "as set".to_owned(), |w| w.0.to_string()),
                 p.wake_cpu_weight.0,

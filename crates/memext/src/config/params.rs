@@ -6,7 +6,6 @@ use std::time::Duration;
 
 use memext_cgroup::CgroupPath;
 pub use memext_engine::context::PushOutWhen;
-pub use memext_engine::map_back::MapBack;
 use serde::Deserialize;
 
 use crate::units::{ByteSize, Percent};
@@ -91,7 +90,7 @@ pub(crate) struct ClassOverrides {
     pub(crate) headroom: Option<Percent>,
     pub(crate) pageout_bandwidth: Option<ByteSize>,
     pub(crate) prefetch_bandwidth: Option<ByteSize>,
-    pub(crate) map_back: Option<MapBack>,
+    pub(crate) map_back: Option<bool>,
     pub(crate) cpu_weight: Option<CpuWeight>,
     pub(crate) wake_cpu_weight: Option<CpuWeight>,
     pub(crate) cpu_max: Option<Cpus>,
@@ -117,12 +116,11 @@ pub struct ClassParams {
     pub pageout_bandwidth: ByteSize,
     /// Prefetch (bring-back) bandwidth cap, bytes per second.
     pub prefetch_bandwidth: ByteSize,
-    /// Before a predicted periodic wake, also map what was brought back:
-    /// `working-set` (`true`) the recorded working set's chunks (MADV_COLLAPSE:
-    /// whole 2 MiB blocks as huge pages), `all` those and then every other page
-    /// read back, `off` (`false`) nothing. Pages mapped this way no longer
-    /// tell whether the context touched them: prefetch accuracy leaves them out.
-    pub map_back: MapBack,
+    /// Before a predicted periodic wake, also map the brought-back working set
+    /// (MADV_COLLAPSE: whole 2 MiB blocks as huge pages), so that the wake
+    /// takes no page faults at all. Pages mapped this way no longer tell
+    /// whether the context touched them: prefetch accuracy leaves them out.
+    pub map_back: bool,
     /// The CPU weight the class's contexts run at (v2 `cpu.weight`, v1
     /// `cpu.shares` scaled), or None to leave it as the runtime set it. Low
     /// for extend contexts: the page faults and reclaim of a waking or

@@ -286,21 +286,6 @@ fn idle_contexts_are_pushed_out_when_idle_unless_the_class_says_when_needed() {
 }
 
 #[test]
-fn map_back_takes_a_name_or_the_boolean_it_was() {
-    let c = parse("").expect("empty policy");
-    assert_eq!(c.extend.map_back, MapBack::WorkingSet);
-    let c = parse("[class.extend]\nmap_back = \"all\"\n").expect("all");
-    assert_eq!(c.extend.engine().map_back, MapBack::All);
-    let c = parse("[class.extend]\nmap_back = false\n").expect("false");
-    assert_eq!(c.extend.engine().map_back, MapBack::Off);
-    let c = parse("[class.critical]\nmap_back = true\n").expect("true");
-    assert_eq!(c.critical.map_back, MapBack::WorkingSet);
-    let (line, msg) = err_line("[class.extend]\nfloor = \"16M\"\nmap_back = \"every page\"\n");
-    assert_eq!(line, 3);
-    assert!(msg.contains("\"working-set\", \"all\""), "{msg}");
-}
-
-#[test]
 fn fast_wakes_are_off_unless_the_extend_class_asks() {
     let c = parse("").expect("empty policy");
     assert!(!c.extend.fast_wakes && !c.extend.engine().fast_wakes);

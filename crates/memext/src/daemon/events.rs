@@ -208,7 +208,7 @@ pub fn bringing_back(b: &BringBack) {
         context = %b.id,
         reason = %b.reason,
         from_the_end = b.from_the_end,
-        map_back = %b.map_back,
+        map_back = b.map_back,
         "{}: bringing back ({}{})",
         b.id,
         b.reason,

@@ -39,7 +39,7 @@ fn state(id: &str, pids: &[u32]) -> ContextState {
         headroom_pct: 0,
         pageout_bandwidth: 1 << 28,
         prefetch_bandwidth: 1 << 29,
-        map_back: memext_engine::map_back::MapBack::WorkingSet,
+        map_back: true,
         cpu_weight: Some(10),
         wake_cpu_weight: 100,
         cpu_max_milli: None,

@@ -8,13 +8,10 @@ use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use memext_engine::map_back::MapBack;
 use memext_engine::workingset::{ChunkKey, CHUNK_BYTES};
 use memext_engine::ContextId;
 use memext_sys::madvise::Advice;
 use memext_sys::pagemap::PageState;
-use memext_sys::pidfd::{PidfdError, ProcessHandle};
-use memext_sys::populate::PopulateError;
 use memext_sys::AddrRange;
 
 use super::pages::{advise_paced, by_chunk, per_pid, ranges_of, read_back_ranges};
@@ -37,9 +34,8 @@ pub enum Job {
         pids: Vec<u32>,
         order: Vec<ChunkKey>,
         bandwidth: u64,
-        /// Then map what was read back (a predicted wake): the chunks of
-        /// `order` (MADV_COLLAPSE), or those and then every page.
-        map_back: MapBack,
+        /// Then map the chunks of `order` (MADV_COLLAPSE), for a predicted wake.
+        map_back: bool,
         /// Read back in the reverse order, coldest and last first: for a context
         /// already faulting its hottest pages in by itself from a synchronous
         /// tier (zram), where both would otherwise decompress the same pages.
@@ -183,13 +179,10 @@ fn run(rx: &Receiver<Job>, stats: &Shared, gate: &WakeGate) {
                 ..
             } => bring_back(pids, order, *bandwidth, *from_the_end, rx, &mut queue, &key).and_then(
                 |(pages, ranges)| {
-                    let (mapped, ranges) = match map_back {
-                        MapBack::Off => (0, ranges),
-                        MapBack::WorkingSet => map_chunks_back(&key, order, ranges)?,
-                        MapBack::All => {
-                            let (chunks, rest) = map_chunks_back(&key, order, ranges)?;
-                            (chunks + map_pages_back(&key, rest)?, Vec::new())
-                        }
+                    let (mapped, ranges) = if *map_back {
+                        map_chunks_back(&key, order, ranges)?
+                    } else {
+                        (0, ranges)
                     };
                     if let Ok(mut s) = stats.lock() {
                         let m = s.entry(key.clone()).or_default();
@@ -362,40 +355,6 @@ fn map_chunks_back(
     Ok((pages, rest))
 }
 
-/// Maps every page of `ranges` (what a bring-back read outside the chunks
-/// mapped as huge pages) into its process's page tables, so that the wake
-/// expected next takes no minor fault for them. Returns the pages mapped.
-fn map_pages_back(key: &ContextId, ranges: Vec<(u32, AddrRange)>) -> Result<u64, String> {
-    let t0 = Instant::now();
-    let (mut pages, mut skipped) = (0u64, 0u64);
-    for (pid, ranges) in per_pid(ranges) {
-        let handle = match ProcessHandle::open(pid) {
-            Ok(h) => h,
-            Err(PidfdError::Vanished { .. }) => continue,
-            Err(e) => return Err(e.to_string()),
-        };
-        match memext_sys::populate::populate(&handle, &ranges) {
-            Ok(out) => {
-                pages += out.pages;
-                skipped += out.skipped;
-            }
-            Err(PopulateError::Vanished { .. }) => continue,
-            Err(e) => return Err(e.to_string()),
-        }
-    }
-    let (bytes, seconds) = (pages * memext_sys::page_size(), t0.elapsed().as_secs_f64());
-    tracing::info!(
-        event = "mapped-pages-back",
-        context = %key,
-        bytes,
-        seconds,
-        skipped,
-        "{key}: mapped {} more back page by page in {seconds:.3} s",
-        crate::units::human_bytes(bytes),
-    );
-    Ok(pages)
-}
-
 fn push_out(
     pids: &[u32],
     keep: &HashSet<ChunkKey>,
@@ -436,7 +395,7 @@ mod tests {
             pids: vec![],
             order: vec![],
             bandwidth: 0,
-            map_back: MapBack::Off,
+            map_back: false,
             from_the_end: false,
             urgent,
         }
