@@ -32,9 +32,11 @@ def distinct(wakes):
     return out
 
 
-def same_wake(wakes, now, extra=1.0):
+def same_wake(wakes, now, extra=1.0, lead_cost=1.0):
     """Session 27's rule: (last wake on the schedule, period) or None; an
-    extra wake counting `extra` of an unseen one."""
+    extra wake counting `extra` of an unseen one, and each wake left out
+    before a chain's start `lead_cost` of one (session 50's
+    replay_start.py varies it)."""
     w = distinct(wakes)
     strict = R.strict(w)
     if strict or extra == 1.0:
@@ -45,7 +47,7 @@ def same_wake(wakes, now, extra=1.0):
     m = R.median([b - a for a, b in zip(w, w[1:])])
     best = None
     for start in range(min(3, len(w))):
-        on, kept, irregular = w[start], [], float(start)
+        on, kept, irregular = w[start], [], lead_cost * start
         for t in w[start + 1:]:
             d = t - on
             if d < (1 - R.TOL) * m:

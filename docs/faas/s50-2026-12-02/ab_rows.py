@@ -20,15 +20,10 @@ import timeline  # noqa: E402
 MAPPED_MINFLT = 3000
 
 
-def calls_of(d, tier, mode, rnd):
-    with open(os.path.join(d, f"calls-{tier}-{mode}-r{rnd}.csv")) as f:
-        return list(csv.DictReader(f))
-
-
 def row(d, r):
-    calls = calls_of(d, r["tier"], r["mode"], r["round"])
+    _, calls, _ = timeline.load(d, r["tier"], r["mode"], r["round"])
     ok = [c for c in calls if not c["error"]]
-    lat = [float(c["latency_ms"]) for c in ok]
+    lat = [c["latency_ms"] for c in ok]
     warm = [c for c in ok if int(c["majflt"] or 0) < timeline.WARM_MAJFLT]
     mapped = sum(1 for c in warm if int(c["minflt"] or 0) >= MAPPED_MINFLT)
     seen = collections.Counter()
@@ -36,7 +31,7 @@ def row(d, r):
     for c in ok:
         seen[c["function"]] += 1
         if c["class"] == "timer" and seen[c["function"]] >= 4:
-            timer4.append(float(c["latency_ms"]))
+            timer4.append(c["latency_ms"])
     return (f"| {os.path.basename(d.rstrip('/'))} | {r['mode']} | {r['round']} | "
             f"{results.nearest_rank(lat, 0.5):.0f} ms | {results.nearest_rank(lat, 0.99):.0f} ms | "
             f"{sum(1 for x in lat if x <= 8)} | {len(warm)} | {results.nearest_rank(timer4, 0.99):.0f} ms | "

@@ -31,36 +31,7 @@ R.RECORDED = R.RECORDED + ('"event":"call"',)
 def rule(lead_cost):
     """The engine's rule with each wake before a chain's start costing
     `lead_cost` of an unseen one (1 today)."""
-    def read(wakes, now):
-        w = P.distinct(wakes)
-        strict = R.strict(w)
-        if strict:
-            return strict
-        w = w[-9:]
-        if len(w) < R.MIN_IV + 1:
-            return None
-        m = R.median([b - a for a, b in zip(w, w[1:])])
-        best = None
-        for start in range(min(3, len(w))):
-            on, kept, irregular = w[start], [], lead_cost * start
-            for t in w[start + 1:]:
-                d = t - on
-                if d < (1 - R.TOL) * m:
-                    irregular += 0.5
-                    continue
-                k = min(3, max(1, round(d / m)))
-                if k > 1 and abs(d - k * m) <= R.TOL * m:
-                    irregular += k - 1
-                    d /= k
-                kept.append(d)
-                on = t
-            if len(kept) < R.MIN_IV or irregular > R.MAX_SKIPPED or 3 * irregular > len(kept):
-                continue
-            km = R.median(kept)
-            if R.agree(kept, km) and (best is None or irregular < best[0]):
-                best = (irregular, on, km)
-        return best[1:] if best else None
-    return P.with_precursor(read)
+    return P.with_precursor(lambda wakes, now: P.same_wake(wakes, now, extra=0.5, lead_cost=lead_cost))
 
 
 RULES = (("engine", rule(1.0)), ("lead-half", rule(0.5)), ("lead-free", rule(0.0)))

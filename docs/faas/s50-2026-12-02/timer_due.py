@@ -11,56 +11,34 @@ group the calls, the slowest and how many took over 16 ms.
   python3 timer_due.py RUN_DIR..."""
 import collections
 import csv
-import datetime
-import json
 import os
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(HERE, "..", "..", "..", "bench", "faas"))
 import replay_start as S  # noqa: E402
+import timeline  # noqa: E402
 
 P, R = S.P, S.R
 RULE = S.rule(1.0)
 BEFORE_S = 6.0
 
 
-def events(d, tier, mode, rnd):
-    meta = json.load(open(os.path.join(d, f"functions-{tier}-{mode}-r{rnd}.json")))
-    start, by_cgroup = meta["trace_start_epoch"], {v: k for k, v in meta["cgroups"].items()}
-    wakes, backs = collections.defaultdict(list), collections.defaultdict(list)
-    log = os.path.join(d, f"{mode}-daemon-{tier}-r{rnd}.log")
-    opener = open if os.path.exists(log) else None
-    if opener is None:
-        import gzip
-        log, opener = log + ".gz", gzip.open
-    with opener(log, "rt") as f:
-        for line in f:
-            back = '"bringing-back"' in line
-            if not back and not any(k in line for k in R.RECORDED):
-                continue
-            e = json.loads(line)
-            fn = by_cgroup.get(e.get("context"))
-            if not fn:
-                continue
-            at = datetime.datetime.fromisoformat(e["timestamp"].replace("Z", "+00:00")).timestamp() - start
-            (backs[fn].append((at, e["reason"])) if back else wakes[fn].append(at))
-    return wakes, backs
-
-
 def groups(d, tier, mode, rnd):
-    wakes, backs = events(d, tier, mode, rnd)
+    meta, calls, events = timeline.load(d, tier, mode, rnd)
+    recorded = {k.split('"')[-2] for k in R.RECORDED}  # woke, onset, warm-call, call
     seen, out = collections.Counter(), collections.defaultdict(list)
-    with open(os.path.join(d, f"calls-{tier}-{mode}-r{rnd}.csv")) as f:
-        for c in csv.DictReader(f):
-            seen[c["function"]] += 1
-            if c["class"] != "timer" or seen[c["function"]] < 4 or c["error"]:
-                continue
-            t, fn = float(c["t"]), c["function"]
-            due = P.due(RULE, sorted(wakes[fn]), t, recorded_before=t - R.LEAD)
-            why = sorted({r for at, r in backs[fn] if t - BEFORE_S < at < t - 0.05}) or ["none"]
-            cold = int(c["majflt"] or 0) >= 100
-            out[("due" if due else "not due", ",".join(why), "cold" if cold else "warm")].append(float(c["latency_ms"]))
+    for c in calls:
+        seen[c["function"]] += 1
+        if c["class"] != "timer" or seen[c["function"]] < 4 or c["error"]:
+            continue
+        t, evs = c["t"], events.get(meta["cgroups"][c["function"]], [])
+        wakes = sorted(at for at, ev, _ in evs if ev in recorded)
+        due = P.due(RULE, wakes, t, recorded_before=t - R.LEAD)
+        why = sorted({r for at, ev, r in evs if ev == "bringing-back" and t - BEFORE_S < at < t - 0.05}) or ["none"]
+        cold = int(c["majflt"] or 0) >= 100
+        out[("due" if due else "not due", ",".join(why), "cold" if cold else "warm")].append(c["latency_ms"])
     return out
 
 
