@@ -58,7 +58,7 @@ pub enum Command {
     /// the background: the kernel reclaims the difference in the thread
     /// that writes the limit, which must not be the daemon's loop (such
     /// writes held it 4.4-5.3 s per bench/peers invocation, at nice 0).
-    /// Its room is not free until [`crate::Engine::reclaimed`] says so.
+    /// Its room is not free until [`crate::engine::Engine::reclaimed`] says so.
     /// `urgent`: a wake waits for that room (written at the daemon's
     /// priority, not the reclaimer's low one). `resting`: the context is
     /// idle, or active and quiet (`ContextState::rests`): its memory may

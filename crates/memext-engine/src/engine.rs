@@ -7,18 +7,23 @@
 //!
 //! Must not: read a file, a clock or the mover's queue. Everything it needs
 //! comes in as an argument (`now`, [`HostFacts`], `busy`).
+//!
+//! Here: the engine's state, tracking, and a tick's plan. Beside it, by
+//! concern: a tick's sample and what is learned from it (`engine_observe`),
+//! polls and wakes served between ticks (`engine_between_ticks`), from
+//! actions to commands (`engine_commands`), and a context paused in the
+//! kernel's OOM wait (`engine_oom`).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
 pub use crate::command::{BringBack, Command, Decision, Observed, Outcome, PushOut};
 pub use crate::context::WAKE_CPU_WEIGHT;
-use crate::context::{Applied, ClassParams, ContextState, Sample, OUT_SWAPPED_BYTES};
+use crate::context::{ClassParams, ContextState, OUT_SWAPPED_BYTES};
 use crate::cpu_cap::{cpu_caps, critical_runs};
-use crate::model::{Known, State, Transition, Via};
+use crate::model::State;
 use crate::planner::{plan, Action, ContextInput, PlanInput, Queued, RoomAccount};
 use crate::predict::{self, PredictParams, PrefetchReason};
-use crate::touch::{self, Ask};
 use crate::{Class, ContextId, Instant};
 
 /// How long a chunk's heat lasts before it is demoted one queue.
@@ -130,158 +135,6 @@ impl Engine {
     /// Stops tracking a context (gone, or no longer selected).
     pub fn forget(&mut self, id: &ContextId) -> bool {
         self.contexts.remove(id).is_some()
-    }
-
-    /// Takes one tick's sample of a context. `moving`: the mover has a job for
-    /// it now (faults counted meanwhile are memext's, not the context's).
-    pub fn observe(&mut self, id: &ContextId, sample: Sample, moving: bool) -> Observed {
-        self.observe_asking(id, sample, moving, false, &mut touch::unknown)
-    }
-
-    /// Takes a sample read because the kernel said the context charged
-    /// memory past what memext left it: that is activity unless memext
-    /// caused it (its pages moving, its refaults after a push-out).
-    pub fn observe_fired(&mut self, id: &ContextId, sample: Sample, moving: bool) -> Observed {
-        self.observe_asking(id, sample, moving, true, &mut touch::unknown)
-    }
-
-    /// `observe` (`fired`: `observe_fired`), asking the host what the
-    /// context touched where its CPU alone says it was called as it rested
-    /// with its pages in (`memext_engine::touch`).
-    pub fn observe_asking(
-        &mut self,
-        id: &ContextId,
-        sample: Sample,
-        moving: bool,
-        fired: bool,
-        ask: Ask<'_>,
-    ) -> Observed {
-        let ws_every = self.params.ws_interval;
-        let Some(t) = self.contexts.get_mut(id) else {
-            return Observed::default();
-        };
-        let now = sample.at;
-        let m = sample.memory;
-        // t.memory is still the last tick's reading (zero before the first).
-        let majflt = m.pgmajfault.saturating_sub(t.memory.pgmajfault);
-        t.under_pressure = sample.psi_some_avg10.is_some_and(|p| p > PRESSURE_PSI)
-            || (t.memory.pgmajfault > 0 && majflt > PRESSURE_MAJFLT);
-        let faults = m.pgfault.saturating_sub(t.memory.pgfault);
-        let by_mover = moving || t.was_moving;
-        if by_mover {
-            t.faults_by_memext.0 += faults;
-            t.faults_by_memext.1 += majflt;
-        }
-        t.was_moving = moving;
-        let cpu = sample
-            .cpu
-            .map(|cpu| t.own_cpu(now, cpu, faults, majflt, by_mover));
-        // A sample after the read-back sees what came in.
-        let read_back = t.reading_back;
-        t.reading_back &= moving;
-        // Its own growth only: no pages of it moving, none swapped in.
-        let own_growth = !by_mover && !read_back && majflt == 0;
-        t.growth.observe(now, m.usage, own_growth);
-        // At rest over the reading (its state still the last one's): a call
-        // starting within it counts, its first allocations are what the
-        // slack is for.
-        let resting = t.rests(now);
-        t.rest_growth.observe(now, m.usage, own_growth && resting);
-        t.memory = m;
-        t.pids = sample.pids;
-        // What it has counts toward its peak where memext moved none of it
-        // (a read-back in flight is charged before it is used). Its own
-        // swap-ins count: on v1 the kernel uncharges a page's swap slot as
-        // the page is charged (`mem_cgroup_swapin_uncharge_swap`); on v2
-        // the swap cache counts twice until its slot is freed, so the peak
-        // may be over. (Left out with them, the peak of a job that faults
-        // its own pages back at its limit, as every grow job of
-        // bench/peers did before it could be admitted at its peak, would
-        // be read only where it faulted none.)
-        if !by_mover && !read_back {
-            t.peak.observe(t.has());
-        }
-        let c = t.counters(now, cpu.unwrap_or_default());
-        let via = if fired {
-            // (A read-back done since the last sample charged it too.)
-            let own = !by_mover && !read_back && !t.refaults.is_open(now);
-            Via::Fired { own }
-        } else {
-            Via::Tick
-        };
-        // A frozen context neither settles nor sleeps: it waits, as it woke.
-        let transition = if t.frozen {
-            // Its readings while it waits are the baseline it is judged
-            // from once let in, not activity.
-            t.model.rebase(c);
-            None
-        } else {
-            let known = Known {
-                expected: false,
-                resident: t.is_resident(),
-            };
-            t.model
-                .observe_asking(c, &t.params.model(), via, known, ask)
-        };
-        match transition {
-            Some(Transition::Woke) => {
-                t.queue_wake(now);
-                // A wake is when its knobs matter: each is sent (and checked
-                // by the ledger: someone else may have taken it meanwhile)
-                // again.
-                t.applied = Applied::default();
-            }
-            Some(Transition::Onset) => t.queue_onset(now),
-            _ => {}
-        }
-        let wants = match transition {
-            // The working set is recorded before the context is pushed out.
-            Some(Transition::BecameIdle) => true,
-            _ => {
-                t.model.state == State::Active
-                    && t.last_ws.is_none_or(|l| now.saturating_sub(l) >= ws_every)
-            }
-        };
-        if transition.is_some_and(|tr| tr != Transition::BecameIdle) {
-            t.release_hold(now);
-        }
-        // Pushed out, or (on a host meant to be full) paged out for room
-        // while active, what is resident is what memext left, not what the
-        // context uses: the working set recorded before stands until it is
-        // brought back. Under `when-idle` a squeezed context's working set
-        // follows what it keeps, as before (bench/peers' redis x burst, in
-        // rounds alternating with the previous build: no difference beyond
-        // the VM's drift either way).
-        let squeezed = t.squeezed && t.fills_room();
-        let wants_working_set = wants && !t.out && !squeezed;
-        t.note_paged_out(transition, moving);
-        Observed {
-            transition,
-            wants_working_set,
-        }
-    }
-
-    /// Adds a working-set snapshot: each process's resident ranges.
-    pub fn record_working_set(
-        &mut self,
-        id: &ContextId,
-        at: Instant,
-        snapshot: &[(u32, Vec<(u64, u64)>)],
-    ) {
-        let Some(t) = self.contexts.get_mut(id) else {
-            return;
-        };
-        t.ws.retain_pids(&t.pids);
-        for (pid, resident) in snapshot {
-            t.ws.record(at, *pid, resident);
-        }
-        t.last_ws = Some(at);
-    }
-
-    pub fn set_accuracy(&mut self, id: &ContextId, accuracy: f64) {
-        if let Some(t) = self.contexts.get_mut(id) {
-            t.accuracy = Some(accuracy);
-        }
     }
 
     /// The tick's decisions. `busy`: the mover has a job queued or running
@@ -511,156 +364,6 @@ impl Engine {
         PlanInput { capacity, contexts }
     }
 
-    /// The contexts to watch between ticks: idle ones memext pushed out or
-    /// holds for a predicted wake. A held context is watched too: mapped back,
-    /// its wake takes no fault and a few ms of CPU, which a tick-long window
-    /// dilutes below the activity threshold; a wake missed there is missing
-    /// from its history, and the next prediction with it. So is, on a host
-    /// meant to be full, an active context paged out while it rested
-    /// between calls: its next call is seen as it comes (an onset), not at
-    /// the next tick, while it faults its pages in one by one. And an
-    /// active one held for a predicted call: its warm call (2 ms of CPU)
-    /// is below a tick's threshold, and a call missing from its history
-    /// broke its period for good (a timer's calls cold from its fifth on in
-    /// bench/faas).
-    pub fn watched(&self) -> Vec<ContextId> {
-        self.contexts
-            .values()
-            .filter(|t| {
-                t.held.is_some() || (t.model.state == State::Idle && t.out) || t.rests_paged_out()
-            })
-            .map(|t| t.id.clone())
-            .collect()
-    }
-
-    /// A between-ticks sample of a watched context's CPU time: whether it
-    /// woke, or (active, resting between calls) had an onset. Either is
-    /// served at once (`serve_wake`).
-    pub fn poll(&mut self, id: &ContextId, at: Instant, cpu: Duration) -> Option<Transition> {
-        self.poll_asking(id, at, cpu, &mut touch::unknown)
-    }
-
-    /// `poll`, asking the host what the context touched where its CPU alone
-    /// says it was called with its pages in (`memext_engine::touch`).
-    pub fn poll_asking(
-        &mut self,
-        id: &ContextId,
-        at: Instant,
-        cpu: Duration,
-        ask: Ask<'_>,
-    ) -> Option<Transition> {
-        let t = self.contexts.get_mut(id)?;
-        let known = Known {
-            expected: t.held.is_some(),
-            resident: t.is_resident(),
-        };
-        let cpu = t.own_cpu(at, cpu, 0, 0, false);
-        let tr = t
-            .model
-            .poll_asking(at, cpu, &t.params.model(), known, ask)?;
-        t.release_hold(at);
-        match tr {
-            Transition::Woke => t.queue_wake(at),
-            Transition::Onset => t.queue_onset(at),
-            // Done with its pages in: nothing to serve, its knobs stand.
-            Transition::WarmCall => return Some(tr),
-            _ => {}
-        }
-        t.applied = Applied::default();
-        Some(tr)
-    }
-
-    /// Where the room of the plan that served the last wake between ticks
-    /// went, if that plan squeezed a resting context (taken once).
-    pub fn take_wake_room(&mut self) -> Option<RoomAccount> {
-        self.wake_room.take()
-    }
-
-    /// The commands that serve a wake seen between ticks at once: the
-    /// context's limit raised to all it had, and its working set brought back
-    /// (never throttled: it is waiting). Under admission control, only if the
-    /// plan admits it now; else it is frozen until a tick admits it.
-    pub fn serve_wake(
-        &mut self,
-        id: &ContextId,
-        at: Instant,
-        host: &HostFacts,
-        busy: &dyn Fn(&ContextId) -> bool,
-    ) -> Vec<Command> {
-        let queued = self
-            .contexts
-            .get(id)
-            .is_some_and(|t| t.waiting_since.is_some());
-        // On v1 the others' limits make the wake's room (without, the
-        // parent's cap reclaims it, in the kernel's order): where they keep
-        // a critical context's room, and where a lowering below the usage
-        // goes to the background. Not else: from usages a tick old, such
-        // writes reclaimed in the daemon's loop, squeezing bench/faas'
-        // functions just read back for their calls.
-        let critical = self.any_critical();
-        let protect = host.limits_protect && (host.background_reclaim || critical);
-        let mut plan = (queued || protect).then(|| plan(&self.plan_input(at, host.capacity)));
-        // Moved out, not copied: the rest of the plan does not read it.
-        self.wake_room = plan
-            .as_mut()
-            .filter(|p| !p.room.squeezed.is_empty())
-            .map(|p| std::mem::take(&mut p.room));
-        if let Some(plan) = plan.as_ref().filter(|_| queued) {
-            let waits = plan
-                .actions
-                .iter()
-                .any(|a| matches!(a, Action::Wait { key } if key == id));
-            if waits {
-                return vec![Command::Freeze {
-                    id: id.clone(),
-                    frozen: true,
-                }];
-            }
-            if let Some(t) = self.contexts.get_mut(id) {
-                t.admit(at);
-            }
-        }
-        let Some(t) = self.contexts.get(id) else {
-            return Vec::new();
-        };
-        let bytes = t.memory.usage.max(t.working_set_bytes()) + t.memory.swapped;
-        // Where the others' limits keep the critical contexts' room, those
-        // the plan lowers for this wake are lowered with it (first).
-        let mut actions: Vec<Action> = plan
-            .filter(|_| protect)
-            .map(|p| p.actions)
-            .unwrap_or_default()
-            .into_iter()
-            .filter(|a| {
-                matches!(a, Action::Limit { key, bytes } if key != id
-                    && self.contexts.get(key).is_some_and(|o| *bytes < o.limit_in_force()))
-            })
-            .collect();
-        actions.extend([
-            Action::Limit {
-                key: id.clone(),
-                bytes: bytes.max(t.target),
-            },
-            Action::BringBack {
-                key: id.clone(),
-                reason: PrefetchReason::Woke,
-            },
-        ]);
-        let background = (!critical).then_some(id);
-        let mut out =
-            self.without_refreezes(self.commands(&actions, false, at, host, busy, background));
-        out.extend(t.cpu_weight(at).map(|weight| Command::CpuWeight {
-            id: id.clone(),
-            weight,
-        }));
-        out.extend(
-            cpu_caps(self.contexts.values(), at)
-                .into_iter()
-                .filter(|c| c.id() == id),
-        );
-        self.drop_repeats(out, at)
-    }
-
     /// What the actuator did with a command: only now is a context believed
     /// pushed out, brought back (and held for its predicted wake), or
     /// someone else's.
@@ -753,6 +456,12 @@ impl Engine {
 
 #[path = "engine_commands.rs"]
 mod commands;
+
+#[path = "engine_observe.rs"]
+mod observe;
+
+#[path = "engine_between_ticks.rs"]
+mod between_ticks;
 
 #[path = "engine_oom.rs"]
 mod oom;

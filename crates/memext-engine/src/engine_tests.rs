@@ -5,7 +5,8 @@
 use std::time::Duration;
 
 use super::*;
-use crate::context::{MemorySample, PushOutWhen, REASSERT};
+use crate::context::{MemorySample, PushOutWhen, Sample, REASSERT};
+use crate::model::Transition;
 
 const MIB: u64 = 1 << 20;
 
