@@ -455,3 +455,7 @@ mod tests;
 #[cfg(test)]
 #[path = "planner_peak_tests.rs"]
 mod peak_tests;
+
+#[cfg(test)]
+#[path = "planner_full_tests.rs"]
+mod full_tests;

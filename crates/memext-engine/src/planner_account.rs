@@ -89,7 +89,8 @@ impl RoomAccount {
 
 #[cfg(test)]
 mod tests {
-    use super::super::tests::{ctx, quiet, MIB};
+    use super::super::full_tests::quiet;
+    use super::super::tests::{ctx, MIB};
     use super::super::*;
     use crate::predict::PrefetchReason;
 
