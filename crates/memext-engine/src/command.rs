@@ -18,6 +18,9 @@ pub struct BringBack {
     pub bandwidth: u64,
     /// Map the chunks of `order` as huge pages afterwards (predicted wake).
     pub map_back: bool,
+    /// With `map_back`, map every 2 MiB block held whole as a huge page too
+    /// (`ClassParams::map_kept`).
+    pub map_kept: bool,
     /// Read back coldest first (the woken process faults its hottest pages
     /// in by itself from a synchronous tier).
     pub from_the_end: bool,

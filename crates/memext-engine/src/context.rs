@@ -499,6 +499,7 @@ mod tests {
             pageout_bandwidth: 1 << 28,
             prefetch_bandwidth: 1 << 29,
             map_back: true,
+            map_kept: false,
             cpu_weight: Some(10),
             wake_cpu_weight: 30,
             cpu_max_milli: None,

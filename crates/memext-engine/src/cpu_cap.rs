@@ -102,6 +102,7 @@ mod tests {
             pageout_bandwidth: 1 << 30,
             prefetch_bandwidth: 1 << 30,
             map_back: false,
+            map_kept: false,
             cpu_weight: None,
             wake_cpu_weight: WAKE_CPU_WEIGHT,
             cpu_max_milli,

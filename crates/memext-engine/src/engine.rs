@@ -146,7 +146,7 @@ impl Engine {
         busy: &dyn Fn(&ContextId) -> bool,
     ) -> Decision {
         let predicted = self.predictions(now);
-        self.hold_the_resident_due(now, &predicted);
+        let newly_held = self.hold_the_resident_due(now, &predicted);
         let input = self.plan_input_with(now, host.capacity, predicted);
         let plan = plan(&input);
         for (c, target) in input.contexts.iter().zip(&plan.targets) {
@@ -176,6 +176,7 @@ impl Engine {
             .partition(|c| matches!(c, Command::Freeze { frozen: true, .. }));
         commands.splice(0..0, freezes);
         commands.extend(thaws);
+        commands.extend(self.map_the_kept(&newly_held, &commands, now, host, busy));
         // Each class's CPU weight, every tick (the actuator writes only a
         // change, and notices a weight someone else set); an admitted waking
         // context runs at the kernel's default until it settles.
@@ -219,9 +220,16 @@ impl Engine {
     /// out and read back: in bench/faas, held from just after one call
     /// (taken for the call's precursor) to its next, lowered to 4 MiB as
     /// it rested, its next call cold.
-    fn hold_the_resident_due(&mut self, now: Instant, predicted: &[Option<PrefetchReason>]) {
+    ///
+    /// Returns the contexts it began to hold.
+    fn hold_the_resident_due(
+        &mut self,
+        now: Instant,
+        predicted: &[Option<PrefetchReason>],
+    ) -> Vec<ContextId> {
         let lead = self.params.prefetch_lead;
         let hold_until = now + 2 * lead;
+        let mut began = Vec::new();
         for (t, p) in self.contexts.values_mut().zip(predicted) {
             let ended = t.held.is_some_and(|(until, reason)| {
                 now >= until
@@ -235,8 +243,35 @@ impl Engine {
             let resident = !t.out && !t.squeezed && t.memory.swapped < OUT_SWAPPED_BYTES;
             if due && resident && t.class == Class::Extend && t.held.is_none() {
                 t.held = Some((hold_until, PrefetchReason::Periodic));
+                began.push(t.id.clone());
             }
         }
+        began
+    }
+
+    /// For the resident contexts just held for a periodic wake whose class
+    /// maps what it kept (`map_kept`), a predicted bring-back: it reads
+    /// back what little is out and maps every 2 MiB block held whole as a
+    /// huge page before the call. Not where the mover is busy with it or
+    /// the tick sends it one already.
+    fn map_the_kept(
+        &self,
+        held: &[ContextId],
+        commands: &[Command],
+        now: Instant,
+        host: &HostFacts,
+        busy: &dyn Fn(&ContextId) -> bool,
+    ) -> Vec<Command> {
+        held.iter()
+            .filter_map(|id| self.contexts.get(id))
+            .filter(|t| t.params.map_back && t.params.map_kept && !busy(&t.id))
+            .filter(|t| {
+                !commands
+                    .iter()
+                    .any(|c| matches!(c, Command::BringBack(b) if b.id == t.id))
+            })
+            .map(|t| Command::BringBack(self.bring_back(t, PrefetchReason::Periodic, 1, now, host)))
+            .collect()
     }
 
     /// Applies the plan's admission decisions: a queued context the plan

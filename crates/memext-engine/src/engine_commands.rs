@@ -245,7 +245,7 @@ impl Engine {
         self.contexts.values().any(|t| t.class == Class::Critical)
     }
 
-    fn bring_back(
+    pub(super) fn bring_back(
         &self,
         t: &ContextState,
         reason: PrefetchReason,
@@ -274,6 +274,7 @@ impl Engine {
             // (measured: a follower's touch went from 0.17 s to 0.9 s), so
             // those get the read-back alone.
             map_back: t.params.map_back && reason == PrefetchReason::Periodic,
+            map_kept: t.params.map_back && t.params.map_kept && reason == PrefetchReason::Periodic,
             // A woken context faults its hottest pages in by itself; from zram
             // that is as fast as memext's read (measured: in the same order,
             // both decompressed the same pages and the wake took 0.50 s; from

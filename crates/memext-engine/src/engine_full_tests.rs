@@ -418,3 +418,51 @@ fn on_a_full_host_a_woken_function_rests_once_its_call_is_over() {
         assert_eq!(seen(&e, 9.0), want, "{push_out:?}");
     }
 }
+
+/// A timer's function left resident between its calls, on a host meant to
+/// be full, is held for its predicted call; where its class maps what it
+/// kept (`map_kept`), it is also sent a predicted bring-back that maps its
+/// whole blocks, so that the call does not set the accessed bit of each
+/// page reclaim's scans cleared. Without `map_kept` nothing is sent.
+#[test]
+fn a_resident_timer_function_held_for_its_call_has_what_it_kept_mapped() {
+    let sent = |map_kept: bool| {
+        let mut e = Engine::new(params());
+        let mut c = Ctx::new("/timer", 128);
+        let p = ClassParams {
+            push_out: PushOutWhen::Needed,
+            map_kept,
+            ..class(16)
+        };
+        e.track(c.id.clone(), Class::Extend, p, s(0.0));
+        let mut sent = Vec::new();
+        let mut t = 0.0;
+        while t <= 70.0 {
+            // Busy for one second every 15 s, from 10 s.
+            let phase = (t - 10.0) % 15.0;
+            if t >= 10.0 && phase < 1.0 {
+                c.cpu += Duration::from_millis(250);
+            }
+            let (_, cmds) = tick(&mut e, &[&c], t);
+            assert!(e.get(&c.id).is_some_and(|t| !t.out), "left resident");
+            sent.extend(bring_backs(&cmds).into_iter().map(|b| (t, b.clone())));
+            t += 0.5;
+        }
+        sent
+    };
+    assert!(sent(false).is_empty(), "resident: nothing to read back");
+    let sent = sent(true);
+    assert!(!sent.is_empty(), "held, and its blocks mapped");
+    for (at, b) in &sent {
+        assert!(
+            b.reason == PrefetchReason::Periodic && b.map_back && b.map_kept,
+            "{b:?}"
+        );
+        // Wakes at 10, 25, 40, 55, 70: predicted 3 s ahead, from the third.
+        let next_wake = 10.0 + 15.0 * ((at - 10.0) / 15.0).ceil();
+        assert!(
+            (next_wake - at - 3.0).abs() <= 0.5,
+            "at {at}, wake {next_wake}"
+        );
+    }
+}

@@ -158,6 +158,7 @@ fn a_fired_event_memext_caused_is_judged_on_the_counters() {
                 bandwidth: 0,
                 reason: PrefetchReason::Refill,
                 map_back: false,
+                map_kept: false,
                 from_the_end: false,
             });
             e.executed(&back, Outcome::Done, s(6.3));

@@ -25,6 +25,7 @@ fn class(floor_mib: u64) -> ClassParams {
         pageout_bandwidth: 400 * MIB,
         prefetch_bandwidth: 800 * MIB,
         map_back: true,
+        map_kept: false,
         cpu_weight: None,
         wake_cpu_weight: WAKE_CPU_WEIGHT,
         cpu_max_milli: None,
@@ -519,6 +520,7 @@ fn a_held_context_is_not_pushed_out_before_its_predicted_wake() {
         order: vec![],
         bandwidth: 0,
         map_back: true,
+        map_kept: false,
         from_the_end: false,
     };
     e.executed(&Command::BringBack(b), Outcome::Done, s(7.0));

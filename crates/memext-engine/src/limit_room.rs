@@ -95,6 +95,7 @@ mod tests {
             pageout_bandwidth: 0,
             prefetch_bandwidth: 0,
             map_back: false,
+            map_kept: false,
             cpu_weight: None,
             wake_cpu_weight: 100,
             cpu_max_milli: None,

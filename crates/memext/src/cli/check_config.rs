@@ -58,6 +58,9 @@ fn engine_extras(p: &config::ClassParams) -> String {
     if p.fast_wakes {
         out += " fast_wakes=on";
     }
+    if p.map_kept {
+        out += " map_kept=on";
+    }
     if p.cpu_idle {
         out += " cpu_idle=on";
     }

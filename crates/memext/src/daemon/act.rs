@@ -168,6 +168,7 @@ impl Actuator {
                     order: b.order.clone(),
                     bandwidth: b.bandwidth,
                     map_back: b.map_back,
+                    map_kept: b.map_kept,
                     from_the_end: b.from_the_end,
                     urgent: b.reason == memext_engine::predict::PrefetchReason::Woke,
                 });

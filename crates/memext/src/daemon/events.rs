@@ -209,6 +209,7 @@ pub fn bringing_back(b: &BringBack) {
         reason = %b.reason,
         from_the_end = b.from_the_end,
         map_back = b.map_back,
+        map_kept = b.map_kept,
         "{}: bringing back ({}{})",
         b.id,
         b.reason,

@@ -40,6 +40,7 @@ fn state(id: &str, pids: &[u32]) -> ContextState {
         pageout_bandwidth: 1 << 28,
         prefetch_bandwidth: 1 << 29,
         map_back: true,
+        map_kept: false,
         cpu_weight: Some(10),
         wake_cpu_weight: 100,
         cpu_max_milli: None,

@@ -14,7 +14,7 @@ use memext_sys::madvise::Advice;
 use memext_sys::pagemap::PageState;
 use memext_sys::AddrRange;
 
-use super::pages::{advise_paced, by_chunk, per_pid, ranges_of, read_back_ranges};
+use super::pages::{advise_paced, by_chunk, per_pid, ranges_of, read_back_ranges, whole_blocks_of};
 use super::wake_gate::WakeGate;
 
 #[derive(Debug, Clone)]
@@ -36,6 +36,8 @@ pub enum Job {
         bandwidth: u64,
         /// Then map the chunks of `order` (MADV_COLLAPSE), for a predicted wake.
         map_back: bool,
+        /// And then every 2 MiB block of `pids` held whole (`map_kept_back`).
+        map_kept: bool,
         /// Read back in the reverse order, coldest and last first: for a context
         /// already faulting its hottest pages in by itself from a synchronous
         /// tier (zram), where both would otherwise decompress the same pages.
@@ -175,15 +177,21 @@ fn run(rx: &Receiver<Job>, stats: &Shared, gate: &WakeGate) {
                 order,
                 bandwidth,
                 map_back,
+                map_kept,
                 from_the_end,
                 ..
             } => bring_back(pids, order, *bandwidth, *from_the_end, rx, &mut queue, &key).and_then(
                 |(pages, ranges)| {
-                    let (mapped, ranges) = if *map_back {
+                    let (mut mapped, mut ranges) = if *map_back {
                         map_chunks_back(&key, order, ranges)?
                     } else {
                         (0, ranges)
                     };
+                    if *map_back && *map_kept {
+                        let (kept, rest) = map_kept_back(&key, pids, ranges)?;
+                        mapped += kept;
+                        ranges = rest;
+                    }
                     if let Ok(mut s) = stats.lock() {
                         let m = s.entry(key.clone()).or_default();
                         m.brought_back_pages += pages;
@@ -355,6 +363,57 @@ fn map_chunks_back(
     Ok((pages, rest))
 }
 
+/// Maps as huge pages every 2 MiB block of `pids`' private anonymous memory
+/// held whole (`pages::whole_blocks`), what it kept in DRAM as well as what
+/// was just read back: before a predicted call, so that the call takes no
+/// fault and sets one accessed bit a block, not one a page (reclaim's scans
+/// clear those of the pages they pass and leave). Blocks mapped so already
+/// cost the kernel a look. Returns the pages it mapped, and the brought-back
+/// ranges outside them (`map_chunks_back`).
+fn map_kept_back(
+    key: &ContextId,
+    pids: &[u32],
+    brought_back: Vec<(u32, AddrRange)>,
+) -> Result<(u64, Vec<(u32, AddrRange)>), String> {
+    let mut work = Vec::new();
+    for &pid in pids {
+        let blocks = whole_blocks_of(pid)?;
+        if !blocks.is_empty() {
+            work.push((pid, blocks));
+        }
+    }
+    let blocks: usize = work.iter().map(|(_, b)| b.len()).sum();
+    let t0 = Instant::now();
+    let paced = advise_paced(&work, Advice::Collapse, 0, || false)?;
+    let (bytes, seconds) = (
+        paced.pages * memext_sys::page_size(),
+        t0.elapsed().as_secs_f64(),
+    );
+    tracing::info!(
+        event = "mapped-kept",
+        context = %key,
+        bytes,
+        seconds,
+        refused = paced.skipped,
+        blocks,
+        "{key}: mapped {} held whole in {seconds:.3} s ({} of {blocks} blocks refused by the kernel)",
+        crate::units::human_bytes(bytes),
+        paced.skipped,
+    );
+    let mapped: HashSet<ChunkKey> = work
+        .iter()
+        .flat_map(|(pid, b)| by_chunk(*pid, b))
+        .map(|(k, _)| k)
+        .collect();
+    let rest = brought_back
+        .into_iter()
+        .flat_map(|(pid, r)| by_chunk(pid, std::slice::from_ref(&r)))
+        .filter(|(k, _)| !mapped.contains(k))
+        .map(|(k, r)| (k.pid, r))
+        .collect();
+    Ok((paced.pages, rest))
+}
+
 fn push_out(
     pids: &[u32],
     keep: &HashSet<ChunkKey>,
@@ -396,6 +455,7 @@ mod tests {
             order: vec![],
             bandwidth: 0,
             map_back: false,
+            map_kept: false,
             from_the_end: false,
             urgent,
         }

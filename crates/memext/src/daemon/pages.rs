@@ -28,6 +28,32 @@ pub(super) fn ranges_of(pid: u32, state: PageState) -> Result<Vec<AddrRange>, St
         .collect())
 }
 
+/// The 2 MiB blocks of the private anonymous memory of `pid` that it holds
+/// whole: every page in DRAM, in the swap cache or in swap (`whole_blocks`).
+pub(super) fn whole_blocks_of(pid: u32) -> Result<Vec<AddrRange>, String> {
+    Ok(whole_blocks(&scan(pid, Mapping::is_private_anonymous)?.1))
+}
+
+/// The 2 MiB-aligned blocks that `ranges` (sorted and disjoint, as a
+/// pagemap scan gives them) cover whole, whatever their pages' states. A
+/// block a page is missing from is left out: MADV_COLLAPSE would fill it
+/// with zeroed pages, memory the process never had.
+pub(super) fn whole_blocks(ranges: &[PageRange]) -> Vec<AddrRange> {
+    let mut runs: Vec<AddrRange> = Vec::new();
+    for r in ranges {
+        match runs.last_mut() {
+            Some(last) if last.end == r.range.start => last.end = r.range.end,
+            _ => runs.push(r.range),
+        }
+    }
+    runs.iter()
+        .flat_map(|r| {
+            let (first, end) = (r.start.div_ceil(CHUNK_BYTES), r.end / CHUNK_BYTES);
+            (first..end).map(|i| AddrRange::new(i * CHUNK_BYTES, (i + 1) * CHUNK_BYTES))
+        })
+        .collect()
+}
+
 /// What a read-back of `pid` asks for, from one maps read and one pagemap
 /// scan: the swapped ranges of its swappable memory, and the ranges of the
 /// shared memory it maps that are not resident (pagemap cannot tell which
@@ -229,6 +255,32 @@ mod tests {
         assert_eq!(absent(within, &resident), vec![r(12, 20), r(25, 30)]);
         assert_eq!(absent(within, &[]), vec![within]);
         assert_eq!(absent(within, &[r(5, 45)]), vec![]);
+    }
+
+    #[test]
+    fn only_blocks_held_whole_are_mapped_as_huge_pages() {
+        const B: u64 = CHUNK_BYTES;
+        let pr = |a: u64, b: u64, state: PageState| PageRange {
+            range: AddrRange::new(a, b),
+            state,
+        };
+        let ranges = [
+            // Blocks 1 and 2 whole: resident, then in swap, then resident.
+            pr(B - 4096, B + 8192, PageState::Resident),
+            pr(B + 8192, 2 * B + 4096, PageState::Swapped),
+            pr(2 * B + 4096, 3 * B, PageState::Resident),
+            // Block 4 misses its last page.
+            pr(4 * B, 5 * B - 4096, PageState::Resident),
+            // Block 6 whole, and only part of block 7.
+            pr(6 * B, 7 * B + 4096, PageState::Swapped),
+        ];
+        let blocks = |v: &[u64]| -> Vec<AddrRange> {
+            v.iter()
+                .map(|&i| AddrRange::new(i * B, (i + 1) * B))
+                .collect()
+        };
+        assert_eq!(whole_blocks(&ranges), blocks(&[1, 2, 6]));
+        assert_eq!(whole_blocks(&[]), vec![]);
     }
 
     #[test]
