@@ -14,7 +14,7 @@
 //! the CPU the context used over the reading that showed it; `faults`: the
 //! page faults it took over it (0 for a poll, which reads CPU only); `held`: a
 //! poll of a context held for a predicted wake, where a wake is expected;
-//! a tick's reading is judged alike for all and says false), `bringing-back` (`reason`, `from_the_end`, `map_back`),
+//! a tick's reading is judged alike for all and says false), `bringing-back` (`reason`, `from_the_end`, `map_back`, `map_kept`),
 //! `pushing-out` (`keep_bytes`), `frozen` and `thawed` (a waking context
 //! waits for room, and is admitted), `out-of-memory` (`limit_bytes`: a
 //! task waits in the v1 OOM wait at its limit; the limit it is raised to),
@@ -25,7 +25,9 @@
 //! (`knobs`) and `disowned` at start, `model-loaded`, `model-discarded`,
 //! `resumed` (`out`, `wakes`, `working_set_bytes`), `model-save-failed`; from
 //! the mover:
-//! `read-back` and `mapped-back` (`bytes`, `seconds`), `move-failed`.
+//! `read-back` and `mapped-back` (`bytes`, `seconds`), `mapped-kept` (`bytes`,
+//! `seconds`, `refused`, `blocks`: the blocks held whole mapped, `map_kept`),
+//! `move-failed`.
 
 use std::time::Duration;
 
