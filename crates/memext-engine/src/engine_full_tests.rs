@@ -436,18 +436,10 @@ fn a_resident_timer_function_held_for_its_call_has_what_it_kept_mapped() {
         };
         e.track(c.id.clone(), Class::Extend, p, s(0.0));
         let mut sent = Vec::new();
-        let mut t = 0.0;
-        while t <= 70.0 {
-            // Busy for one second every 15 s, from 10 s.
-            let phase = (t - 10.0) % 15.0;
-            if t >= 10.0 && phase < 1.0 {
-                c.cpu += Duration::from_millis(250);
-            }
-            let (_, cmds) = tick(&mut e, &[&c], t);
+        every_15_s(&mut e, &mut c, |e, c, t, cmds| {
             assert!(e.get(&c.id).is_some_and(|t| !t.out), "left resident");
-            sent.extend(bring_backs(&cmds).into_iter().map(|b| (t, b.clone())));
-            t += 0.5;
-        }
+            sent.extend(bring_backs(cmds).into_iter().map(|b| (t, b.clone())));
+        });
         sent
     };
     assert!(sent(false).is_empty(), "resident: nothing to read back");
@@ -458,8 +450,8 @@ fn a_resident_timer_function_held_for_its_call_has_what_it_kept_mapped() {
             b.reason == PrefetchReason::Periodic && b.map_back && b.map_kept,
             "{b:?}"
         );
-        // Wakes at 10, 25, 40, 55, 70: predicted 3 s ahead, from the third.
-        let next_wake = 10.0 + 15.0 * ((at - 10.0) / 15.0).ceil();
+        // Predicted 3 s ahead, from the third wake on.
+        let next_wake = next_call_after(*at);
         assert!(
             (next_wake - at - 3.0).abs() <= 0.5,
             "at {at}, wake {next_wake}"

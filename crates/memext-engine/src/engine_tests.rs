@@ -135,6 +135,30 @@ fn poll_twice(
     (before, e.poll(&c.id, s(at.1), c.cpu))
 }
 
+/// Ticks every 0.5 s from 0 to 70 s, `c` busy for one second every 15 s
+/// from 10 s (calls at 10, 25, 40, 55 and 70 s); `each` is given every
+/// tick's time and commands after it.
+fn every_15_s(
+    e: &mut Engine,
+    c: &mut Ctx,
+    mut each: impl FnMut(&Engine, &mut Ctx, f64, &[Command]),
+) {
+    let mut t = 0.0;
+    while t <= 70.0 {
+        if t >= 10.0 && (t - 10.0) % 15.0 < 1.0 {
+            c.cpu += Duration::from_millis(250);
+        }
+        let (_, cmds) = tick(e, &[&*c], t);
+        each(e, c, t, &cmds);
+        t += 0.5;
+    }
+}
+
+/// The first call of `every_15_s` at or after `at`.
+fn next_call_after(at: f64) -> f64 {
+    10.0 + 15.0 * ((at - 10.0) / 15.0).ceil()
+}
+
 fn push_outs(cmds: &[Command]) -> Vec<&PushOut> {
     cmds.iter()
         .filter_map(|c| match c {
@@ -472,15 +496,8 @@ fn a_periodic_context_is_brought_back_before_its_wake_mapped_and_held() {
     let mut c = Ctx::new("/cron", 128);
     e.track(c.id.clone(), Class::Extend, class(16), s(0.0));
     let mut predicted = None;
-    let mut t = 0.0;
-    while t <= 70.0 {
-        // Busy for one second every 15 s, from 10 s.
-        let phase = (t - 10.0) % 15.0;
-        if t >= 10.0 && phase < 1.0 {
-            c.cpu += Duration::from_millis(250);
-        }
-        let (_, cmds) = tick(&mut e, &[&c], t);
-        if let Some(b) = bring_backs(&cmds).first() {
+    every_15_s(&mut e, &mut c, |e, c, t, cmds| {
+        if let Some(b) = bring_backs(cmds).first() {
             if b.reason == PrefetchReason::Periodic && predicted.is_none() {
                 predicted = Some((t, (*b).clone()));
             }
@@ -490,12 +507,11 @@ fn a_periodic_context_is_brought_back_before_its_wake_mapped_and_held() {
         } else {
             0
         };
-        t += 0.5;
-    }
+    });
     let (at, b) = predicted.expect("a periodic bring-back");
     assert!(b.map_back, "a predicted wake is mapped back");
-    // Wakes at 10, 25, 40, 55, 70: predicted from the third on, 3 s ahead.
-    let next_wake = 10.0 + 15.0 * ((at - 10.0) / 15.0).ceil();
+    // Predicted from the third wake on, 3 s ahead.
+    let next_wake = next_call_after(at);
     assert!(
         (next_wake - at - 3.0).abs() <= 0.5,
         "brought back at {at}, wake {next_wake}"

@@ -352,15 +352,22 @@ fn map_chunks_back(
         paced.skipped,
         chunks.len()
     );
-    let pages = paced.pages;
     let mapped: HashSet<ChunkKey> = chunks.into_iter().collect();
-    let rest = brought_back
+    Ok((paced.pages, outside(brought_back, &mapped)))
+}
+
+/// The parts of the brought-back ranges outside the `mapped` chunks: only
+/// those can still show, by being mapped, that the context touched them.
+fn outside(
+    brought_back: Vec<(u32, AddrRange)>,
+    mapped: &HashSet<ChunkKey>,
+) -> Vec<(u32, AddrRange)> {
+    brought_back
         .into_iter()
         .flat_map(|(pid, r)| by_chunk(pid, std::slice::from_ref(&r)))
         .filter(|(k, _)| !mapped.contains(k))
         .map(|(k, r)| (k.pid, r))
-        .collect();
-    Ok((pages, rest))
+        .collect()
 }
 
 /// Maps as huge pages every 2 MiB block of `pids`' private anonymous memory
@@ -405,13 +412,7 @@ fn map_kept_back(
         .flat_map(|(pid, b)| by_chunk(*pid, b))
         .map(|(k, _)| k)
         .collect();
-    let rest = brought_back
-        .into_iter()
-        .flat_map(|(pid, r)| by_chunk(pid, std::slice::from_ref(&r)))
-        .filter(|(k, _)| !mapped.contains(k))
-        .map(|(k, r)| (k.pid, r))
-        .collect();
-    Ok((paced.pages, rest))
+    Ok((paced.pages, outside(brought_back, &mapped)))
 }
 
 fn push_out(
