@@ -13,11 +13,15 @@ use toml::Spanned;
 
 use crate::units::{ByteSize, Percent};
 
+mod class;
 mod params;
+mod pmem;
 mod select;
 mod tiers;
 
+pub use class::*;
 pub use params::*;
+pub use pmem::*;
 pub use select::*;
 pub use tiers::*;
 

@@ -1,0 +1,251 @@
+use super::*;
+
+/// Long after every wake of these tests: no precursor stands.
+const LATER: Instant = Duration::from_secs(100_000);
+
+fn at(s: f64) -> Instant {
+    Duration::from_secs_f64(s)
+}
+
+fn hist(times: &[f64]) -> ActivationHistory {
+    let mut h = ActivationHistory::default();
+    for &t in times {
+        h.record(at(t));
+    }
+    h
+}
+
+#[test]
+fn periodic_wakes_predict_the_next() {
+    let h = hist(&[10.0, 40.2, 69.9, 100.1, 130.0]);
+    let p = h.period().expect("periodic");
+    assert!((p.as_secs_f64() - 30.0).abs() < 0.5, "{p:?}");
+    let next = h.next_wake(LATER).expect("next");
+    assert!((next.as_secs_f64() - 160.0).abs() < 0.5);
+}
+
+#[test]
+fn the_next_wake_is_expected_when_due_or_from_the_rate() {
+    let periodic = hist(&[10.0, 40.0, 70.0, 100.0, 130.0]);
+    assert_eq!(
+        periodic.expected_wake_in(at(150.0), at(0.0)),
+        Some(at(10.0))
+    );
+    assert_eq!(
+        periodic.expected_wake_in(at(170.0), at(0.0)),
+        Some(at(0.0)),
+        "overdue"
+    );
+    // More than half a period late (16 s on 30): five wakes in 176 s,
+    // 35.2 s each, but never sooner than the 46 s it has already waited.
+    assert_eq!(
+        periodic.expected_wake_in(at(176.0), at(0.0)),
+        Some(at(46.0))
+    );
+    // Four wakes in the 100 s since the first: one every 25 s.
+    let irregular = hist(&[0.0, 30.0, 35.0, 90.0, 91.0]);
+    assert_eq!(
+        irregular.expected_wake_in(at(100.0), at(0.0)),
+        Some(at(25.0))
+    );
+    // Silent since: never sooner than it has already waited.
+    assert_eq!(
+        irregular.expected_wake_in(at(200.0), at(0.0)),
+        Some(at(109.0))
+    );
+    // Called once in 100 s, just now: behind one called every 5 s.
+    let once = hist(&[99.0]).expected_wake_in(at(100.0), at(0.0));
+    let often = hist(&[80.0, 83.5, 90.0, 95.0, 99.0]).expected_wake_in(at(100.0), at(75.0));
+    assert_eq!(once, Some(at(100.0)));
+    assert_eq!(often, Some(at(5.0)));
+    assert_eq!(hist(&[]).expected_wake_in(at(9.0), at(0.0)), None);
+}
+
+/// A function started 50 s before its calls began, then called three
+/// times at irregular times in the 30 s since: one every 10 s, not one
+/// every 20 s (the 50 s counted).
+#[test]
+fn the_time_watched_before_the_first_call_does_not_make_a_function_rare() {
+    let h = hist(&[50.0, 58.0, 70.0, 75.0]);
+    assert_eq!(h.period(), None);
+    assert_eq!(h.expected_wake_in(at(80.0), at(0.0)), Some(at(10.0)));
+    // Called once: the time watched is all there is to go by.
+    assert_eq!(
+        hist(&[50.0]).expected_wake_in(at(80.0), at(0.0)),
+        Some(at(80.0))
+    );
+}
+
+#[test]
+fn irregular_or_too_few_wakes_predict_nothing() {
+    assert_eq!(hist(&[0.0, 30.0]).period(), None, "one interval");
+    assert_eq!(hist(&[0.0, 30.0, 45.0]).period(), None, "two apart");
+    assert_eq!(
+        hist(&[0.0, 30.0, 60.5]).period(),
+        Some(at(30.5)),
+        "two alike"
+    );
+    assert_eq!(hist(&[0.0, 30.0, 35.0, 90.0, 91.0]).period(), None);
+}
+
+/// A 16.5 s timer whose history holds a wake too many (a warm call seen
+/// at 70.54 s, 7 s after its call): the extra wake is skipped, and the
+/// next call is due one period after the last wake on the schedule.
+#[test]
+fn an_extra_wake_does_not_hide_a_schedule() {
+    let timer = [13.94, 30.36, 46.86, 61.45, 70.54, 79.70, 96.54, 112.43];
+    let p = hist(&timer).period().expect("periodic").as_secs_f64();
+    assert!((p - 16.4).abs() < 0.6, "{p}");
+    let next = hist(&timer).next_wake(LATER).expect("next").as_secs_f64();
+    assert!((next - 112.43 - p).abs() < 1e-6, "{next}");
+    // Just after the extra wake, the schedule's next is still due.
+    let next = hist(&timer[..5])
+        .next_wake(LATER)
+        .expect("due")
+        .as_secs_f64();
+    assert!((next - 61.45 - 16.42).abs() < 0.1, "{next}");
+    // An extra wake first in the window is skipped too.
+    assert_eq!(
+        hist(&[15.0, 20.0, 30.0, 40.0, 50.0]).period(),
+        Some(at(10.0))
+    );
+    // An extra wake counts half an unseen one: one needs two intervals
+    // that agree, three need five.
+    assert_eq!(hist(&[0.0, 10.0, 14.0, 20.0]).period(), Some(at(10.0)));
+    assert_eq!(hist(&[0.0, 10.0, 14.0]).period(), None, "one interval");
+    let three_extra = [0.0, 4.0, 10.0, 14.0, 20.0, 24.0, 30.0, 40.0, 50.0];
+    assert_eq!(hist(&three_extra[..7]).period(), None);
+    assert_eq!(hist(&three_extra).period(), Some(at(10.0)));
+}
+
+/// A 15.1 s timer whose third call went unseen (a warm call): the 30.5 s
+/// interval holds one wake, and the schedule stands.
+#[test]
+fn an_unseen_wake_does_not_hide_a_schedule() {
+    let timer = [15.28, 30.03, 60.54, 75.41, 90.82, 105.57];
+    let next = hist(&timer).next_wake(LATER).expect("due").as_secs_f64();
+    assert!((next - 120.44).abs() < 0.01, "{next}");
+    let next = hist(&timer[..4])
+        .next_wake(LATER)
+        .expect("due")
+        .as_secs_f64();
+    assert!((next - 90.28).abs() < 0.01, "{next}");
+    // Three periods in one is too many; so is a gap of 2.5 periods.
+    assert_eq!(hist(&[0.0, 10.0, 50.0, 60.0, 70.0, 80.0]).period(), None);
+    assert_eq!(hist(&[0.0, 10.0, 35.0, 45.0, 55.0, 65.0]).period(), None);
+    // An unseen wake and an extra one need five intervals.
+    assert_eq!(hist(&[0.0, 10.0, 30.0, 34.0, 40.0, 50.0]).period(), None);
+    assert_eq!(
+        hist(&[0.0, 10.0, 30.0, 34.0, 40.0, 50.0, 60.0]).period(),
+        Some(at(10.0))
+    );
+}
+
+/// A 16.4 s timer (fn0009 of a bench/faas run) whose call at 56.69 s
+/// was recorded three times (a poll's warm call, the tick's, an onset a
+/// second later), with one wake more at 76.80 s: the three are one
+/// wake, and the schedule stands on its one irregular wake. The rate
+/// still counts every record.
+#[test]
+fn a_call_recorded_more_than_once_is_one_wake() {
+    let wakes = [
+        7.91, 24.32, 40.93, 56.69, 56.80, 57.80, 73.81, 76.80, 89.82, 105.84, 122.80,
+    ];
+    let h = hist(&wakes);
+    let (next, p) = h.next_and_period(LATER).expect("periodic");
+    let (next, p) = (next.as_secs_f64(), p.as_secs_f64());
+    assert!((p - 16.4).abs() < 0.5, "{p}");
+    assert!((next - 122.80 - p).abs() < 1e-6, "{next}");
+    assert_eq!(h.count(), wakes.len());
+    // Records 3 s apart are two.
+    assert_eq!(hist(&[0.0, 3.0, 6.0]).period(), Some(at(3.0)));
+}
+
+/// A 57 s timer (fn0022 of a bench/faas run) and a 16.4 s one
+/// (fn0026): a warm call with no call recorded 1.85 and 2.46 s before
+/// the call each had due. Until 3 s after it the call is still due (the
+/// second was lowered 0.43 s before its call in that run); the call,
+/// recorded by then, is the same wake; not come by then, the record was
+/// the call.
+#[test]
+fn a_wake_recorded_just_before_a_due_call_leaves_it_due() {
+    let timer = hist(&[6.73, 64.26, 121.35, 176.59]);
+    // Its two intervals before, 57.53 and 57.09 s: the upper median.
+    let next = timer.next_wake(at(177.0)).expect("due").as_secs_f64();
+    assert!((next - 121.35 - 57.53).abs() < 0.01, "{next}");
+    let wait = timer.expected_wake_in(at(178.0), at(0.0)).expect("due");
+    assert!((wait.as_secs_f64() - 0.88).abs() < 0.01, "{wait:?}");
+    // The call not recorded 3 s after: the record was the call (three
+    // intervals now, their median 57.09 s).
+    let next = timer.next_wake(at(179.6)).expect("periodic").as_secs_f64();
+    assert!((next - 176.59 - 57.09).abs() < 0.01, "{next}");
+    // The call recorded: one wake with the first, the schedule goes on.
+    let mut called = timer.clone();
+    called.record(at(178.73));
+    let next = called.next_wake(at(178.8)).expect("periodic").as_secs_f64();
+    assert!((next - 176.59 - 57.09).abs() < 0.01, "{next}");
+
+    let timer = hist(&[2.2, 18.5, 35.11, 51.28, 52.14, 67.73, 84.17, 98.11]);
+    let next = timer.next_wake(at(100.14)).expect("due").as_secs_f64();
+    assert!((next - 84.17 - 16.44).abs() < 0.01, "{next}");
+    // 3 s or more before the call due, a record is no precursor.
+    let early = hist(&[2.2, 18.5, 35.11, 51.28, 52.14, 67.73, 84.17, 97.5]);
+    let next = early.next_wake(at(98.0)).expect("periodic").as_secs_f64();
+    assert!(next > 110.0, "{next}");
+}
+
+#[test]
+fn history_is_bounded_and_ignores_time_going_back() {
+    let mut h = ActivationHistory::default();
+    for i in 0..100u64 {
+        h.record(Duration::from_secs(i));
+    }
+    h.record(Duration::from_secs(5));
+    assert_eq!(h.count(), KEEP);
+    assert_eq!(h.last(), Some(Duration::from_secs(99)));
+}
+
+#[test]
+fn follower_of_a_leader() {
+    let leader = hist(&[10.0, 50.0, 90.0, 130.0]);
+    let follower = hist(&[10.4, 50.3, 90.6, 130.2]);
+    let stranger = hist(&[20.0, 70.0, 100.0, 140.0]);
+    let w = Duration::from_secs(1);
+    let now = Duration::from_secs(150);
+    let f = following(&leader, &follower, w, now).expect("judged");
+    assert_eq!((f.followed, f.of), (4, 4));
+    assert!(f.by_chance() < 1e-4, "{f:?}");
+    let s = following(&leader, &stranger, w, now).expect("judged");
+    // (Its leader's first wake came before its own first.)
+    assert_eq!((s.followed, s.of), (0, 3));
+    assert!(s.by_chance() > 0.999);
+    assert_eq!(following(&leader, &hist(&[]), w, now), None);
+    // A leader's wake less than a window ago cannot be judged yet.
+    let f = following(&leader, &follower, w, Duration::from_secs_f64(130.5));
+    assert_eq!(f.map(|f| (f.followed, f.of)), Some((3, 3)));
+}
+
+/// Two of three wakes followed by a function that wakes every 10 s
+/// anyway is chance; five of five is not.
+#[test]
+fn following_by_chance() {
+    let every_10s: Vec<f64> = (0..30).map(|i| 1.5 + 10.0 * f64::from(i)).collect();
+    let follower = hist(&every_10s);
+    let w = Duration::from_secs(2);
+    let leader = hist(&[100.0, 137.0, 221.0]);
+    let f = following(&leader, &follower, w, Duration::from_secs(300)).expect("judged");
+    assert_eq!((f.followed, f.of), (2, 3));
+    assert!((f.chance - 0.18).abs() < 0.01, "{f:?}");
+    assert!(f.by_chance() > 0.05, "{f:?}");
+    let leader = hist(&[100.0, 130.0, 160.0, 200.0, 250.0]);
+    let f = following(&leader, &follower, w, Duration::from_secs(300)).expect("judged");
+    assert_eq!((f.followed, f.of), (5, 5));
+    assert!(f.by_chance() < 1e-3, "{f:?}");
+}
+
+#[test]
+fn binomial_tails() {
+    assert!((binomial_tail(0, 5, 0.3) - 1.0).abs() < 1e-12);
+    assert!((binomial_tail(3, 3, 0.5) - 0.125).abs() < 1e-12);
+    assert!((binomial_tail(2, 3, 0.5) - 0.5).abs() < 1e-12);
+}
