@@ -6,10 +6,13 @@ major faults or more: its heap came from the tier), warm within the p50
 target's 8 ms, or warm and slower for one of three reasons: its handler
 mapped pages from the swap cache (MAPPED_MINFLT minor faults or more: read
 back ahead of it but not mapped), its handler ran long without faults
-(CPU taken by others), or the time went before the handler (the invoker
-late, the socket's queue, the server's own faults). Per group: the latency,
-how late the invoker sent the call, the time from then to the handler, the
-handler's, and the major faults the server took before the handler.
+(on its CPU, or, where the function reports its wait on a run queue,
+waiting half of it or more for a CPU), or the time went before the handler
+(the invoker late, the socket's queue, the server's own faults). Per
+group: the latency, how late the invoker sent the call, the time from then
+to the handler (and the server's wait for a CPU in it), the handler's,
+its CPU time and its wait for a CPU, and the major faults the server took
+before the handler.
 
   python3 bench/faas/calltime.py RUN_DIR/calls-zram-memext-r0.csv [...]
 
@@ -24,7 +27,7 @@ WITHIN_MS = 8.0
 MAPPED_MINFLT = 3000
 
 GROUPS = ("cold", "warm within 8 ms", "warm, mapped in the handler", "warm, long handler without faults",
-          "warm, time before the handler")
+          "warm, handler waiting for a CPU", "warm, time before the handler")
 
 
 def group(row):
@@ -36,6 +39,9 @@ def group(row):
     if int(row["minflt"] or 0) >= MAPPED_MINFLT:
         return "warm, mapped in the handler"
     if float(row["handler_ms"]) > WITHIN_MS:
+        wait = row.get("handler_wait_ms")
+        if wait not in (None, "") and 2 * float(wait) >= float(row["handler_ms"]):
+            return "warm, handler waiting for a CPU"
         return "warm, long handler without faults"
     return "warm, time before the handler"
 
@@ -62,6 +68,8 @@ def split(rows):
         out[g] = {"calls": len(rs), "latency_p50": med(rs, "latency_ms"), "late_p50": med(rs, "late_ms"),
                   "late_max": top(rs, "late_ms"), "to_handler_p50": med(rs, "to_handler_ms"),
                   "to_handler_max": top(rs, "to_handler_ms"), "handler_p50": med(rs, "handler_ms"),
+                  "cpu_p50": med(rs, "handler_cpu_ms"), "wait_p50": med(rs, "handler_wait_ms"),
+                  "pre_wait_p50": med(rs, "pre_wait_ms"),
                   "pre_majflt_per_call": sum(pre) / len(pre) if pre else None}
     return out
 
@@ -79,12 +87,13 @@ def main(argv=None):
         with open(path) as f:
             rows = list(csv.DictReader(f))
         print(f"{path}: {len(rows)} calls")
-        print(f"  {'':36} {'calls':>5} {'latency':>8} {'late p50/max':>14} {'to handler p50/max':>19}"
-              f" {'handler':>8} {'faults before':>13}")
+        print(f"  {'':36} {'calls':>5} {'latency':>8} {'late p50/max':>14} {'to handler p50/max':>19} {'wait':>6}"
+              f" {'handler':>8} {'cpu':>6} {'wait':>6} {'faults before':>13}")
         for g, s in split(rows).items():
             print(f"  {g:36} {s['calls']:5d} {fmt(s['latency_p50'], 8)} {fmt(s['late_p50'], 6)}/"
-                  f"{fmt(s['late_max'], 7)} {fmt(s['to_handler_p50'], 9)}/{fmt(s['to_handler_max'], 9)}"
-                  f" {fmt(s['handler_p50'], 8)} {fmt(s['pre_majflt_per_call'], 13, 0)}")
+                  f"{fmt(s['late_max'], 7)} {fmt(s['to_handler_p50'], 9)}/{fmt(s['to_handler_max'], 9)} {fmt(s['pre_wait_p50'], 6)}"
+                  f" {fmt(s['handler_p50'], 8)} {fmt(s['cpu_p50'], 6)} {fmt(s['wait_p50'], 6)}"
+                  f" {fmt(s['pre_majflt_per_call'], 13, 0)}")
     return 0
 
 

@@ -11,7 +11,14 @@ not in DRAM, read from the tier), its minor faults (pages mapped on
 touch: in DRAM, in the swap cache, but not mapped), the wall-clock time
 the handler began, and the major and minor faults the server took since
 its previous answer, before the handler (accepting and parsing the
-request: the interpreter's own pages); `/health` answers at once. One request at a time,
+request: the interpreter's own pages), then the handler's CPU time in ms,
+the ms it waited on a run queue, ready but not running (the kernel's
+schedstat; -1 where it keeps none), the times it was preempted, and the
+ms the server waited on a run queue since its previous answer, before the
+handler (accepting and reading the request): with no fault, a handler
+slower than its CPU time waited for a CPU, and one whose CPU time grew did
+more work for the same pages (the kernel's, or the TLB's); `/health`
+answers at once. One request at a time,
 as a function instance serves one invocation at a time.
 
   python3 bench/faas/function.py --socket /run/fn0001.sock --heap-mib 48
@@ -45,6 +52,16 @@ def make_heap(mib):
     return heap
 
 
+def run_queue_wait_ns():
+    """This thread's time so far ready to run but not running, ns (the
+    second field of its schedstat); None where the kernel keeps none."""
+    try:
+        with open("/proc/thread-self/schedstat") as f:
+            return int(f.read().split()[1])
+    except (OSError, IndexError, ValueError):
+        return None
+
+
 def touch(heap):
     """Reads one byte of every page; returns their sum (so it is not skipped)."""
     return sum(memoryview(heap)[::PAGE])
@@ -53,6 +70,7 @@ def touch(heap):
 class Handler(http.server.BaseHTTPRequestHandler):
     heap = bytearray()
     answered = None  # the server's usage when it last answered /invoke
+    answered_wait = None  # and its run-queue wait then, ns
 
     def do_GET(self):  # noqa: N802 (http.server's name)
         if self.path == "/health":
@@ -60,14 +78,22 @@ class Handler(http.server.BaseHTTPRequestHandler):
         elif self.path == "/invoke":
             began = time.time()
             r0 = resource.getrusage(resource.RUSAGE_SELF)
+            w0 = run_queue_wait_ns()
+            c0 = time.thread_time()
             t0 = time.perf_counter()
             touch(self.heap)
             ms = (time.perf_counter() - t0) * 1e3
+            cpu_ms = (time.thread_time() - c0) * 1e3
+            w1 = run_queue_wait_ns()
             r1 = resource.getrusage(resource.RUSAGE_SELF)
-            last = Handler.answered or r0
+            wait_ms = -1.0 if w0 is None or w1 is None else (w1 - w0) / 1e6
+            last, last_wait = Handler.answered or r0, Handler.answered_wait
+            pre_wait_ms = -1.0 if w0 is None or last_wait is None else (w0 - last_wait) / 1e6
             self.answer(200, f"{ms:.3f} {r1.ru_majflt - r0.ru_majflt} {r1.ru_minflt - r0.ru_minflt} {began:.6f} "
-                        f"{r0.ru_majflt - last.ru_majflt} {r0.ru_minflt - last.ru_minflt}\n".encode())
+                        f"{r0.ru_majflt - last.ru_majflt} {r0.ru_minflt - last.ru_minflt} "
+                        f"{cpu_ms:.3f} {wait_ms:.3f} {r1.ru_nivcsw - r0.ru_nivcsw} {pre_wait_ms:.3f}\n".encode())
             Handler.answered = resource.getrusage(resource.RUSAGE_SELF)
+            Handler.answered_wait = run_queue_wait_ns()
         else:
             self.answer(404, b"unknown path\n")
 

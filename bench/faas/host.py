@@ -151,7 +151,9 @@ def replay(calls, sockets, t0, timeout=60.0, workers=64):
     error or None, the handler's major faults, its minor faults, then where
     the time before the handler went: s from t0 + t until the invoker sent
     the call, s from then until the handler began, the server's major and
-    minor faults before the handler). A function serves one call at a time:
+    minor faults before the handler), the handler's CPU ms, its ms waiting
+    for a CPU, its preemptions, and the server's ms waiting for a CPU before
+    the handler. A function serves one call at a time:
     calls to a busy one queue in its socket's backlog, and that wait is in
     their latency."""
     records = [None] * len(calls)
@@ -168,7 +170,8 @@ def replay(calls, sockets, t0, timeout=60.0, workers=64):
         except (OSError, ValueError) as e:
             err = f"{type(e).__name__}: {e}"
         records[k] = (i, t, time.time() - due, a.ms, err, a.majflt, a.minflt, sent - due,
-                      None if a.began is None else a.began - sent, a.pre_majflt, a.pre_minflt)
+                      None if a.began is None else a.began - sent, a.pre_majflt, a.pre_minflt,
+                      a.cpu_ms, a.wait_ms, a.preempted, a.pre_wait_ms)
 
     # The invoker stands for a platform's router, not part of the host under
     # test: its own scheduling delays are not the calls'. At its default

@@ -45,19 +45,27 @@ def call(socket_path, what="/invoke", timeout=30.0):
 
 
 # A function's answer to /invoke: the handler's ms, its major and minor
-# faults, the wall-clock time (epoch s) it began, and the major and minor
-# faults the server took before it since its previous answer. A field a
-# function does not report is None.
-Answer = collections.namedtuple("Answer", "ms majflt minflt began pre_majflt pre_minflt",
-                                 defaults=(None, None, None, None))
+# faults, the wall-clock time (epoch s) it began, the major and minor
+# faults the server took before it since its previous answer, and the
+# handler's CPU ms, its ms waiting on a run queue, its preemptions, and
+# the server's ms waiting on a run queue since its previous answer, before
+# the handler (the waits None where the kernel keeps no schedstat, or, the
+# last, at a function's first call). A field a function does not report is
+# None.
+Answer = collections.namedtuple("Answer",
+                                "ms majflt minflt began pre_majflt pre_minflt cpu_ms wait_ms preempted pre_wait_ms",
+                                defaults=(None,) * 8)
 
 
 def parse_answer(body):
-    """Reads an answer to /invoke (2, 3 or 6 fields); ValueError if it is not one."""
+    """Reads an answer to /invoke (2, 3, 6 or 10 fields); ValueError if it is not one."""
     f = body.split()
-    if len(f) not in (2, 3, 6):
+    if len(f) not in (2, 3, 6, 10):
         raise ValueError(f"not an answer to /invoke: {body!r}")
     rest = () if len(f) < 6 else (float(f[3]), int(f[4]), int(f[5]))
+    if len(f) == 10:
+        wait, pre_wait = float(f[7]), float(f[9])
+        rest += (float(f[6]), None if wait < 0 else wait, int(f[8]), None if pre_wait < 0 else pre_wait)
     return Answer(float(f[0]), *map(int, f[1:3]), *rest)
 
 

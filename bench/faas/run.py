@@ -106,17 +106,18 @@ def read_back_bandwidth(tier, server, cleanup, mib):
 
 
 CALLS_HEADER = ("function,class,t,latency_ms,handler_ms,error,majflt,minflt,"
-                "late_ms,to_handler_ms,pre_majflt,pre_minflt\n")
+                "late_ms,to_handler_ms,pre_majflt,pre_minflt,handler_cpu_ms,handler_wait_ms,preempted,pre_wait_ms\n")
 
 
 def call_row(record, names, functions):
     """One line of calls-*.csv from a record of `host.replay`."""
-    i, t, lat, h, err, majflt, minflt, late, to_handler, pre_majflt, pre_minflt = record
+    i, t, lat, h, err, majflt, minflt, late, to_handler, pre_majflt, pre_minflt, cpu, wait, preempted, pre_wait = record
 
     def opt(v, scale=None):
         return "" if v is None else f"{v * scale:.2f}" if scale else str(v)
     return (f"{names[i]},{functions[i]['cls']},{t:.3f},{lat * 1000:.2f},{opt(h)},{err or ''},{opt(majflt)},"
-            f"{opt(minflt)},{opt(late, 1000)},{opt(to_handler, 1000)},{opt(pre_majflt)},{opt(pre_minflt)}\n")
+            f"{opt(minflt)},{opt(late, 1000)},{opt(to_handler, 1000)},{opt(pre_majflt)},{opt(pre_minflt)},"
+            f"{opt(cpu)},{opt(wait)},{opt(preempted)},{opt(pre_wait)}\n")
 
 
 def run_mode(a, server, fleet_names, heaps, trace, tier, mode, rnd, bandwidth, cleanup):

@@ -38,8 +38,15 @@ class FunctionTest(unittest.TestCase):
         self.assertGreater(rss_kib(self.proc.pid), 16 * 1024)
         status, body, secs = invoke.call(self.sock)
         self.assertEqual(status, 200)
-        ms, majflt, minflt, began, pre_majflt, pre_minflt = invoke.parse_answer(body)
+        ms, majflt, minflt, began, pre_majflt, pre_minflt, cpu_ms, wait_ms, preempted, pre_wait = invoke.parse_answer(body)
         self.assertGreater(ms, 0)
+        self.assertGreater(cpu_ms, 0, "it says the CPU its handler took")
+        self.assertLessEqual(cpu_ms, ms + 1.0, "no more than its time")
+        self.assertIsNotNone(wait_ms, "and its wait for a CPU (this kernel keeps schedstat)")
+        self.assertGreaterEqual(preempted, 0)
+        self.assertIsNone(pre_wait, "its first call has no previous answer")
+        pre_wait = invoke.parse_answer(invoke.call(self.sock)[1]).pre_wait_ms
+        self.assertGreaterEqual(pre_wait, 0, "its second has")
         self.assertLess(abs(time.time() - secs - began), 1.0, "it says when its handler began")
         self.assertEqual(pre_majflt, 0, "nor before it")
         self.assertGreaterEqual(pre_minflt, 0)
@@ -64,8 +71,11 @@ class FunctionTest(unittest.TestCase):
     def test_an_answer_without_minor_faults_is_read_and_a_bad_one_refused(self):
         self.assertEqual(invoke.parse_answer("1.5 7\n"), invoke.Answer(1.5, 7, None))
         self.assertEqual(invoke.parse_answer("1.5 7 3\n"), invoke.Answer(1.5, 7, 3))
-        self.assertEqual(invoke.parse_answer("1.5 7 3 99.5 1 2\n"), (1.5, 7, 3, 99.5, 1, 2))
-        for bad in ("1.5", "1.5 7 3 4", "1.5 7 3 99.5 1", "x 7"):
+        self.assertEqual(invoke.parse_answer("1.5 7 3 99.5 1 2\n"), (1.5, 7, 3, 99.5, 1, 2, None, None, None, None))
+        self.assertEqual(invoke.parse_answer("1.5 7 3 99.5 1 2 1.25 0.5 3 0.75\n"),
+                         (1.5, 7, 3, 99.5, 1, 2, 1.25, 0.5, 3, 0.75))
+        self.assertEqual(invoke.parse_answer("1.5 7 3 99.5 1 2 1.25 -1 0 -1\n")[7:], (None, 0, None), "no schedstat")
+        for bad in ("1.5", "1.5 7 3 4", "1.5 7 3 99.5 1", "1.5 7 3 99.5 1 2 1.25 0.5 3", "x 7"):
             with self.assertRaises(ValueError):
                 invoke.parse_answer(bad)
 

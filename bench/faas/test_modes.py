@@ -24,12 +24,12 @@ class Modes(unittest.TestCase):
 class CallRows(unittest.TestCase):
     def test_a_call_is_written_with_where_its_time_went_and_a_failed_one_with_blanks(self):
         names, functions = ["fn0000", "fn0001"], [{"cls": "timer"}, {"cls": "poisson"}]
-        served = (1, 2.5, 0.0421, 3.5, None, 7, 900, 0.0012, 0.0304, 2, 40)
-        failed = (0, 3.0, 60.0, None, "TimeoutError: x", None, None, 0.002, None, None, None)
+        served = (1, 2.5, 0.0421, 3.5, None, 7, 900, 0.0012, 0.0304, 2, 40, 2.75, 0.5, 1, 3.25)
+        failed = (0, 3.0, 60.0, None, "TimeoutError: x", None, None, 0.002, None, None, None, None, None, None, None)
         self.assertEqual(run.call_row(served, names, functions),
-                         "fn0001,poisson,2.500,42.10,3.5,,7,900,1.20,30.40,2,40\n")
+                         "fn0001,poisson,2.500,42.10,3.5,,7,900,1.20,30.40,2,40,2.75,0.5,1,3.25\n")
         self.assertEqual(run.call_row(failed, names, functions),
-                         "fn0000,timer,3.000,60000.00,,TimeoutError: x,,,2.00,,,\n")
+                         "fn0000,timer,3.000,60000.00,,TimeoutError: x,,,2.00,,,,,,,\n")
         self.assertEqual(len(run.CALLS_HEADER.split(",")), len(run.call_row(served, names, functions).split(",")))
 
 
