@@ -48,10 +48,9 @@ def call(socket_path, what="/invoke", timeout=30.0):
 # faults, the wall-clock time (epoch s) it began, the major and minor
 # faults the server took before it since its previous answer, and the
 # handler's CPU ms, its ms waiting on a run queue, its preemptions, and
-# the server's ms waiting on a run queue since its previous answer, before
-# the handler (the waits None where the kernel keeps no schedstat, or, the
-# last, at a function's first call). A field a function does not report is
-# None.
+# the server's ms waiting on a run queue from accepting the call to the
+# handler (the waits None where the kernel keeps no schedstat). A field a
+# function does not report is None.
 Answer = collections.namedtuple("Answer",
                                 "ms majflt minflt began pre_majflt pre_minflt cpu_ms wait_ms preempted pre_wait_ms",
                                 defaults=(None,) * 8)
