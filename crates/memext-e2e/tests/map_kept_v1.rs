@@ -4,7 +4,7 @@
 //! its heap's whole 2 MiB blocks are mapped as huge pages before the call
 //! (a `mapped-kept` event, and AnonHugePages in its smaps_rollup). Reclaim's
 //! scans clear the accessed bits of the pages they leave, and a call then
-//! sets each again: 0.4 us a page on this host (README, session 51). About
+//! sets each again: 0.4 us a page on this host (docs/faas/HISTORY.md, session 51). About
 //! a minute. Needs root.
 
 use std::time::{Duration, Instant};

@@ -93,7 +93,7 @@ pub fn took_its_charge(before: &Counters, after: &Counters) -> bool {
 /// for the next reading (on zram: 3 of 265). Not enough: in another run
 /// 173 such events passed, with a median 16 faults of the function's own
 /// (its runtime refaulting pages memext had pushed out): a count of faults
-/// cannot tell those from a call's first ones (README, bench/faas session
+/// cannot tell those from a call's first ones (docs/faas/HISTORY.md, session
 /// 43).
 pub const FIRED_MIN_FAULTS: u64 = 8;
 

@@ -22,7 +22,9 @@ pub use crate::context::WAKE_CPU_WEIGHT;
 use crate::context::{ClassParams, ContextState, OUT_SWAPPED_BYTES};
 use crate::cpu_cap::{cpu_caps, critical_runs};
 use crate::model::State;
-use crate::planner::{plan, Action, ContextInput, PlanInput, Queued, RoomAccount};
+use crate::planner::{
+    default_reserve, plan_keeping, Action, ContextInput, Plan, PlanInput, Queued, RoomAccount,
+};
 use crate::predict::{self, PredictParams, PrefetchReason};
 use crate::{Class, ContextId, Instant};
 
@@ -43,6 +45,9 @@ pub struct EngineParams {
     pub prefetch_lead: Duration,
     /// How often an active context's working set is recorded.
     pub ws_interval: Duration,
+    /// What resting contexts leave free for the next wake to read into;
+    /// `None`: the planner's default share of the capacity.
+    pub keep_free: Option<u64>,
 }
 
 /// What the decisions need to know of the host at this tick.
@@ -148,7 +153,7 @@ impl Engine {
         let predicted = self.predictions(now);
         let newly_held = self.hold_the_resident_due(now, &predicted);
         let input = self.plan_input_with(now, host.capacity, predicted);
-        let plan = plan(&input);
+        let plan = self.plan(&input);
         for (c, target) in input.contexts.iter().zip(&plan.targets) {
             if let Some(t) = self.contexts.get_mut(&c.key) {
                 t.target = *target;
@@ -318,6 +323,15 @@ impl Engine {
             ..Default::default()
         };
         predict::decide(now, &models, &pp)
+    }
+
+    /// The pure plan, with the room this engine keeps free.
+    fn plan(&self, input: &PlanInput) -> Plan {
+        let reserve = self
+            .params
+            .keep_free
+            .unwrap_or_else(|| default_reserve(input.capacity));
+        plan_keeping(input, reserve)
     }
 
     fn plan_input(&self, now: Instant, capacity: u64) -> PlanInput {

@@ -8,7 +8,7 @@ use crate::command::Command;
 use crate::context::Applied;
 use crate::cpu_cap::cpu_caps;
 use crate::model::{Known, State, Transition};
-use crate::planner::{plan, Action, RoomAccount};
+use crate::planner::{Action, RoomAccount};
 use crate::predict::PrefetchReason;
 use crate::touch::{self, Ask};
 use crate::{ContextId, Instant};
@@ -102,7 +102,7 @@ impl Engine {
         // functions just read back for their calls.
         let critical = self.any_critical();
         let protect = host.limits_protect && (host.background_reclaim || critical);
-        let mut plan = (queued || protect).then(|| plan(&self.plan_input(at, host.capacity)));
+        let mut plan = (queued || protect).then(|| self.plan(&self.plan_input(at, host.capacity)));
         // Moved out, not copied: the rest of the plan does not read it.
         self.wake_room = plan
             .as_mut()

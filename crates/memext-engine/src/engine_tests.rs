@@ -14,6 +14,7 @@ fn params() -> EngineParams {
     EngineParams {
         prefetch_lead: Duration::from_secs(3),
         ws_interval: Duration::from_secs(10),
+        keep_free: None,
     }
 }
 

@@ -61,6 +61,12 @@ pub const REST_SLACK_BYTES: u64 = 2 << 20;
 /// starts into free DRAM instead of waiting for a push-out.
 pub const KEEP_RESERVE_DIV: u64 = 32;
 
+/// The room resting contexts leave free by default: `KEEP_RESERVE_DIV` of
+/// the capacity, at least `GROWTH_BYTES`.
+pub fn default_reserve(capacity: u64) -> u64 {
+    (capacity / KEEP_RESERVE_DIV).max(GROWTH_BYTES)
+}
+
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct ContextInput {
     pub key: ContextId,
@@ -275,10 +281,17 @@ fn rank(c: &ContextInput) -> u8 {
 }
 
 pub fn plan(input: &PlanInput) -> Plan {
+    plan_keeping(input, default_reserve(input.capacity))
+}
+
+/// `plan`, with resting contexts leaving `reserve` bytes free (at most
+/// half the capacity) instead of the default share.
+pub fn plan_keeping(input: &PlanInput, reserve: u64) -> Plan {
+    let reserve = reserve.min(input.capacity / 2);
     // No class admits at the peak (the default): nothing to bound, and no
     // extra pass over every context at every tick.
     if input.contexts.iter().all(|c| c.peak == 0) {
-        return plan_within(input);
+        return plan_within(input, reserve);
     }
     // A peak larger than all the extend contexts can ever have (the
     // capacity less the critical contexts' demand and the others' floors)
@@ -302,19 +315,18 @@ pub fn plan(input: &PlanInput) -> Plan {
         for c in &mut within.contexts {
             c.peak = c.peak.min(most(c));
         }
-        return plan_within(&within);
+        return plan_within(&within, reserve);
     }
-    plan_within(input)
+    plan_within(input, reserve)
 }
 
-fn plan_within(input: &PlanInput) -> Plan {
+fn plan_within(input: &PlanInput, reserve: u64) -> Plan {
     let cs = &input.contexts;
     let mut room = Room {
         targets: vec![0u64; cs.len()],
         left: input.capacity,
         overcommitted: false,
     };
-    let reserve = (input.capacity / KEEP_RESERVE_DIV).max(GROWTH_BYTES);
     let mut acct = RoomAccount {
         reserve,
         ..RoomAccount::default()

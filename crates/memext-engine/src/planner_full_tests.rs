@@ -445,3 +445,47 @@ fn an_active_context_paged_out_by_its_limit_gets_all_it_has_when_due() {
         }));
     }
 }
+
+/// The room resting functions leave free is the planner's to be told
+/// (`daemon.keep_free`): what they keep shrinks by what is kept free, and
+/// no more than half the capacity is ever kept so.
+#[test]
+fn resting_functions_leave_the_room_they_are_told_to_keep_free() {
+    let resting = |key: &str, wake_s: u64| ContextInput {
+        floor: 4 * MIB,
+        keep_while_room: true,
+        expected_wake_in: Some(Duration::from_secs(wake_s)),
+        ..ctx(key, Class::Extend, State::Idle, 60, 60)
+    };
+    // 200 - 2 floors (8) = 192: with the default reserve (32) both keep
+    // their 60 (with 2 of slack); keeping 96 free, 96 is left above the
+    // floors: the sooner one keeps its 56 above its floor and 2 of slack,
+    // the other 38 above its floor.
+    let input = PlanInput {
+        capacity: 200 * MIB,
+        contexts: vec![resting("soon", 5), resting("later", 50)],
+    };
+    let default = plan(&input);
+    assert_eq!(
+        target(&default, &input, "later"),
+        62 * MIB,
+        "{:?}",
+        default.room
+    );
+    let keeping = plan_keeping(&input, 96 * MIB);
+    assert_eq!(keeping.room.reserve, 96 * MIB);
+    assert_eq!(
+        target(&keeping, &input, "soon"),
+        62 * MIB,
+        "{:?}",
+        keeping.room
+    );
+    assert_eq!(
+        target(&keeping, &input, "later"),
+        4 * MIB + 38 * MIB,
+        "{:?}",
+        keeping.room
+    );
+    // At most half the capacity is kept free.
+    assert_eq!(plan_keeping(&input, 1 << 40).room.reserve, 100 * MIB);
+}

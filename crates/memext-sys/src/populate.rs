@@ -13,8 +13,8 @@
 //!
 //! Measured by `memext-e2e kbench` and checked by the root round trip (a
 //! touch after it takes no fault). The daemon does not use it: mapping the
-//! pages of bench/faas' refills and wakes made that bench worse (README,
-//! bench/faas, session 40): mapped and young, they are likely no longer
+//! pages of bench/faas' refills and wakes made that bench worse (docs/faas/HISTORY.md,
+//! session 40): mapped and young, they are likely no longer
 //! what the kernel drops first, at no cost, when a cold call needs room.
 
 use crate::madvise::IOV_MAX;

@@ -157,6 +157,12 @@ pub struct DaemonConfig {
     /// in all four and the p99 in two (the room made later).
     #[serde(default)]
     pub yield_to_wakes: bool,
+    /// DRAM that contexts resting between calls leave free on a host meant
+    /// to be full, for the next wake to read into before the others'
+    /// limits come down (at most half the capacity). Unset: 1/32 of the
+    /// capacity, at least 32 MiB.
+    #[serde(default)]
+    pub keep_free: Option<ByteSize>,
     /// A resting context with its pages in is taken for called only if
     /// its processes touched a share of their memory, not on CPU alone
     /// (`memext_engine::touch`). Off by default: the asks clear the
@@ -224,6 +230,7 @@ impl Default for DaemonConfig {
             reclaim: ReclaimIn::default(),
             limit_room: default_limit_room(),
             yield_to_wakes: false,
+            keep_free: None,
             touches: false,
             idle_read: default_idle_read(),
             ws_interval: default_ws_interval(),
