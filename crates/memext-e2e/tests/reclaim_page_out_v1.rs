@@ -39,6 +39,7 @@ fn lower(page_out_first: bool, resting: bool) -> (Ended, u64, u64) {
         to: 16 * MIB,
         urgent: false,
         page_out: resting,
+        yields: false,
     });
     let mut ended = Vec::new();
     wait_for("the lowering to end", 60, || {

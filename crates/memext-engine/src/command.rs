@@ -68,11 +68,15 @@ pub enum Command {
     /// be paged out in any order before the limit steps (the daemon's
     /// `reclaim = "page-out"`); an active context's is left to the
     /// kernel's reclaim at the limit, which takes its coldest pages first.
+    /// `yields`: the context is pushed out only when its room is needed (a
+    /// host meant to be full): unless a wake waits for it, its lowering
+    /// waits while a woken context is read back (the daemon's wake gate).
     Reclaim {
         id: ContextId,
         bytes: u64,
         urgent: bool,
         resting: bool,
+        yields: bool,
     },
     BringBack(BringBack),
     PushOut(PushOut),

@@ -330,7 +330,7 @@ impl Engine {
         let reserve = self
             .params
             .keep_free
-            .unwrap_or_else(|| default_reserve(input.capacity));
+            .unwrap_or_else(|| default_reserve(input));
         plan_keeping(input, reserve)
     }
 

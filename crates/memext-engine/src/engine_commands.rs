@@ -130,6 +130,7 @@ impl Engine {
                             bytes,
                             urgent: false,
                             resting,
+                            yields: t.fills_room(),
                         });
                     let bytes = if below {
                         usage.min(t.limit_in_force())
@@ -155,6 +156,7 @@ impl Engine {
                             bytes,
                             urgent: false,
                             resting,
+                            yields: t.fills_room(),
                         }));
                         continue;
                     }
@@ -226,6 +228,7 @@ impl Engine {
                 bytes,
                 urgent: true,
                 resting: self.contexts.get(id).is_some_and(|t| t.rests(now)),
+                yields: self.contexts.get(id).is_some_and(ContextState::fills_room),
             }));
         }
         out

@@ -458,3 +458,42 @@ fn a_resident_timer_function_held_for_its_call_has_what_it_kept_mapped() {
         );
     }
 }
+
+/// On a host meant to be full, the lowerings that make a wake's room
+/// between ticks yield to its read-back (the wake reads into the room kept
+/// free for it; the page-outs would take the CPU it needs).
+#[test]
+fn a_resting_context_lowered_for_a_wake_on_a_full_host_yields_to_its_read_back() {
+    let mut e = Engine::new(params());
+    let keep = ClassParams {
+        push_out: PushOutWhen::Needed,
+        ..class(16)
+    };
+    let (mut rests, mut wakes) = (Ctx::new("/rests", 700), Ctx::new("/wakes", 400));
+    for c in [&rests, &wakes] {
+        assert!(e.track(c.id.clone(), Class::Extend, keep.clone(), s(0.0)));
+    }
+    for i in 0..=8 {
+        if i < 2 {
+            rests.cpu += Duration::from_millis(500);
+            wakes.cpu += Duration::from_millis(500);
+        }
+        if i == 6 {
+            (wakes.usage, wakes.swapped) = (16 * MIB, 384 * MIB);
+        }
+        tick(&mut e, &[&rests, &wakes], f64::from(i));
+    }
+    let (_, woke) = poll_twice(&mut e, &mut wakes, (8.1, 8.2), 50);
+    assert!(woke.is_some(), "woke");
+    let host = HostFacts {
+        limits_protect: true,
+        background_reclaim: true,
+        ..HOST
+    };
+    let cmds = e.serve_wake(&wakes.id, s(8.2), &host, &never_busy);
+    assert_eq!(
+        super::reclaim::yielding(&cmds),
+        vec![("/rests", true)],
+        "{cmds:?}"
+    );
+}

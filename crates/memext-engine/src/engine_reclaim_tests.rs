@@ -33,6 +33,16 @@ fn resting(cmds: &[Command]) -> Vec<(&str, bool)> {
         .collect()
 }
 
+/// Of each `Command::Reclaim`, whether it yields to read-backs.
+pub(super) fn yielding(cmds: &[Command]) -> Vec<(&str, bool)> {
+    cmds.iter()
+        .filter_map(|c| match c {
+            Command::Reclaim { id, yields, .. } => Some((id.as_str(), *yields)),
+            _ => None,
+        })
+        .collect()
+}
+
 /// Ticks with the database busy and `c` as it is; every command done.
 pub(super) fn tick_v1(
     e: &mut Engine,
@@ -91,6 +101,11 @@ fn a_limit_below_the_usage_is_held_there_and_lowered_in_the_background() {
     assert!(hold.is_some() && hold < bg, "{cmds:?}");
     assert_eq!(reclaims(&cmds), vec![("/sleeper", 16 * MIB, false)]);
     assert_eq!(resting(&cmds), vec![("/sleeper", true)], "it is idle");
+    assert_eq!(
+        yielding(&cmds),
+        vec![("/sleeper", false)],
+        "pushed out when idle: its room is not kept free for wakes"
+    );
     assert!(
         limits_of(&cmds, &c.id).iter().all(|&b| b >= 60 * MIB),
         "nothing below its usage written in the loop: {cmds:?}"

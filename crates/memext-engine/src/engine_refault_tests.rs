@@ -97,6 +97,7 @@ fn a_lowering_in_the_background_keeps_its_refaults_memexts_until_done() {
         bytes: 4 * MIB,
         urgent: false,
         resting: true,
+        yields: true,
     };
     e.executed(&cmd, Outcome::Done, s(4.0));
     for at in [5.0, 6.0, 7.0] {

@@ -60,11 +60,32 @@ pub const REST_SLACK_BYTES: u64 = 2 << 20;
 /// share of the capacity free (at least `GROWTH_BYTES`): the next wake
 /// starts into free DRAM instead of waiting for a push-out.
 pub const KEEP_RESERVE_DIV: u64 = 32;
+/// And at most this share, where a larger context would wake into it.
+pub const KEEP_RESERVE_MAX_DIV: u64 = 16;
 
-/// The room resting contexts leave free by default: `KEEP_RESERVE_DIV` of
-/// the capacity, at least `GROWTH_BYTES`.
-pub fn default_reserve(capacity: u64) -> u64 {
-    (capacity / KEEP_RESERVE_DIV).max(GROWTH_BYTES)
+/// The room resting contexts leave free by default: room for the largest
+/// context that keeps what it holds while there is room (all it holds and
+/// has out) to wake into, between `KEEP_RESERVE_DIV` of the capacity (at
+/// least `GROWTH_BYTES`) and `KEEP_RESERVE_MAX_DIV` of it. A cold call
+/// read back into free room takes a third of what it takes read back into
+/// a parent at its cap, where each page read back is paid for by one
+/// reclaimed (`memext-e2e coldcall`: 38 against 114 ms for 64 MiB on zram).
+/// In bench/faas (largest function 92 MiB, 1/32 of the cap 53 MiB), 96
+/// MiB kept free with the reclaimer yielding to read-backs lowered the
+/// cold calls' median by 8-21 ms and the p99 in each of five pairs
+/// (docs/faas/HISTORY.md, session 53).
+pub fn default_reserve(input: &PlanInput) -> u64 {
+    let least = (input.capacity / KEEP_RESERVE_DIV).max(GROWTH_BYTES);
+    let largest = input
+        .contexts
+        .iter()
+        .filter(|c| c.class == Class::Extend && c.keep_while_room)
+        .map(|c| c.usage.saturating_add(c.swapped))
+        .max()
+        .unwrap_or(0);
+    largest
+        .min(input.capacity / KEEP_RESERVE_MAX_DIV)
+        .max(least)
 }
 
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
@@ -281,7 +302,7 @@ fn rank(c: &ContextInput) -> u8 {
 }
 
 pub fn plan(input: &PlanInput) -> Plan {
-    plan_keeping(input, default_reserve(input.capacity))
+    plan_keeping(input, default_reserve(input))
 }
 
 /// `plan`, with resting contexts leaving `reserve` bytes free (at most

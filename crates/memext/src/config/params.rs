@@ -150,17 +150,23 @@ pub struct DaemonConfig {
     /// the critical ones included (bench/peers' `oracle` bound runs so).
     #[serde(default = "default_limit_room")]
     pub limit_room: bool,
-    /// The reclaimer's lowerings that no wake waits for wait (at most 300
-    /// ms a job) while a woken context is read back (`daemon/wake_gate.rs`).
-    /// Off by default: in bench/faas it made cold calls cheaper and the p50
-    /// lower in four of four A/B pairs, but the predicted timer calls slower
-    /// in all four and the p99 in two (the room made later).
+    /// Which of the reclaimer's lowerings that no wake waits for wait (at
+    /// most 300 ms a job) while a woken context is read back
+    /// (`daemon/wake_gate.rs`): `true` every one, `false` none; unset (the
+    /// default) those of contexts pushed out only when their room is
+    /// needed (`push_out = "when-needed"`), whose wakes read into the room
+    /// kept free for them (`keep_free`). Alone, in bench/faas, it made cold
+    /// calls cheaper and the p50 lower in four of four A/B pairs, but the
+    /// predicted timer calls slower in all four and the p99 higher in two
+    /// (session 37: the room made later); with the room kept free, the p99
+    /// was lower in each pair (session 53).
     #[serde(default)]
-    pub yield_to_wakes: bool,
+    pub yield_to_wakes: Option<bool>,
     /// DRAM that contexts resting between calls leave free on a host meant
     /// to be full, for the next wake to read into before the others'
-    /// limits come down (at most half the capacity). Unset: 1/32 of the
-    /// capacity, at least 32 MiB.
+    /// limits come down (at most half the capacity). Unset: room for the
+    /// largest such context (all it holds and has out), at least 1/32 of
+    /// the capacity (and 32 MiB), at most 1/16 of it.
     #[serde(default)]
     pub keep_free: Option<ByteSize>,
     /// A resting context with its pages in is taken for called only if
@@ -229,7 +235,7 @@ impl Default for DaemonConfig {
             observer: ObserverKind::default(),
             reclaim: ReclaimIn::default(),
             limit_room: default_limit_room(),
-            yield_to_wakes: false,
+            yield_to_wakes: None,
             keep_free: None,
             touches: false,
             idle_read: default_idle_read(),

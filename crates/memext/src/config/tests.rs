@@ -410,13 +410,24 @@ fn daemon_reclaim() {
             .limit_room
     );
     assert!(parse("[daemon]\nlimit_room = \"no\"\n").is_err());
-    assert!(!parse("").expect("valid").daemon.yield_to_wakes);
-    assert!(
+    assert_eq!(parse("").expect("valid").daemon.yield_to_wakes, None);
+    assert_eq!(
         parse("[daemon]\nyield_to_wakes = true\n")
             .expect("valid")
             .daemon
-            .yield_to_wakes
+            .yield_to_wakes,
+        Some(true)
     );
+    assert_eq!(parse("").expect("valid").daemon.keep_free, None);
+    assert_eq!(
+        parse("[daemon]\nkeep_free = \"96MiB\"\n")
+            .expect("valid")
+            .daemon
+            .keep_free
+            .map(|b| b.0),
+        Some(96 << 20)
+    );
+    assert!(parse("[daemon]\nkeep_free = \"lots\"\n").is_err());
     assert!(!parse("").expect("valid").daemon.touches);
     assert!(
         parse("[daemon]\ntouches = true\n")

@@ -41,6 +41,9 @@ pub struct Actuator {
     /// write of that knob succeeded (a context without a cpu controller fails
     /// its CPU weight every tick).
     said_failed: HashSet<(ContextId, LimitKnob)>,
+    /// `daemon.yield_to_wakes`: every lowering yields to read-backs (true),
+    /// none (false), or those the engine says (unset).
+    yield_to_wakes: Option<bool>,
 }
 
 impl Actuator {
@@ -53,6 +56,7 @@ impl Actuator {
             said_foreign: HashSet::new(),
             said: BTreeMap::new(),
             said_failed: HashSet::new(),
+            yield_to_wakes: None,
         }
     }
 
@@ -62,8 +66,11 @@ impl Actuator {
     }
 
     /// From now on limits below the usage are lowered in the background.
-    pub fn start_reclaimer(&mut self, reclaimer: Reclaimer) {
+    /// `yield_to_wakes`: which lowerings wait while a woken context is read
+    /// back (`daemon.yield_to_wakes`).
+    pub fn start_reclaimer(&mut self, reclaimer: Reclaimer, yield_to_wakes: Option<bool>) {
         self.reclaimer = Some(reclaimer);
+        self.yield_to_wakes = yield_to_wakes;
     }
 
     pub fn ledger(&self) -> &Ledger {
@@ -117,7 +124,8 @@ impl Actuator {
                 bytes,
                 urgent,
                 resting,
-            } => self.reclaim(id, cg, *bytes, *urgent, *resting),
+                yields,
+            } => self.reclaim(id, cg, *bytes, *urgent, *resting, *yields),
             Command::CpuWeight { id, weight } => {
                 let (knob, value) = match cg.version() {
                     Version::V1 => (LimitKnob::V1CpuShares, v1_cpu_shares(*weight)),
@@ -239,7 +247,9 @@ impl Actuator {
 
     /// Hands a lowering below the usage to the reclaimer, recorded in the
     /// ledger first; without a reclaimer, written here as a limit.
-    /// `resting`: the reclaimer may page the context out first (if so set).
+    /// `resting`: the reclaimer may page the context out first (if so set);
+    /// `yields`: it waits while a woken context is read back (as every
+    /// lowering does with `daemon.yield_to_wakes = true`, none with false).
     fn reclaim(
         &mut self,
         id: &ContextId,
@@ -247,6 +257,7 @@ impl Actuator {
         bytes: u64,
         urgent: bool,
         resting: bool,
+        yields: bool,
     ) -> Outcome {
         if urgent && self.reclaimer.as_ref().is_some_and(|r| r.hurry(id)) {
             return Outcome::Done; // on its way down already
@@ -289,6 +300,7 @@ impl Actuator {
                 to: bytes,
                 urgent,
                 page_out: resting,
+                yields: self.yield_to_wakes.unwrap_or(yields),
             });
         }
         Outcome::Done

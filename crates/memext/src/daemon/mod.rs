@@ -208,14 +208,10 @@ impl Daemon {
             if self.cfg.daemon.reclaim.in_background() {
                 let h = self.observer.host().hierarchy.clone();
                 let page_out = self.cfg.daemon.reclaim == crate::config::ReclaimIn::PageOut;
-                // Not yielding: a gate of its own, never closed.
-                let gate = if self.cfg.daemon.yield_to_wakes {
-                    gate
-                } else {
-                    wake_gate::WakeGate::default()
-                };
-                self.act
-                    .start_reclaimer(reclaim::Reclaimer::start(h, page_out, gate));
+                self.act.start_reclaimer(
+                    reclaim::Reclaimer::start(h, page_out, gate),
+                    self.cfg.daemon.yield_to_wakes,
+                );
             }
         }
         let broker = crate::pmem::broker::start_in_daemon(&self.cfg, self.opts.dry_run)?;

@@ -49,6 +49,9 @@ pub struct Job {
     /// left to the limit steps: the kernel's reclaim takes its coldest
     /// pages first, a page-out by address would take pages in use.
     pub page_out: bool,
+    /// Unless urgent, it waits while a woken context is read back, at most
+    /// `YIELD_AT_MOST` (`wake_gate`).
+    pub yields: bool,
 }
 
 /// How a job ended.
@@ -133,8 +136,8 @@ pub struct Reclaimer {
 
 impl Reclaimer {
     /// `page_out_first`: each job pages its context's memory out before
-    /// the limit steps (`page_out_to`); `gate`: lowerings no wake waits for
-    /// wait at it (`wake_gate`).
+    /// the limit steps (`page_out_to`); `gate`: lowerings that yield
+    /// (`Job::yields`) and no wake waits for wait at it (`wake_gate`).
     pub fn start(hierarchy: Hierarchy, page_out_first: bool, gate: WakeGate) -> Self {
         let shared = Arc::new(Shared {
             state: Mutex::new(State::default()),
@@ -298,7 +301,7 @@ fn lower(shared: &Shared, hierarchy: &Hierarchy, job: &Job) -> Ended {
     let started = Instant::now();
     let mut ended = Ended::begun(job);
     // What this job may still wait for wakes being read back.
-    let mut may_wait = if job.urgent {
+    let mut may_wait = if job.urgent || !job.yields {
         Duration::ZERO
     } else {
         YIELD_AT_MOST

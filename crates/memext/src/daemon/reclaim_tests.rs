@@ -39,6 +39,7 @@ fn job(path: &CgroupPath, urgent: bool) -> Job {
         to: 16 * MIB,
         urgent,
         page_out: true,
+        yields: true,
     }
 }
 
@@ -152,6 +153,23 @@ fn a_lowering_no_wake_waits_for_waits_while_a_wake_is_read_back() {
     let e = wait_ended(&r);
     assert_eq!(e.reached, 16 * MIB);
     assert!(e.took >= YIELD_AT_MOST, "{:?}", e.took);
+    r.stop();
+}
+
+#[test]
+fn a_lowering_that_does_not_yield_goes_on_while_a_wake_is_read_back() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (h, a) = fake_v1(dir.path(), "a");
+    let gate = WakeGate::default();
+    let r = Reclaimer::start(h, false, gate.clone());
+    let _serving = gate.serve();
+    r.submit(Job {
+        yields: false,
+        ..job(&a, false)
+    });
+    let e = wait_ended(&r);
+    assert_eq!(e.reached, 16 * MIB);
+    assert!(e.took < YIELD_AT_MOST, "it did not wait: {:?}", e.took);
     r.stop();
 }
 
