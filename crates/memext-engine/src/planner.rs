@@ -72,7 +72,7 @@ pub const KEEP_RESERVE_MAX_DIV: u64 = 16;
 /// reclaimed (`memext-e2e coldcall`: 38 against 114 ms for 64 MiB on zram).
 /// In bench/faas (largest function 92 MiB, 1/32 of the cap 53 MiB), 96
 /// MiB kept free with the reclaimer yielding to read-backs lowered the
-/// cold calls' median by 8-21 ms and the p99 in each of five pairs
+/// cold calls' median by 8-21 ms and the p99 in each of six pairs
 /// (docs/faas/HISTORY.md, session 53).
 pub fn default_reserve(input: &PlanInput) -> u64 {
     let least = (input.capacity / KEEP_RESERVE_DIV).max(GROWTH_BYTES);
