@@ -492,3 +492,7 @@ mod peak_tests;
 #[cfg(test)]
 #[path = "planner_full_tests.rs"]
 mod full_tests;
+
+#[cfg(test)]
+#[path = "planner_reserve_tests.rs"]
+mod reserve_tests;
