@@ -39,11 +39,10 @@ fn an_idle_context_pushed_out_when_needed_stays_while_there_is_room() {
     );
 }
 
-/// A wake served between ticks by a plan that squeezed a resting context
-/// leaves that plan's room account for the daemon's log, once.
-#[test]
-fn a_wake_between_ticks_that_squeezes_a_resting_context_leaves_its_account() {
-    let mut e = Engine::new(params());
+/// On a host meant to be full, `/rests` (700 MiB) and `/wakes` (400 MiB)
+/// both ran, then rested; the waker's pages went out (the host's
+/// reclaim) but 16 MiB.
+fn resting_beside_a_paged_out_one(e: &mut Engine) -> (Ctx, Ctx) {
     let keep = ClassParams {
         push_out: PushOutWhen::Needed,
         ..class(16)
@@ -52,7 +51,6 @@ fn a_wake_between_ticks_that_squeezes_a_resting_context_leaves_its_account() {
     for c in [&rests, &wakes] {
         assert!(e.track(c.id.clone(), Class::Extend, keep.clone(), s(0.0)));
     }
-    // Both ran, then rest; the waker's pages went out (the host's reclaim).
     for i in 0..=8 {
         if i < 2 {
             rests.cpu += Duration::from_millis(500);
@@ -61,17 +59,21 @@ fn a_wake_between_ticks_that_squeezes_a_resting_context_leaves_its_account() {
         if i == 6 {
             (wakes.usage, wakes.swapped) = (16 * MIB, 384 * MIB);
         }
-        tick(&mut e, &[&rests, &wakes], f64::from(i));
+        tick(e, &[&rests, &wakes], f64::from(i));
     }
+    (rests, wakes)
+}
+
+/// A wake served between ticks by a plan that squeezed a resting context
+/// leaves that plan's room account for the daemon's log, once.
+#[test]
+fn a_wake_between_ticks_that_squeezes_a_resting_context_leaves_its_account() {
+    let mut e = Engine::new(params());
+    let (rests, mut wakes) = resting_beside_a_paged_out_one(&mut e);
     assert_eq!(e.take_wake_room(), None, "no wake served yet");
     let (_, woke) = poll_twice(&mut e, &mut wakes, (8.1, 8.2), 50);
     assert!(woke.is_some(), "woke");
-    let host = HostFacts {
-        limits_protect: true,
-        background_reclaim: true,
-        ..HOST
-    };
-    e.serve_wake(&wakes.id, s(8.2), &host, &never_busy);
+    e.serve_wake(&wakes.id, s(8.2), &super::reclaim::BG, &never_busy);
     let room = e
         .take_wake_room()
         .expect("the wake's plan squeezed the resting one");
@@ -465,32 +467,10 @@ fn a_resident_timer_function_held_for_its_call_has_what_it_kept_mapped() {
 #[test]
 fn a_resting_context_lowered_for_a_wake_on_a_full_host_yields_to_its_read_back() {
     let mut e = Engine::new(params());
-    let keep = ClassParams {
-        push_out: PushOutWhen::Needed,
-        ..class(16)
-    };
-    let (mut rests, mut wakes) = (Ctx::new("/rests", 700), Ctx::new("/wakes", 400));
-    for c in [&rests, &wakes] {
-        assert!(e.track(c.id.clone(), Class::Extend, keep.clone(), s(0.0)));
-    }
-    for i in 0..=8 {
-        if i < 2 {
-            rests.cpu += Duration::from_millis(500);
-            wakes.cpu += Duration::from_millis(500);
-        }
-        if i == 6 {
-            (wakes.usage, wakes.swapped) = (16 * MIB, 384 * MIB);
-        }
-        tick(&mut e, &[&rests, &wakes], f64::from(i));
-    }
+    let (_, mut wakes) = resting_beside_a_paged_out_one(&mut e);
     let (_, woke) = poll_twice(&mut e, &mut wakes, (8.1, 8.2), 50);
     assert!(woke.is_some(), "woke");
-    let host = HostFacts {
-        limits_protect: true,
-        background_reclaim: true,
-        ..HOST
-    };
-    let cmds = e.serve_wake(&wakes.id, s(8.2), &host, &never_busy);
+    let cmds = e.serve_wake(&wakes.id, s(8.2), &super::reclaim::BG, &never_busy);
     assert_eq!(
         super::reclaim::yielding(&cmds),
         vec![("/rests", true)],

@@ -70,7 +70,7 @@ pub const KEEP_RESERVE_MAX_DIV: u64 = 16;
 /// read back into free room takes a third of what it takes read back into
 /// a parent at its cap, where each page read back is paid for by one
 /// reclaimed (`memext-e2e coldcall`: 38 against 114 ms for 64 MiB on zram).
-/// In bench/faas (largest function 92 MiB, 1/32 of the cap 53 MiB), 96
+/// In bench/faas (this rule keeps 91-99 MiB; 1/32 of the cap is 53), 96
 /// MiB kept free with the reclaimer yielding to read-backs lowered the
 /// cold calls' median by 8-21 ms and the p99 in each of six pairs
 /// (docs/faas/HISTORY.md, session 53).

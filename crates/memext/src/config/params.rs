@@ -158,8 +158,9 @@ pub struct DaemonConfig {
     /// kept free for them (`keep_free`). Alone, in bench/faas, it made cold
     /// calls cheaper and the p50 lower in four of four A/B pairs, but the
     /// predicted timer calls slower in all four and the p99 higher in two
-    /// (session 37: the room made later); with the room kept free, the p99
-    /// was lower in each pair (session 53).
+    /// (session 37: the room made later); with 96 MiB kept free, the p99
+    /// was lower in six of six pairs, and from 10 s into the trace on in
+    /// seven of eight with the landed default's two (session 53).
     #[serde(default)]
     pub yield_to_wakes: Option<bool>,
     /// DRAM that contexts resting between calls leave free on a host meant
