@@ -6,9 +6,9 @@
 //! wakes waited to be served. Here a limit goes down in steps of [`STEP`]
 //! at nice 19 (at the daemon's priority when a wake waits for the room),
 //! and a job is stopped between two steps when its context's limit is to
-//! be written again. A lowering no wake waits for waits (at most
-//! [`YIELD_AT_MOST`] a job) while the mover reads a woken context back
-//! (`wake_gate`).
+//! be written again. A lowering that yields (`Job::yields`) and no wake
+//! waits for waits (at most [`YIELD_AT_MOST`] a job) while the mover reads
+//! a woken context back (`wake_gate`).
 //!
 //! Must not: touch the ledger or decide. The actuator records a lowering
 //! before it is handed here and settles it from what the knob holds after.

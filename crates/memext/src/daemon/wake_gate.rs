@@ -7,9 +7,12 @@
 //! calls had the reclaimer lowering another function's limit beside them
 //! (12.9 s of its 27.6 s of reclaim in the trace). A lowering a wake waits
 //! for (urgent, or hurried) does not wait, and none waits longer than the
-//! reclaimer allows it. On with `daemon.yield_to_wakes`; off by default:
-//! the room is made later, and in bench/faas the predicted calls of its
-//! timer functions were slower in four of four A/B pairs.
+//! reclaimer allows it. A lowering yields where the engine says
+//! (`Command::Reclaim::yields`: contexts pushed out only when needed,
+//! whose wakes read into the room the plan keeps free for them), or every
+//! one or none as `daemon.yield_to_wakes` says. Alone, without that room,
+//! the room was made later, and in bench/faas the predicted calls of its
+//! timer functions were slower in four of four A/B pairs (session 37).
 
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
