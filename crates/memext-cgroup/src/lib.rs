@@ -323,6 +323,17 @@ impl AnyCgroup {
         }
     }
 
+    /// How many times a charge met the cgroup's limit and the kernel
+    /// reclaimed in the task that charged (v1 `memory.failcnt`; v2
+    /// `memory.events` `max`, which counts the cgroup and all below it).
+    /// It rises while the cgroup's tasks make their own room.
+    pub fn limit_hits(&self) -> Result<u64, CgroupError> {
+        match self {
+            AnyCgroup::V1(c) => c.failcnt(),
+            AnyCgroup::V2(c) => c.max_events(),
+        }
+    }
+
     /// Whether a task of the cgroup waits in the v1 OOM wait now
     /// (`memory.oom_control`'s `under_oom`); false on v2, where nothing
     /// waits so.

@@ -269,6 +269,11 @@ impl V1Cgroup {
         crate::wake::oom_event(&self.memory)
     }
 
+    /// `memory.failcnt`: charges that met the limit.
+    pub fn failcnt(&self) -> Result<u64, CgroupError> {
+        self.memory.read_with("memory.failcnt", parse_u64)
+    }
+
     /// `memory.oom_control`'s `under_oom`: a task waits at the limit.
     pub fn under_oom(&self) -> Result<bool, CgroupError> {
         let file = "memory.oom_control";

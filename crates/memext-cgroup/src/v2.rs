@@ -35,6 +35,19 @@ impl V2Cgroup {
         crate::wake::pressure_trigger(&self.dir)
     }
 
+    /// `memory.events`' `max`: charges that met `memory.max`.
+    pub fn max_events(&self) -> Result<u64, CgroupError> {
+        let file = "memory.events";
+        let m = self.dir.read_with(file, parse_flat_keyed)?;
+        m.get("max")
+            .copied()
+            .ok_or_else(|| CgroupError::MissingField {
+                path: self.dir.path.clone(),
+                file: file.into(),
+                field: "max",
+            })
+    }
+
     fn v2_file(&self, knob: LimitKnob) -> Result<&'static str, CgroupError> {
         crate::knob_file(knob, &self.dir.path, Version::V2)
     }

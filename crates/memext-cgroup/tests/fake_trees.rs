@@ -300,6 +300,33 @@ fn v2_writes_use_the_kernel_format() {
     assert_eq!(file("cgroup.freeze"), "1");
 }
 
+/// The charges that met a limit, as each version counts them: v1
+/// `memory.failcnt`, v2 `memory.events`' `max` (its other counts are not it).
+#[test]
+fn limit_hits_are_read_from_each_versions_own_counter() {
+    let t = copy_fixture("v1");
+    let dir = t.path().join("memory/docker");
+    std::fs::write(dir.join("memory.failcnt"), "4711\n").expect("failcnt");
+    let h = Hierarchy::probe(t.path()).expect("v1 tree");
+    let cg = h.open(&p("/docker")).expect("open");
+    assert_eq!(cg.limit_hits().expect("failcnt"), 4711);
+    std::fs::remove_file(dir.join("memory.failcnt")).expect("rm");
+    assert!(cg.limit_hits().is_err(), "no counter, no count");
+
+    let t = copy_fixture("v2");
+    let dir = t.path().join("system.slice/nginx.service");
+    let events = "low 0\nhigh 9\nmax 23\noom 1\noom_kill 0\noom_group_kill 0\n";
+    std::fs::write(dir.join("memory.events"), events).expect("events");
+    let h = Hierarchy::probe(t.path()).expect("v2 tree");
+    let cg = h.open(&p("/system.slice/nginx.service")).expect("open");
+    assert_eq!(cg.limit_hits().expect("events"), 23);
+    std::fs::write(dir.join("memory.events"), "low 0\nhigh 9\n").expect("events");
+    assert!(matches!(
+        cg.limit_hits(),
+        Err(CgroupError::MissingField { field: "max", .. })
+    ));
+}
+
 #[test]
 fn vanished_cgroup_is_reported_as_such() {
     let t = copy_fixture("v2");

@@ -344,7 +344,9 @@ pub fn reclaimed(e: &super::reclaim::Ended) {
         stopped = e.stopped,
         relaxed = e.relaxed,
         ms,
-        "{}: {} lowered to {} in {} steps ({} paged out first), {ms:.0} ms{}{}{}",
+        yielded_ms = e.yielded.as_secs_f64() * 1e3,
+        cap_met = e.cap_met,
+        "{}: {} lowered to {} in {} steps ({} paged out first), {ms:.0} ms{}{}{}{}",
         e.id,
         e.knob,
         crate::units::human_bytes(e.reached),
@@ -352,6 +354,14 @@ pub fn reclaimed(e: &super::reclaim::Ended) {
         crate::units::human_bytes(e.paged_out),
         if e.stopped { " (stopped: written again)" } else { "" },
         e.error.as_deref().map(|x| format!(" (stopped: {x})")).unwrap_or_default(),
-        if e.relaxed { "; a step of room given back" } else { "" }
+        if e.relaxed { "; a step of room given back" } else { "" },
+        match (e.yielded.is_zero(), e.cap_met) {
+            (true, _) => String::new(),
+            (false, false) => format!("; {:.0} ms of it yielding to wakes", e.yielded.as_secs_f64() * 1e3),
+            (false, true) => format!(
+                "; {:.0} ms of it yielding to wakes, until a charge met the cap",
+                e.yielded.as_secs_f64() * 1e3
+            ),
+        }
     );
 }

@@ -188,6 +188,26 @@ impl Daemon {
         })
     }
 
+    /// The gate between read-backs and lowerings, watching the capacity
+    /// cgroup's limit where the capacity is one (`wake_gate`).
+    fn wake_gate(&self) -> wake_gate::WakeGate {
+        let Some(p) = &self.cfg.daemon.capacity_cgroup else {
+            return wake_gate::WakeGate::default();
+        };
+        let cap = memext_cgroup::CgroupPath::parse(p)
+            .map_err(anyhow::Error::from)
+            .and_then(|path| Ok(self.observer.host().hierarchy.open(&path)?));
+        match cap.and_then(|c| c.limit_hits().map(|_| c).map_err(anyhow::Error::from)) {
+            Ok(c) => wake_gate::WakeGate::watching_cap(c),
+            Err(e) => {
+                tracing::warn!(
+                    "lowerings yield to read-backs without watching the cap of {p}: {e:#}"
+                );
+                wake_gate::WakeGate::default()
+            }
+        }
+    }
+
     fn now(&self) -> Instant {
         self.observer.host().clock.now()
     }
@@ -203,7 +223,7 @@ impl Daemon {
             None => None,
         };
         if !self.opts.dry_run {
-            let gate = wake_gate::WakeGate::default();
+            let gate = self.wake_gate();
             self.act.start_mover(Mover::start(gate.clone()));
             if self.cfg.daemon.reclaim.in_background() {
                 let h = self.observer.host().hierarchy.clone();
