@@ -380,7 +380,7 @@ impl Engine {
                     // Not under `when-idle` alone: there the onsets of
                     // bench/peers' noise were read back at nice 0, CPU its
                     // critical workloads needed (postgres x burst 0.42x against
-                    // 0.61x; measured again with `fast_wakes`, README). One
+                    // 0.61x; measured again with `fast_wakes`, docs/peers/HISTORY.md). One
                     // brought back for a predicted wake stays held. (Every tick
                     // while a context settled, its pages were read again: 1001
                     // read-backs in a bench/faas trace instead of 250.)

@@ -129,8 +129,8 @@ pub struct ClassParams {
     /// share as a CPU quota (v1 `cpu.cfs_quota_us`, v2 `cpu.max`), restored
     /// when the daemon stops. Where the critical workload fills the CPUs, a
     /// CPU weight does not bound what the noise's swap-ins and reclaim take
-    /// from it; a quota does, at the cost of slower wakes (README,
-    /// bench/peers, session 32).
+    /// from it; a quota does, at the cost of slower wakes (bench/peers,
+    /// session 32, `docs/peers/HISTORY.md`).
     pub cpu_max: Option<Cpus>,
     /// Admission of waking contexts (extend only): when the working sets of
     /// the contexts that wake together do not fit, they are let in one after
@@ -150,7 +150,7 @@ pub struct ClassParams {
     /// kernel put in swap at memext's limit is read back in bulk when it
     /// wakes (or starts again before it was judged idle), its wake watched
     /// for between ticks at the waking CPU weight, and such a restart served
-    /// as a wake until it settles. Measured (README, bench/peers): the noise's
+    /// as a wake until it settles. Measured (bench/peers, `docs/peers/HISTORY.md`): the noise's
     /// wakes 2-3x faster in the issue's postgres x burst scenario, at the
     /// critical throughput's expense in the quick postgres x burst cell.
     pub fast_wakes: bool,
@@ -161,7 +161,7 @@ pub struct ClassParams {
     /// it); on v2 its `memory.swap.max` is 0 (not over a swap limit someone
     /// else set); on both not under a memory limit of its own, whose reclaim
     /// would then end in the OOM killer.
-    /// Measured (README, bench/peers, issue 15's scenario): PostgreSQL took
+    /// Measured (bench/peers, issue 15's scenario, `docs/peers/HISTORY.md`): PostgreSQL took
     /// 0-2 major faults a window with it, 95-1,759 without.
     pub keep_anon: bool,
     /// While a critical context runs, at most this many of the class's
@@ -169,7 +169,7 @@ pub struct ClassParams {
     /// many as fit): a queued wake waits frozen, up to `admit_within`,
     /// until one that runs rests. On a machine the critical workload fills,
     /// wakes served together fault and reclaim each other's pages, taking
-    /// CPU and TLB shootdowns from it (README, bench/peers, session 33).
+    /// CPU and TLB shootdowns from it (bench/peers, session 33, `docs/peers/HISTORY.md`).
     pub wakes_at_once: Option<WakesAtOnce>,
     /// Run the class's contexts as idle CPU groups (extend only; default
     /// false): v1 and v2 `cpu.idle` 1, restored when the daemon stops. They

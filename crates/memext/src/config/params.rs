@@ -117,7 +117,8 @@ impl Default for RuntimePaths {
 pub struct DaemonConfig {
     /// DRAM the selected contexts may use together, as a size.
     pub capacity: Option<ByteSize>,
-    /// Or: the memory limit of this cgroup (e.g. a parent of all contexts).
+    /// Or: the memory limit of this cgroup (e.g. a parent of all contexts);
+    /// the metrics then count the charges that met that limit.
     pub capacity_cgroup: Option<String>,
     /// Or (the default): the host's DRAM less this reserve.
     #[serde(default = "default_reserve")]

@@ -31,6 +31,12 @@ struct ContextLabels {
 pub struct DaemonGauges {
     /// DRAM the selected contexts may use together, bytes.
     pub capacity_bytes: AtomicU64,
+    /// Charges that met the capacity cgroup's limit, the kernel reclaiming
+    /// in the task that charged (v1 `memory.failcnt`, v2 `memory.events`
+    /// `max`), as the kernel counts them; reported once read
+    /// (`capacity_watched`: the capacity is a cgroup's limit).
+    pub capacity_limit_hits: AtomicU64,
+    pub capacity_watched: AtomicBool,
     /// Ticks run since start.
     pub ticks: AtomicU64,
     /// Wakes seen since start (by polling or at a tick).
@@ -172,6 +178,16 @@ fn register_daemon(reg: &mut Registry, contexts: usize, d: &DaemonGauges) {
         "1 while page-out and prefetch are slowed because a critical context shows memory pressure",
         i64::from(d.throttled.load(Ordering::Relaxed)),
     );
+    if d.capacity_watched.load(Ordering::Relaxed) {
+        let hits = Counter::<u64>::default();
+        hits.inc_by(d.capacity_limit_hits.load(Ordering::Relaxed));
+        reg.register(
+            "capacity_limit_hits",
+            "Charges that met the capacity cgroup's limit and reclaimed in the charging task \
+             (v1 memory.failcnt, v2 memory.events max); in bench/faas they came with the tail",
+            hits,
+        );
+    }
     let ticks = Counter::<u64>::default();
     ticks.inc_by(d.ticks.load(Ordering::Relaxed));
     reg.register("ticks", "Observe-plan-act cycles run", ticks);
@@ -328,6 +344,26 @@ mod tests {
         assert!(text.contains("memext_capacity_bytes 1073741824"), "{text}");
         assert!(text.contains("memext_throttled 0"), "{text}");
         assert!(text.ends_with("# EOF\n"));
+    }
+
+    /// The count of charges at the capacity cgroup's limit is reported
+    /// only where the capacity is a cgroup's limit and the daemon read it.
+    #[test]
+    fn the_capacity_limit_hits_are_reported_once_watched() {
+        let g = DaemonGauges::default();
+        g.capacity_limit_hits.store(4711, Ordering::Relaxed);
+        let text = render(&[], &g);
+        assert!(!text.contains("memext_capacity_limit_hits"), "{text}");
+        g.capacity_watched.store(true, Ordering::Relaxed);
+        let text = render(&[], &g);
+        assert!(
+            text.contains("# HELP memext_capacity_limit_hits "),
+            "{text}"
+        );
+        assert!(
+            text.contains("memext_capacity_limit_hits_total 4711"),
+            "{text}"
+        );
     }
 
     #[test]

@@ -93,6 +93,9 @@ pub struct Daemon {
     tick_now: bool,
     /// Guarded idle contexts' CPU time, read through their parents.
     idle_cpu: idle_cpu::IdleCpu,
+    /// The cgroup whose limit is the capacity (`daemon.capacity_cgroup`):
+    /// how often a charge met that limit goes to the metrics each tick.
+    cap: Option<memext_cgroup::AnyCgroup>,
 }
 
 /// The longest the loop waits for events before it comes round again.
@@ -160,6 +163,10 @@ impl Daemon {
             );
         }
         let last_save = host.clock.now();
+        let cap = match &cfg.daemon.capacity_cgroup {
+            Some(p) => Some(host.hierarchy.open(&memext_cgroup::CgroupPath::parse(p)?)?),
+            None => None,
+        };
         let observer: Box<dyn Observer> = match cfg.daemon.observer {
             crate::config::ObserverKind::Events => {
                 raise_open_files();
@@ -185,27 +192,8 @@ impl Daemon {
             rewatch: true,
             tick_now: false,
             idle_cpu: idle_cpu::IdleCpu::default(),
+            cap,
         })
-    }
-
-    /// The gate between read-backs and lowerings, watching the capacity
-    /// cgroup's limit where the capacity is one (`wake_gate`).
-    fn wake_gate(&self) -> wake_gate::WakeGate {
-        let Some(p) = &self.cfg.daemon.capacity_cgroup else {
-            return wake_gate::WakeGate::default();
-        };
-        let cap = memext_cgroup::CgroupPath::parse(p)
-            .map_err(anyhow::Error::from)
-            .and_then(|path| Ok(self.observer.host().hierarchy.open(&path)?));
-        match cap.and_then(|c| c.limit_hits().map(|_| c).map_err(anyhow::Error::from)) {
-            Ok(c) => wake_gate::WakeGate::watching_cap(c),
-            Err(e) => {
-                tracing::warn!(
-                    "lowerings yield to read-backs without watching the cap of {p}: {e:#}"
-                );
-                wake_gate::WakeGate::default()
-            }
-        }
     }
 
     fn now(&self) -> Instant {
@@ -223,7 +211,7 @@ impl Daemon {
             None => None,
         };
         if !self.opts.dry_run {
-            let gate = self.wake_gate();
+            let gate = wake_gate::WakeGate::default();
             self.act.start_mover(Mover::start(gate.clone()));
             if self.cfg.daemon.reclaim.in_background() {
                 let h = self.observer.host().hierarchy.clone();
@@ -319,6 +307,12 @@ impl Daemon {
         self.gauges
             .capacity_bytes
             .store(facts.capacity, Ordering::Relaxed);
+        if let Some(hits) = self.cap.as_ref().and_then(|c| c.limit_hits().ok()) {
+            self.gauges
+                .capacity_limit_hits
+                .store(hits, Ordering::Relaxed);
+            self.gauges.capacity_watched.store(true, Ordering::Relaxed);
+        }
         self.gauges.ticks.fetch_add(1, Ordering::Relaxed);
         if d.plan.overcommitted {
             events::overcommitted();

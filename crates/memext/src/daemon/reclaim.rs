@@ -8,8 +8,7 @@
 //! and a job is stopped between two steps when its context's limit is to
 //! be written again. A lowering that yields (`Job::yields`) and no wake
 //! waits for waits (at most [`YIELD_AT_MOST`] a job) while the mover reads
-//! a woken context back, and no more once a charge meets the capacity
-//! cgroup's limit meanwhile (`wake_gate`).
+//! a woken context back (`wake_gate`).
 //!
 //! Must not: touch the ledger or decide. The actuator records a lowering
 //! before it is handed here and settles it from what the knob holds after.
@@ -79,9 +78,6 @@ pub struct Ended {
     pub relaxed: bool,
     /// How long it waited for wakes being read back (`wake_gate`).
     pub yielded: Duration,
-    /// A charge met the capacity cgroup's limit while it waited: it waited
-    /// no more (`wake_gate::Waited::cap_met`).
-    pub cap_met: bool,
 }
 
 impl Ended {
@@ -100,7 +96,6 @@ impl Ended {
             paged_out: 0,
             relaxed: false,
             yielded: Duration::ZERO,
-            cap_met: false,
         }
     }
 }
@@ -315,19 +310,12 @@ fn lower(shared: &Shared, hierarchy: &Hierarchy, job: &Job) -> Ended {
         YIELD_AT_MOST
     };
     let mut yielded = Duration::ZERO;
-    let mut cap_met = false;
     let mut yield_to_wakes = || {
         let go_on =
             || shared.hurried.load(Ordering::Relaxed) || lock(&shared.state).stop.contains(&job.id);
         let waited = shared.gate.wait_out(may_wait, go_on);
-        yielded += waited.took;
-        // The cap met: the wakes make their room themselves, no more waits.
-        cap_met |= waited.cap_met;
-        may_wait = if cap_met {
-            Duration::ZERO
-        } else {
-            may_wait.saturating_sub(waited.took)
-        };
+        yielded += waited;
+        may_wait = may_wait.saturating_sub(waited);
     };
     match hierarchy.open(&job.path) {
         Ok(cg) => {
@@ -350,7 +338,6 @@ fn lower(shared: &Shared, hierarchy: &Hierarchy, job: &Job) -> Ended {
         Err(e) => ended.error = Some(format!("{e:#}")),
     }
     ended.yielded = yielded;
-    ended.cap_met = cap_met;
     ended.took = started.elapsed();
     ended
 }
@@ -456,4 +443,4 @@ pub fn steps(from: u64, to: u64) -> impl Iterator<Item = u64> {
 
 #[cfg(test)]
 #[path = "reclaim_tests.rs"]
-pub(crate) mod tests;
+mod tests;
