@@ -31,7 +31,7 @@ pub fn run() -> anyhow::Result<()> {
             daemon,
         ),
         (
-            "memory.swap.max 0 keeps a child's anon in DRAM when its parent's cap reclaims",
+            "memory.swap.max 0 keeps a child's anon in DRAM when its parent's cap reclaims; memory.events max counts the cap's charges",
             swap_max_keeps_anon,
         ),
         (
@@ -403,16 +403,23 @@ fn swapped_by_the_cap(me: &Path, swap_max: Limit) -> anyhow::Result<u64> {
     let sibling = cg.parent.child("sibling")?;
     h.create(&sibling)?;
     let _sibling = Tree(h.clone(), vec![sibling.clone()]);
-    h.open(&cg.parent)?
-        .write_limit(LimitKnob::Max, Limit::Bytes(160 << 20))?;
+    let parent = h.open(&cg.parent)?;
+    parent.write_limit(LimitKnob::Max, Limit::Bytes(160 << 20))?;
     let c = cg.open()?;
     c.write_limit(LimitKnob::SwapMax, swap_max)?;
     let mut t = Toucher::spawn(me, 96 << 20)?;
     cg.attach(t.pid())?;
     t.alloc()?;
+    let hits = parent.limit_hits()?;
     let mut fill = Toucher::spawn(me, 128 << 20)?;
     h.attach(&sibling, fill.pid())?;
     fill.alloc()?;
+    // The daemon's metrics report this count for its capacity cgroup.
+    let hits = parent.limit_hits()? - hits;
+    ensure!(
+        hits > 0,
+        "the fill met the cap, and memory.events max did not count it"
+    );
     let swapped = c.memory()?.swap_bytes;
     let sibling_swapped = h.open(&sibling)?.memory()?.swap_bytes;
     ensure!(
