@@ -1,6 +1,6 @@
 //! The count of charges that met a cgroup's limit, as this host's kernel
-//! keeps it (v1 `memory.failcnt`): what the reclaimer's wake gate watches on
-//! the capacity cgroup (`memext::daemon::wake_gate`). A reader of a file
+//! keeps it (v1 `memory.failcnt`): what the daemon's metrics report for its
+//! capacity cgroup (`memext_capacity_limit_hits_total`). A reader of a file
 //! larger than the cgroup's limit charges its page cache there, and past
 //! the limit each charge meets it and the kernel reclaims the clean cache
 //! (no swap area needed); a reader of a smaller file leaves the count as it

@@ -329,12 +329,13 @@ pub fn slow_write(id: &ContextId, knob: &str, value: &str, took: std::time::Dura
     );
 }
 
-/// A lowering in the background ended (`reclaimed`): how far it got, in how
-/// many writes and how long, and why it stopped short.
 /// A lowering's wait for read-backs shorter than this is not said in its
 /// message (the gate was open: a look at it takes microseconds).
 const YIELD_SAID: std::time::Duration = std::time::Duration::from_millis(1);
 
+/// A lowering in the background ended (`reclaimed`): how far it got, in how
+/// many writes and how long (and how much of it it waited for wakes being
+/// read back, `yielded_ms`), and why it stopped short.
 pub fn reclaimed(e: &super::reclaim::Ended) {
     let ms = e.took.as_secs_f64() * 1e3;
     tracing::info!(
