@@ -30,7 +30,7 @@ def epoch(ts):
 
 
 def events(d):
-    f = glob.glob(os.path.join(d, "memext-daemon-*.log*"))[0]
+    f = glob.glob(os.path.join(d, "memext*-daemon-*.log*"))[0]
     op = gzip.open if f.endswith(".gz") else open
     with op(f, "rt") as fh:
         return [json.loads(l) for l in fh]
