@@ -163,10 +163,7 @@ impl Daemon {
             );
         }
         let last_save = host.clock.now();
-        let cap = match &cfg.daemon.capacity_cgroup {
-            Some(p) => Some(host.hierarchy.open(&memext_cgroup::CgroupPath::parse(p)?)?),
-            None => None,
-        };
+        let cap = observe::capacity_cgroup(&host, &cfg)?;
         let observer: Box<dyn Observer> = match cfg.daemon.observer {
             crate::config::ObserverKind::Events => {
                 raise_open_files();

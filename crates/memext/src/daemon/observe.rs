@@ -345,6 +345,20 @@ pub(crate) fn read_cpu(w: &Watched<'_>, clock: &dyn Clock) -> Option<CpuReading>
     })
 }
 
+/// The cgroup whose limit is the capacity (`daemon.capacity_cgroup`), if
+/// one is configured.
+pub fn capacity_cgroup(host: &Host, cfg: &Config) -> anyhow::Result<Option<AnyCgroup>> {
+    let Some(p) = &cfg.daemon.capacity_cgroup else {
+        return Ok(None);
+    };
+    let path = CgroupPath::parse(p)?;
+    let cg = host
+        .hierarchy
+        .open(&path)
+        .with_context(|| format!("daemon.capacity_cgroup {p}"))?;
+    Ok(Some(cg))
+}
+
 /// DRAM the selected contexts may use together: the configured size, else
 /// the limit of the configured cgroup, else the host's DRAM less the reserve.
 pub fn capacity(host: &Host, cfg: &Config) -> anyhow::Result<u64> {
@@ -352,12 +366,7 @@ pub fn capacity(host: &Host, cfg: &Config) -> anyhow::Result<u64> {
     if let Some(c) = d.capacity {
         return Ok(c.0);
     }
-    if let Some(p) = &d.capacity_cgroup {
-        let path = CgroupPath::parse(p)?;
-        let cg = host
-            .hierarchy
-            .open(&path)
-            .with_context(|| format!("daemon.capacity_cgroup {p}"))?;
+    if let Some(cg) = capacity_cgroup(host, cfg)? {
         let knob = match cg.version() {
             Version::V1 => LimitKnob::V1Limit,
             Version::V2 => LimitKnob::Max,
