@@ -1,8 +1,8 @@
 """Shared pieces of memext's benchmarks: cgroups (v1 or v2) made and removed by
 the harness, the toucher helper (crates/memext-e2e), the memext binary, and a
-cleanup stack that runs on exit, on error and on SIGINT/SIGTERM."""
-import datetime
-import gzip
+cleanup stack that runs on exit, on error and on SIGINT/SIGTERM. Beside it and
+re-exported here: what a daemon leaves on disk (daemonlog.py) and the private
+Docker engine (dockerengine.py)."""
 import json
 import platform
 import re
@@ -13,6 +13,8 @@ import sys
 import time
 
 import leftovers
+from daemonlog import daemon_events, daemon_problems, ledger_records  # noqa: F401 (the benches' mb.*)
+from dockerengine import DockerEngine  # noqa: F401 (the benches' mb.DockerEngine)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BIN = os.path.join(ROOT, "target", "release")
@@ -89,39 +91,6 @@ def use_build(profile):
         BIN = os.path.join(ROOT, "target", "debug")
 
 
-def _json_lines(path):
-    """The JSON objects of a file of JSON lines, gzipped or not (other lines
-    skipped)."""
-    with (gzip.open if path.endswith(".gz") else open)(path, "rt") as f:
-        for line in f:
-            try:
-                e = json.loads(line)
-            except ValueError:
-                continue
-            if isinstance(e, dict):
-                yield e
-
-
-def daemon_events(log_path, event=None):
-    """The structured events of a daemon log written with `--log-format json`
-    (as `start_daemon` writes it), each a dict of its fields plus `at`, its
-    wall-clock time in seconds; only those named `event` if given."""
-    out = []
-    for e in _json_lines(log_path):
-        if "event" not in e or (event and e["event"] != event):
-            continue
-        stamp = e.get("timestamp", "").rstrip("Z")[:26]  # microseconds: fromisoformat's limit
-        e["at"] = datetime.datetime.fromisoformat(stamp).replace(tzinfo=datetime.timezone.utc).timestamp()
-        out.append(e)
-    return out
-
-
-def daemon_problems(log_path):
-    """The daemon's warnings and errors: the lines of its JSON log at level
-    WARN or ERROR, whether or not they carry an event."""
-    return [e for e in _json_lines(log_path) if e.get("level") in ("ERROR", "WARN")]
-
-
 def daemon_status(config):
     """The rows of `memext status --json` from a running daemon, None if it
     does not answer."""
@@ -130,44 +99,6 @@ def daemon_status(config):
         return json.loads(status.stdout)
     except ValueError:
         return None
-
-
-def ledger_records(state_dir):
-    """The knobs a daemon owns: STATE_DIR/daemon.json's records with the
-    lines of daemon.journal of the same generation applied (the daemon's
-    ledger_store)."""
-    try:
-        with open(os.path.join(state_dir, "daemon.json")) as f:
-            snap = json.load(f)
-        records, gen = snap["records"], snap.get("generation", 0)
-    except (OSError, ValueError, KeyError):
-        records, gen = [], 0
-    try:
-        with open(os.path.join(state_dir, "daemon.journal")) as f:
-            lines = f.read().splitlines()
-    except OSError:
-        lines = []
-    key = lambda r: (r["cgroup"], r["knob"])  # noqa: E731
-    for text in lines:
-        try:
-            line = json.loads(text)
-        except ValueError:
-            break  # a torn last line
-        if line.get("g") != gen:
-            continue
-        e = line["e"]
-        if "set" in e:
-            r = e["set"]
-            at = next((i for i, x in enumerate(records) if key(x) == key(r)), None)
-            if at is None:
-                records.append(r)
-            else:
-                records[at] = r
-        elif "drop" in e:
-            records = [x for x in records if key(x) != (e["drop"]["cgroup"], e["drop"]["knob"])]
-        elif "drop_cgroup" in e:
-            records = [x for x in records if x["cgroup"] != e["drop_cgroup"]]
-    return records
 
 
 def daemon_figures(pid, config, state_dir):
@@ -505,51 +436,6 @@ def threads_cpu_seconds(pid):
 def write_json(path, obj):
     with open(path, "w") as f:
         json.dump(obj, f, indent=2)
-
-
-class DockerEngine:
-    """A private Docker engine (scripts/docker-engine: dockerd in a network
-    namespace of its own, state in `engine_dir`, containers under `cgroup_parent`)
-    and the base image it runs, built once with debootstrap."""
-
-    IMAGE = "memext-base:bookworm-2"
-
-    def __init__(self, engine_dir, cgroup_parent=None, image=None, packages=None):
-        """`image` and `packages` (comma-separated Debian packages) name another
-        debootstrap image than the base one (scripts/docker-engine builds it)."""
-        self.dir = engine_dir
-        self.IMAGE = image or DockerEngine.IMAGE
-        self.env = {**os.environ, **({"MEMEXT_DOCKER_CGROUP": cgroup_parent} if cgroup_parent else {}),
-                    **({"MEMEXT_IMAGE": image, "MEMEXT_IMAGE_PACKAGES": packages} if image else {})}
-        self.cli = ["/usr/bin/docker", "-H", f"unix://{engine_dir}/docker.sock"]
-
-    def _script(self, action):
-        subprocess.run([os.path.join(ROOT, "scripts/docker-engine"), action, self.dir], check=True,
-                       env=self.env, capture_output=True)
-
-    def start(self, cleanup):
-        """Starts the engine (stopped again by `cleanup`) and imports the image."""
-        self._script("start")
-        cleanup.push("stop the Docker engine", lambda: self._script("stop"))
-        self._script("image")
-
-    def restart(self):
-        """Stops the engine (the script ends its containers' processes and
-        removes what they left, bounded) and starts it again with its
-        image: a deadlocked dockerd answers nothing until then."""
-        self._script("stop")
-        self._script("start")
-        self._script("image")
-
-    def docker(self, *args, check=True, timeout=None, stderr=False):
-        """Runs the docker CLI against this engine; its stdout (`stderr`:
-        with its stderr after it, as `docker logs` gives a container's).
-        `timeout` (s): subprocess.TimeoutExpired past it (the client is
-        killed)."""
-        r = subprocess.run([*self.cli, *args], capture_output=True, text=True, timeout=timeout)
-        if check and r.returncode != 0:
-            raise RuntimeError(f"docker {' '.join(args[:3])}: {r.stderr.strip()}")
-        return (r.stdout + r.stderr if stderr else r.stdout).strip()
 
 
 def machine_facts():

@@ -11,8 +11,9 @@
 //! Here: the engine's state, tracking, and a tick's plan. Beside it, by
 //! concern: a tick's sample and what is learned from it (`engine_observe`),
 //! polls and wakes served between ticks (`engine_between_ticks`), from
-//! actions to commands (`engine_commands`), and a context paused in the
-//! kernel's OOM wait (`engine_oom`).
+//! actions to commands (`engine_commands`), a context paused in the
+//! kernel's OOM wait (`engine_oom`), and what a tick's plan is given
+//! (`engine_plan_input`).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
@@ -20,12 +21,10 @@ use std::time::Duration;
 pub use crate::command::{BringBack, Command, Decision, Observed, Outcome, PushOut};
 pub use crate::context::WAKE_CPU_WEIGHT;
 use crate::context::{ClassParams, ContextState, OUT_SWAPPED_BYTES};
-use crate::cpu_cap::{cpu_caps, critical_runs};
+use crate::cpu_cap::cpu_caps;
 use crate::model::State;
-use crate::planner::{
-    default_reserve, plan_keeping, Action, ContextInput, Plan, PlanInput, Queued, RoomAccount,
-};
-use crate::predict::{self, PredictParams, PrefetchReason};
+use crate::planner::{Action, RoomAccount};
+use crate::predict::{self, PrefetchReason};
 use crate::{Class, ContextId, Instant};
 
 /// How long a chunk's heat lasts before it is demoted one queue.
@@ -314,105 +313,6 @@ impl Engine {
         out
     }
 
-    /// What `predict` says of each context at `now` (in the order of
-    /// `contexts`): worked out once a tick, for the hold and the plan.
-    fn predictions(&self, now: Instant) -> Vec<Option<PrefetchReason>> {
-        let models: Vec<_> = self.contexts.values().map(|t| &t.model).collect();
-        let pp = PredictParams {
-            lead: self.params.prefetch_lead,
-            ..Default::default()
-        };
-        predict::decide(now, &models, &pp)
-    }
-
-    /// The pure plan, with the room this engine keeps free.
-    fn plan(&self, input: &PlanInput) -> Plan {
-        let reserve = self
-            .params
-            .keep_free
-            .unwrap_or_else(|| default_reserve(input));
-        plan_keeping(input, reserve)
-    }
-
-    fn plan_input(&self, now: Instant, capacity: u64) -> PlanInput {
-        self.plan_input_with(now, capacity, self.predictions(now))
-    }
-
-    fn plan_input_with(
-        &self,
-        now: Instant,
-        capacity: u64,
-        prefetch: Vec<Option<PrefetchReason>>,
-    ) -> PlanInput {
-        let critical_runs = critical_runs(self.contexts.values(), now);
-        let contexts = self
-            .contexts
-            .values()
-            .zip(prefetch)
-            .map(|(t, p)| {
-                let call_ended = t.call_ended(now);
-                ContextInput {
-                    key: t.id.clone(),
-                    class: t.class,
-                    // An onset is a wake to the plan until it settles; on a
-                    // host meant to be full, until its call is over.
-                    state: if call_ended {
-                        State::Active
-                    } else if t.waking(now) {
-                        State::Waking
-                    } else {
-                        t.model.state
-                    },
-                    // A read-back on its way: planned with all it has.
-                    usage: t.charged(),
-                    working_set: t.working_set_bytes(),
-                    swapped: if t.reading_back { 0 } else { t.memory.swapped },
-                    // Never below what its own swap limit keeps in DRAM.
-                    floor: t.params.floor.max(t.memory.unswappable),
-                    headroom_pct: t.params.headroom_pct,
-                    under_pressure: t.under_pressure,
-                    // What is out comes back once (then it is in): what memext
-                    // pushed out, and with `fast_wakes` or on a host meant to be
-                    // full what the kernel put in swap (`note_paged_out`). On a
-                    // host meant to be full (`when-needed`), so do an active context's
-                    // pages in swap, whoever put them there, at its onset or its
-                    // predicted call (the plan does so only if it has some).
-                    // Not under `when-idle` alone: there the onsets of
-                    // bench/peers' noise were read back at nice 0, CPU its
-                    // critical workloads needed (postgres x burst 0.42x against
-                    // 0.61x; measured again with `fast_wakes`, docs/peers/HISTORY.md). One
-                    // brought back for a predicted wake stays held. (Every tick
-                    // while a context settled, its pages were read again: 1001
-                    // read-backs in a bench/faas trace instead of 250.)
-                    prefetch: p
-                        .filter(|_| t.out || (t.model.state == State::Active && t.fills_room()))
-                        .or(t.held.filter(|(until, _)| now < *until).map(|(_, r)| r)),
-                    queued: t.waiting_since.map(|since| Queued {
-                        since,
-                        overdue: now.saturating_sub(since) >= t.params.admit_within,
-                        at_once: t.params.wakes_at_once.filter(|_| critical_runs),
-                    }),
-                    keep_while_room: t.fills_room(),
-                    quiet: t.is_quiet(now) || call_ended,
-                    // Only the planner's keep order reads it: not worked out for
-                    // the (default) contexts pushed out when idle.
-                    expected_wake_in: t
-                        .fills_room()
-                        .then(|| {
-                            let m = &t.model;
-                            m.history.expected_wake_in(now, m.watched_since)
-                        })
-                        .flatten(),
-                    growth: t.growth.margin(),
-                    rest_slack: t.rest_growth.rest_slack(),
-                    peak: t.peak_room(),
-                    in_turn: t.runs_in_turn(now).then(|| t.peak.began()),
-                }
-            })
-            .collect();
-        PlanInput { capacity, contexts }
-    }
-
     /// What the actuator did with a command: only now is a context believed
     /// pushed out, brought back (and held for its predicted wake), or
     /// someone else's.
@@ -514,6 +414,9 @@ mod between_ticks;
 
 #[path = "engine_oom.rs"]
 mod oom;
+
+#[path = "engine_plan_input.rs"]
+mod plan_input;
 pub use oom::{oom_raise, OOM_STEP};
 
 #[cfg(test)]

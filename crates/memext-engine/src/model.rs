@@ -469,3 +469,7 @@ mod between_ticks;
 #[cfg(test)]
 #[path = "model_tests.rs"]
 mod tests;
+
+#[cfg(test)]
+#[path = "model_touch_tests.rs"]
+mod touch_tests;

@@ -496,3 +496,7 @@ mod full_tests;
 #[cfg(test)]
 #[path = "planner_reserve_tests.rs"]
 mod reserve_tests;
+
+#[cfg(test)]
+#[path = "planner_prop_tests.rs"]
+mod prop_tests;

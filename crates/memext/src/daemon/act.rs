@@ -1,7 +1,8 @@
 //! The act step: carries out the engine's commands in the order given, every
 //! knob through the ledger (re-read before each write, restored at the end),
 //! page moves handed to the mover thread, and reports each command's outcome.
-//! In a dry run it prints the plan instead and changes nothing.
+//! In a dry run it prints the plan instead and changes nothing. Lowerings
+//! below the usage, handed to the reclaimer: `act_lowering`.
 //!
 //! Must not: decide. Which context, how far, in which order and how fast are
 //! the engine's; this module maps a command to the cgroup version's knobs.
@@ -15,9 +16,9 @@ use memext_engine::planner::Action;
 use memext_engine::ContextId;
 
 use super::events;
-use super::ledger::{Ledger, LedgerError, Lowering, Restored, Written};
+use super::ledger::{Ledger, LedgerError, Restored, Written};
 use super::mover::{Job, Mover};
-use super::reclaim::{self, Reclaimer, STEP};
+use super::reclaim::Reclaimer;
 use crate::units::human_bytes;
 
 /// A knob write that takes this long is logged (`slow-write`).
@@ -245,119 +246,6 @@ impl Actuator {
         Some(memory_limit_knob(cg.version()))
     }
 
-    /// Hands a lowering below the usage to the reclaimer, recorded in the
-    /// ledger first; without a reclaimer, written here as a limit.
-    /// `resting`: the reclaimer may page the context out first (if so set);
-    /// `yields`: it waits while a woken context is read back (as every
-    /// lowering does with `daemon.yield_to_wakes = true`, none with false).
-    fn reclaim(
-        &mut self,
-        id: &ContextId,
-        cg: &AnyCgroup,
-        bytes: u64,
-        urgent: bool,
-        resting: bool,
-        yields: bool,
-    ) -> Outcome {
-        if urgent && self.reclaimer.as_ref().is_some_and(|r| r.hurry(id)) {
-            return Outcome::Done; // on its way down already
-        }
-        if self.reclaimer.is_none() {
-            return self.execute(
-                &Command::Limit {
-                    id: id.clone(),
-                    bytes,
-                },
-                cg,
-            );
-        }
-        let Some(knob) = self.limit_knob(id, cg) else {
-            return Outcome::Foreign;
-        };
-        let from = match self.ledger.begin_lowering(cg, knob, bytes) {
-            Ok(Lowering::From(Limit::Bytes(b))) => b,
-            // No number to step down from: one write.
-            Ok(Lowering::From(Limit::Max)) => bytes.saturating_add(STEP),
-            Ok(Lowering::Nothing) => return Outcome::Failed,
-            Ok(Lowering::Foreign { found, ours }) => {
-                self.report_foreign(id, knob, found, ours);
-                return Outcome::Foreign;
-            }
-            Err(LedgerError::Cgroup(CgroupError::Vanished { .. })) => return Outcome::Failed,
-            Err(e) => {
-                if self.said_failed.insert((id.clone(), knob)) {
-                    events::knob_failed(id, &knob.to_string(), &bytes.to_string(), &e);
-                }
-                return Outcome::Failed;
-            }
-        };
-        if let Some(r) = self.reclaimer.as_ref() {
-            r.submit(reclaim::Job {
-                id: id.clone(),
-                path: cg.path().clone(),
-                knob,
-                from,
-                to: bytes,
-                urgent,
-                page_out: resting,
-                yields: self.yield_to_wakes.unwrap_or(yields),
-            });
-        }
-        Outcome::Done
-    }
-
-    /// A write of `id`'s limit ends its lowering in the background first
-    /// (the reclaimer writes nothing more), settled at what the knob holds.
-    fn stop_reclaim(&mut self, id: &ContextId, cg: &AnyCgroup) {
-        if !self.reclaimer.as_ref().is_some_and(|r| r.stop_job(id)) {
-            return;
-        }
-        let held = self.settle(id, cg, memory_limit_knob(cg.version()));
-        self.reclaimed.push((id.clone(), held));
-    }
-
-    /// Records in the ledger where a lowering ended; the limit it holds.
-    fn settle(&mut self, id: &ContextId, cg: &AnyCgroup, knob: LimitKnob) -> Option<u64> {
-        match self.ledger.settle_lowering(cg, knob) {
-            Ok(Some(Limit::Bytes(b))) => Some(b),
-            Ok(Some(Limit::Max)) => None,
-            Ok(None) => {
-                events::foreign_knob(id, &knob.to_string(), "(changed)", "(lowering)");
-                None
-            }
-            Err(e) => {
-                tracing::debug!("{id}: settling its lowered limit: {e:#}");
-                None
-            }
-        }
-    }
-
-    /// The lowerings that ended since the last call, settled in the ledger:
-    /// each context with the limit it holds now. `cg` finds a context's
-    /// cgroup (none: it left, nothing to settle).
-    /// Also whether a wake waited for one of them.
-    pub fn take_reclaimed<'a>(
-        &mut self,
-        cg: impl Fn(&ContextId) -> Option<&'a AnyCgroup>,
-    ) -> (Vec<(ContextId, Option<u64>)>, bool) {
-        let ended = self
-            .reclaimer
-            .as_ref()
-            .map(Reclaimer::take_ended)
-            .unwrap_or_default();
-        let mut out = std::mem::take(&mut self.reclaimed);
-        let waited = ended.iter().any(|e| e.urgent);
-        for e in ended {
-            events::reclaimed(&e);
-            if e.stopped {
-                continue; // settled by stop_reclaim
-            }
-            let held = cg(&e.id).and_then(|c| self.settle(&e.id, c, e.knob));
-            out.push((e.id, held));
-        }
-        (out, waited)
-    }
-
     fn report_foreign(&mut self, id: &ContextId, knob: LimitKnob, found: Limit, ours: Limit) {
         if self.said_foreign.insert(id.clone()) {
             events::foreign_knob(id, &knob.to_string(), &found.to_string(), &ours.to_string());
@@ -507,6 +395,9 @@ pub(crate) fn keep_anon_value(
         _ => Some(Limit::Bytes(0)),
     }
 }
+
+#[path = "act_lowering.rs"]
+mod lowering;
 
 #[cfg(test)]
 #[path = "act_tests.rs"]
