@@ -179,14 +179,16 @@ def variant_settings(mode):
             [(k[len("daemon."):], v) for k, v in pairs if k.startswith("daemon.")])
 
 
-TIERS_KEYS = ("page_cluster", "size_mib")
+TIERS_KEYS = ("page_cluster", "size_mib", "large_folio_kib")
 
 
 def variant_tiers(mode):
     """A variant's settings of memext's tiers, as `tiers_up` keyword
     arguments (memext+tiers.page_cluster=0: {"page_cluster": 0});
     `tiers.size_mib` sets the swap area's size in MiB in place of the
-    bench's own (memext+tiers.size_mib=8192)."""
+    bench's own (memext+tiers.size_mib=8192); `tiers.large_folio_kib` turns
+    the kernel's anonymous large folios of that size on while the tiers are
+    up (memext+tiers.large_folio_kib=64: see `tiers_up`)."""
     out = {}
     for k, v in variant(mode):
         if k.startswith("tiers."):
@@ -199,13 +201,38 @@ def variant_tiers(mode):
     return out
 
 
-def tiers_up(work, cleanup, zram=None, swapfile=None, page_cluster=None):
+THP = "/sys/kernel/mm/transparent_hugepage"
+
+
+def large_folios_on(kib, cleanup):
+    """The kernel's anonymous large folios (mTHP) of `kib` KiB set to
+    `always` (THP/hugepages-<kib>kB/enabled), the host's setting restored by
+    `cleanup`. A bench harness setting, not memext's: a page of such a folio
+    goes to swap and comes back (zram, a synchronous device) with the whole
+    folio, one fault for 16 pages at 64 KiB."""
+    knob = f"{THP}/hugepages-{int(kib)}kB/enabled"
+    if not os.path.exists(knob):
+        sizes = sorted(d.removeprefix("hugepages-") for d in os.listdir(THP) if d.startswith("hugepages-"))
+        raise ValueError(f"no anonymous large folios of {kib} KiB here (sizes: {', '.join(sizes) or 'none'})")
+    with open(knob) as f:
+        saved = re.search(r"\[(\w+)\]", f.read()).group(1)
+
+    def restore():
+        with open(knob, "w") as f:
+            f.write(saved)
+    cleanup.push(f"large folios of {kib} KiB back to {saved}", restore)
+    with open(knob, "w") as f:
+        f.write("always")
+
+
+def tiers_up(work, cleanup, zram=None, swapfile=None, page_cluster=None, large_folio_kib=None):
     """Swap tiers set up by `memext tiers up` (config WORK/tiers.toml, state
     WORK/tstate), taken down by `cleanup`: a zram device of `zram` bytes (lz4,
     priority 100) and/or a swap file WORK/swap0 of `swapfile` bytes (priority
     50); with `page_cluster`, `tiers.page_cluster` (the kernel's swap
-    read-ahead while they are up, the host's restored by down). Returns the
-    config's path."""
+    read-ahead while they are up, the host's restored by down); with
+    `large_folio_kib`, `large_folios_on` for as long. Returns the config's
+    path."""
     cfg = os.path.join(work, "tiers.toml")
     text = f'[host]\nstate_dir = "{work}/tstate"\n\n'
     if page_cluster is not None:
@@ -216,6 +243,8 @@ def tiers_up(work, cleanup, zram=None, swapfile=None, page_cluster=None):
         text += f'[[tiers.swapfile]]\npath = "{work}/swap0"\nsize = "{swapfile >> 20}MiB"\npriority = 50\n'
     with open(cfg, "w") as f:
         f.write(text)
+    if large_folio_kib:
+        large_folios_on(large_folio_kib, cleanup)
     memext(["--config", cfg, "tiers", "up"], check=True, capture_output=True)
     cleanup.push("tiers down", lambda: memext(["--config", cfg, "tiers", "down"], check=True, capture_output=True))
     return cfg

@@ -11,14 +11,43 @@ import run  # noqa: E402
 class Modes(unittest.TestCase):
     def test_the_modes_and_variants_of_the_memext_ones(self):
         for mode in ("ideal", "memext", "memext-idle", "memext+daemon.reclaim=page-out",
-                     "memext-idle+fast_wakes=true+idle_after=5s", "memext+tiers.page_cluster=0"):
+                     "memext-idle+fast_wakes=true+idle_after=5s", "memext+tiers.page_cluster=0",
+                     "memext+tiers.large_folio_kib=64"):
             self.assertTrue(run.known_mode(mode), mode)
         self.assertEqual(run.base_mode("memext-idle+fast_wakes=true"), "memext-idle")
 
     def test_no_variant_of_a_peer_nor_a_malformed_one(self):
         for mode in ("linux+fast_wakes=true", "memextx+a=b", "memext+", "memext+=x", "memext+daemon.=x", "lunix",
-                     "memext+tiers.zram=1", "memext+tiers.page_cluster=x"):
+                     "memext+tiers.zram=1", "memext+tiers.page_cluster=x", "memext+tiers.large_folio_kib=64k"):
             self.assertFalse(run.known_mode(mode), mode)
+
+
+class LargeFolios(unittest.TestCase):
+    """`tiers.large_folio_kib`: the kernel's knob for that size set to always,
+    the host's setting put back by the cleanup; a size the kernel lacks named
+    with the sizes it has (on a fake THP directory)."""
+
+    def test_set_to_always_and_restored_and_a_missing_size_refused(self):
+        import tempfile
+        import memextbench as mb
+        with tempfile.TemporaryDirectory() as thp:
+            os.makedirs(f"{thp}/hugepages-64kB")
+            knob = f"{thp}/hugepages-64kB/enabled"
+            with open(knob, "w") as f:
+                f.write("always inherit madvise [never]\n")
+            saved, mb.THP = mb.THP, thp
+            try:
+                cleanup = mb.Cleanup()
+                mb.large_folios_on(64, cleanup)
+                with open(knob) as f:
+                    self.assertEqual(f.read(), "always")
+                cleanup.run(0)
+                with open(knob) as f:
+                    self.assertEqual(f.read(), "never")
+                with self.assertRaisesRegex(ValueError, "no anonymous large folios of 32 KiB here .sizes: 64kB."):
+                    mb.large_folios_on(32, mb.Cleanup())
+            finally:
+                mb.THP = saved
 
 
 class CallRows(unittest.TestCase):

@@ -68,13 +68,14 @@ class Server:
         except (OSError, TypeError, ValueError):
             return None
 
-    def tiers_up(self, swap, cleanup, kind="swapfile", page_cluster=None, size_mib=None):
+    def tiers_up(self, swap, cleanup, kind="swapfile", page_cluster=None, size_mib=None, large_folio_kib=None):
         """A swap area of `swap` bytes (`size_mib` MiB when given) set up by
         `memext tiers`, removed by `cleanup`: memext's swapfile tier, or its
         zram tier (lz4); with `page_cluster`, the swap read-ahead memext's
-        tiers set while up."""
+        tiers set while up; with `large_folio_kib`, the kernel's anonymous
+        large folios of that size on meanwhile (`mb.large_folios_on`)."""
         size = size_mib * MIB if size_mib else swap
-        mb.tiers_up(self.work, cleanup, page_cluster=page_cluster,
+        mb.tiers_up(self.work, cleanup, page_cluster=page_cluster, large_folio_kib=large_folio_kib,
                     **{"swapfile" if kind == "swapfile" else "zram": size})
 
 
