@@ -167,6 +167,53 @@ fn swap_read_ahead_is_set_by_up_and_restored_by_down() {
 }
 
 #[test]
+fn large_folios_are_set_by_up_and_restored_by_down() {
+    let _g = serial();
+    let thp = Path::new("/sys/kernel/mm/transparent_hugepage");
+    let read = |kib: u64| {
+        std::fs::read_to_string(thp.join(format!("hugepages-{kib}kB/enabled")))
+            .ok()
+            .and_then(|t| {
+                t.split_whitespace()
+                    .find_map(|w| Some(w.strip_prefix('[')?.strip_suffix(']')?.to_owned()))
+            })
+    };
+    // A size the host has and does not already allocate always.
+    let Some((kib, host)) = [64, 32, 16, 128]
+        .into_iter()
+        .find_map(|k| read(k).filter(|v| v != "always").map(|v| (k, v)))
+    else {
+        // No anonymous large folios here: up must say so and change nothing.
+        let tiers = TierSandbox::new("folios", "[tiers]\nlarge_folios = \"64KiB\"\n");
+        let out = tiers.run(&["tiers", "up"]);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            !out.status.success() && err.contains("large folios"),
+            "{err}"
+        );
+        return;
+    };
+    let tiers = TierSandbox::new("folios", &format!("[tiers]\nlarge_folios = \"{kib}KiB\"\n"));
+    tiers.up();
+    assert_eq!(read(kib).as_deref(), Some("always"));
+    let status = tiers.run(&["tiers", "status"]);
+    let text = String::from_utf8_lossy(&status.stdout);
+    assert!(
+        text.contains(&format!("anon {kib} KiB: always (was {host})")),
+        "{text}"
+    );
+    // A second up keeps the host's value to restore, not its own.
+    tiers.up();
+    let out = tiers.run(&["tiers", "down"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(read(kib), Some(host));
+}
+
+#[test]
 fn zswap_settings_are_restored_by_down() {
     let _g = serial();
     let p = Path::new("/sys/module/zswap/parameters");

@@ -54,6 +54,9 @@ pub fn describe_tiers(t: &config::TiersConfig) -> String {
     if let Some(n) = t.page_cluster {
         parts.push(format!("swap read-ahead {} page(s)", 1u32 << n));
     }
+    if let Some(size) = t.large_folios {
+        parts.push(format!("anonymous large folios of {size}"));
+    }
     if parts.is_empty() {
         "none".into()
     } else {

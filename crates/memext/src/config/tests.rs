@@ -461,6 +461,21 @@ fn tier_mistakes() {
 }
 
 #[test]
+fn large_folio_sizes_the_kernel_can_have() {
+    for bad in ["48KiB", "8KiB", "2MiB", "0"] {
+        let text = format!("[tiers]\nlarge_folios = \"{bad}\"\n");
+        assert!(err_line(&text).1.contains("power of two"), "{bad}");
+    }
+    let with_zswap = "[tiers]\nlarge_folios = \"64KiB\"\n[tiers.zswap]\n";
+    assert!(err_line(with_zswap).1.contains("4 KiB pages"));
+    for good in ["16KiB", "64KiB", "1MiB"] {
+        let text = format!("[tiers]\nlarge_folios = \"{good}\"\n");
+        let got = parse(&text).expect("valid").tiers.large_folios;
+        assert!(got.is_some_and(|s| s.0.is_power_of_two()), "{good}");
+    }
+}
+
+#[test]
 fn error_message_has_file_and_line() {
     let e = parse("[[select]]\nclass = \"sometimes\"\ncgroup = \"/a\"\n").expect_err("bad class");
     let s = e.to_string();

@@ -11,6 +11,12 @@ use crate::config::{SwapFileConfig, ZramConfig, ZswapConfig};
 pub(super) const ZRAM_CONTROL: &str = "/sys/class/zram-control";
 pub(super) const ZSWAP: &str = "/sys/module/zswap/parameters";
 pub(super) const PAGE_CLUSTER: &str = "/proc/sys/vm/page-cluster";
+pub(super) const THP: &str = "/sys/kernel/mm/transparent_hugepage";
+
+/// The `enabled` file of the anonymous large folios of `kib` KiB.
+pub(super) fn large_folio_knob(kib: u64) -> PathBuf {
+    Path::new(THP).join(format!("hugepages-{kib}kB/enabled"))
+}
 
 pub(super) fn write_sys(path: &Path, value: &str) -> Result<(), TierError> {
     std::fs::write(path, value).map_err(io("write", path))
@@ -151,6 +157,55 @@ pub(super) fn set_page_cluster(
         store.save(state)?;
     }
     write_sys(knob, &n.to_string())
+}
+
+/// Sets the anonymous large folios of `kib` KiB to `always`, the host's
+/// setting saved first (once: a second `up` keeps the value from before the
+/// first). A size saved by an earlier `up` of another config is restored first.
+pub(super) fn set_large_folios(
+    kib: u64,
+    state: &mut TierState,
+    store: &StateFile,
+) -> Result<(), TierError> {
+    if let Some(old) = state.large_folios.clone().filter(|s| s.kib != kib) {
+        write_sys(&large_folio_knob(old.kib), &old.enabled)?;
+        state.large_folios = None;
+        store.save(state)?;
+    }
+    let knob = large_folio_knob(kib);
+    if !knob.exists() {
+        let names: Vec<String> = std::fs::read_dir(THP)
+            .map(|d| {
+                d.flatten()
+                    .map(|e| e.file_name().to_string_lossy().into_owned())
+                    .collect()
+            })
+            .unwrap_or_default();
+        let sizes = large_folio_sizes(names.iter().map(String::as_str));
+        return Err(TierError::LargeFolioSize {
+            kib,
+            available: if sizes.is_empty() {
+                "none".into()
+            } else {
+                sizes
+                    .iter()
+                    .map(|k| format!("{k} KiB"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            },
+        });
+    }
+    if state.large_folios.is_none() {
+        let text = read_sys(&knob)?;
+        let enabled = selected_choice(&text)
+            .ok_or_else(|| io("parse", &knob)(std::io::Error::other("no [choice] selected")))?;
+        state.large_folios = Some(LargeFoliosSaved {
+            kib,
+            enabled: enabled.to_owned(),
+        });
+        store.save(state)?;
+    }
+    write_sys(&knob, "always")
 }
 
 pub(super) fn make_swapfile(

@@ -1,8 +1,8 @@
 //! `memext tiers up|status|down`: the slower memory tiers behind DRAM —
 //! compressed RAM (a zram device or zswap) and swap files on flash — set up
 //! from the config, idempotently. memext records what it made in a state file
-//! and `down` removes exactly that and restores the zswap settings and swap
-//! read-ahead it changed;
+//! and `down` removes exactly that and restores the zswap settings, swap
+//! read-ahead and large-folio setting it changed;
 //! swap areas and settings it did not make are never touched.
 
 use std::path::{Path, PathBuf};
@@ -40,6 +40,8 @@ pub enum TierError {
     },
     #[error("this kernel has no {what}")]
     Missing { what: &'static str },
+    #[error("this kernel has no anonymous large folios of {kib} KiB (it has: {available})")]
+    LargeFolioSize { kib: u64, available: String },
     #[error("{op} {path} failed")]
     Io {
         op: &'static str,
@@ -77,6 +79,16 @@ pub struct TierState {
     /// `vm.page-cluster` before memext set it.
     #[serde(default)]
     pub page_cluster: Option<String>,
+    /// The large-folio setting memext changed, and its value before.
+    #[serde(default)]
+    pub large_folios: Option<LargeFoliosSaved>,
+}
+
+/// One size of anonymous large folios and its `enabled` before memext set it.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct LargeFoliosSaved {
+    pub kib: u64,
+    pub enabled: String,
 }
 
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
@@ -107,6 +119,9 @@ pub enum TierAction {
     MakeSwapFile(SwapFileConfig),
     /// `vm.page-cluster` set (the host's value saved first).
     SetPageCluster(u8),
+    /// Anonymous large folios of this many KiB set to `always` (the host's
+    /// setting saved first).
+    SetLargeFolios(u64),
 }
 
 /// The tier state on disk.
@@ -218,13 +233,22 @@ fn bring_up(
                 ));
                 set_page_cluster(n, state, store)?;
             }
+            TierAction::SetLargeFolios(kib) => {
+                progress(&format!(
+                    "large folios: anonymous memory in folios of {kib} KiB"
+                ));
+                if read_sys(&Path::new(ZSWAP).join("enabled")).is_ok_and(|e| e == "Y") {
+                    progress("large folios: zswap is on here, so the kernel reads them back from swap as 4 KiB pages (until the next boot)");
+                }
+                set_large_folios(kib, state, store)?;
+            }
         }
     }
     Ok(())
 }
 
-/// Removes everything memext made and restores zswap and swap read-ahead;
-/// idempotent.
+/// Removes everything memext made and restores zswap, swap read-ahead and
+/// large folios; idempotent.
 pub fn down(store: &StateFile, progress: &mut dyn FnMut(&str)) -> Result<(), TierError> {
     let mut state = store.load()?;
     teardown(&mut state, &mut |s| store.save(s), progress)?;
@@ -291,6 +315,17 @@ fn teardown(
             "swap read-ahead: restored vm.page-cluster {saved}"
         ));
     }
+    if let Some(saved) = state.large_folios.take() {
+        if let Err(e) = write_sys(&large_folio_knob(saved.kib), &saved.enabled) {
+            state.large_folios = Some(saved);
+            return Err(e);
+        }
+        save(state)?;
+        progress(&format!(
+            "large folios: restored {} KiB to {}",
+            saved.kib, saved.enabled
+        ));
+    }
     Ok(())
 }
 
@@ -307,7 +342,8 @@ pub struct TierReport {
     pub made_by_memext: bool,
 }
 
-/// Every swap tier active now, and zswap if enabled.
+/// Every swap tier active now, the large folios memext set, and zswap if
+/// enabled.
 pub fn status(store: &StateFile) -> Result<Vec<TierReport>, TierError> {
     let state = store.load()?;
     let mut out = Vec::new();
@@ -333,6 +369,23 @@ pub fn status(store: &StateFile) -> Result<Vec<TierReport>, TierError> {
             used_bytes: a.used_bytes,
             priority: Some(a.priority),
             compressed_bytes: compressed,
+        });
+    }
+    if let Some(saved) = &state.large_folios {
+        let now = read_sys(&large_folio_knob(saved.kib)).unwrap_or_default();
+        out.push(TierReport {
+            kind: "folios".into(),
+            path: format!(
+                "anon {} KiB: {} (was {})",
+                saved.kib,
+                selected_choice(&now).unwrap_or("?"),
+                saved.enabled
+            ),
+            size_bytes: saved.kib << 10,
+            used_bytes: 0,
+            priority: None,
+            compressed_bytes: None,
+            made_by_memext: true,
         });
     }
     let dir = Path::new(ZSWAP);

@@ -30,7 +30,33 @@ pub fn plan_up(cfg: &TiersConfig, state: &TierState, active: &[SwapArea]) -> Vec
     if let Some(n) = cfg.page_cluster {
         plan.push(TierAction::SetPageCluster(n));
     }
+    if let Some(size) = cfg.large_folios {
+        plan.push(TierAction::SetLargeFolios(size.0 >> 10));
+    }
     plan
+}
+
+/// Pure: the choice a sysfs multiple-choice file has selected
+/// (`always inherit madvise [never]` -> `never`).
+pub fn selected_choice(text: &str) -> Option<&str> {
+    text.split_whitespace()
+        .find_map(|w| w.strip_prefix('[')?.strip_suffix(']'))
+}
+
+/// Pure: the large-folio sizes in KiB of `transparent_hugepage`'s
+/// `hugepages-<N>kB` directory names, smallest first.
+pub fn large_folio_sizes<'a>(names: impl IntoIterator<Item = &'a str>) -> Vec<u64> {
+    let mut kib: Vec<u64> = names
+        .into_iter()
+        .filter_map(|n| {
+            n.strip_prefix("hugepages-")?
+                .strip_suffix("kB")?
+                .parse()
+                .ok()
+        })
+        .collect();
+    kib.sort_unstable();
+    kib
 }
 
 /// Pure: whether the swap area the kernel writes to next (the highest priority
@@ -108,5 +134,9 @@ pub fn made_since(before: &TierState, after: &TierState) -> TierState {
             .page_cluster
             .clone()
             .filter(|_| before.page_cluster.is_none()),
+        large_folios: after
+            .large_folios
+            .clone()
+            .filter(|_| before.large_folios.is_none()),
     }
 }

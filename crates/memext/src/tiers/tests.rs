@@ -63,6 +63,7 @@ fn cfg() -> TiersConfig {
             priority: 50,
         }],
         page_cluster: None,
+        large_folios: None,
     }
 }
 
@@ -88,6 +89,42 @@ fn swap_read_ahead_is_set_after_the_swap_areas_and_only_when_asked() {
 }
 
 #[test]
+fn large_folios_are_set_last_and_only_when_asked() {
+    let asked = TiersConfig {
+        large_folios: Some(ByteSize(64 << 10)),
+        page_cluster: Some(0),
+        ..cfg()
+    };
+    let plan = plan_up(&asked, &TierState::default(), &[]);
+    assert_eq!(plan.last(), Some(&TierAction::SetLargeFolios(64)));
+    assert!(!plan_up(&cfg(), &TierState::default(), &[])
+        .iter()
+        .any(|a| matches!(a, TierAction::SetLargeFolios(_))));
+}
+
+#[test]
+fn reads_the_selected_choice_and_the_folio_sizes() {
+    assert_eq!(
+        selected_choice("always inherit madvise [never]\n"),
+        Some("never")
+    );
+    assert_eq!(
+        selected_choice("always [inherit] madvise never"),
+        Some("inherit")
+    );
+    assert_eq!(selected_choice("always inherit madvise never"), None);
+    assert_eq!(
+        large_folio_sizes([
+            "hugepages-64kB",
+            "enabled",
+            "hugepages-2048kB",
+            "hugepages-16kB"
+        ]),
+        vec![16, 64, 2048]
+    );
+}
+
+#[test]
 fn plan_is_idempotent_once_up() {
     let state = TierState {
         zram: Some(ZramMade {
@@ -97,6 +134,7 @@ fn plan_is_idempotent_once_up() {
         zswap: None,
         swapfiles: vec!["/var/lib/memext/swap0".into()],
         page_cluster: None,
+        large_folios: None,
     };
     let active = [area("/dev/zram3"), area("/var/lib/memext/swap0")];
     assert!(plan_up(&cfg(), &state, &active).is_empty());
@@ -123,6 +161,7 @@ fn made_since_is_what_is_new() {
         zswap: None,
         swapfiles: vec!["/a".into()],
         page_cluster: Some("3".into()),
+        large_folios: None,
     };
     let after = TierState {
         zram: Some(ZramMade {
@@ -136,6 +175,10 @@ fn made_since_is_what_is_new() {
         }),
         swapfiles: vec!["/a".into(), "/b".into()],
         page_cluster: Some("3".into()),
+        large_folios: Some(LargeFoliosSaved {
+            kib: 64,
+            enabled: "never".into(),
+        }),
     };
     let new = made_since(&before, &after);
     assert_eq!(new.swapfiles, vec![PathBuf::from("/b")]);
@@ -143,6 +186,8 @@ fn made_since_is_what_is_new() {
     assert!(new.zswap.is_some());
     // The read-ahead saved before this run is not this run's to restore.
     assert_eq!(new.page_cluster, None);
+    // The large folios this run set are.
+    assert_eq!(new.large_folios, after.large_folios);
     let first = TierState {
         page_cluster: None,
         ..before.clone()
@@ -252,11 +297,16 @@ fn state_round_trips_atomically() {
         }),
         swapfiles: vec!["/x".into()],
         page_cluster: Some("3".into()),
+        large_folios: Some(LargeFoliosSaved {
+            kib: 64,
+            enabled: "inherit".into(),
+        }),
     };
     store.save(&s).expect("save");
     assert_eq!(store.load().expect("load"), s);
     assert!(!d.path().join("tiers.json.tmp").exists());
-    // A state file from before `page_cluster` was kept loads as none saved.
+    // A state file from before `page_cluster` and `large_folios` were kept
+    // loads as none saved.
     std::fs::write(
         d.path().join("tiers.json"),
         r#"{"zram":null,"zswap":null,"swapfiles":["/x"]}"#,
