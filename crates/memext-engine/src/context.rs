@@ -392,7 +392,14 @@ impl ContextState {
             && !moving
             && self.memory.swapped >= OUT_SWAPPED_BYTES;
         let settled_idle = transition.is_none() && self.model.state == State::Idle;
-        if paged_out && (settled_idle || transition == Some(Transition::Onset)) {
+        // Woken at a tick before it was marked so (rested at its floor, it
+        // gave no push-out as it turned idle, and its wake came at the next
+        // tick): its pages in swap come back now, as an onset's do, not as
+        // it faults them in against its floor (bench/faas, session 55: a
+        // burst of nine calls at a 4 MiB floor, 12.6k faults and 76-94 ms of
+        // CPU each).
+        let woke = transition == Some(Transition::Woke);
+        if paged_out && (settled_idle || woke || transition == Some(Transition::Onset)) {
             self.out = true;
         }
         // On a host meant to be full, paged out for room as it rested

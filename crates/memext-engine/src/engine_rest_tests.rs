@@ -147,3 +147,48 @@ fn polls_learn_no_rest_while_the_pages_are_out() {
     let t = e.get(&f.id).expect("tracked");
     assert_eq!(t.model.rest_allowance(Duration::from_secs(1)), None);
 }
+
+/// On a host meant to be full, a function rested at its floor has its pages
+/// in swap (the kernel put them there at its lowered limit, not memext's
+/// push-out), and at its floor it gives no push-out as it turns idle. Woken
+/// at the next tick, seen there only (not watched: idle, not out), its pages
+/// in swap come back at that tick as an onset's do. (bench/faas, session 55:
+/// fn0099's burst of nine calls ran against its 4 MiB floor, each call
+/// faulting 12.6k pages back in 76-94 ms of its CPU.)
+#[test]
+fn a_rested_function_woken_at_a_tick_after_it_turned_idle_is_brought_back() {
+    let mut e = Engine::new(params());
+    let p = ClassParams {
+        push_out: PushOutWhen::Needed,
+        ..class(4)
+    };
+    let mut f = Ctx::new("/func", 4);
+    f.swapped = 40 * MIB;
+    e.track(f.id.clone(), Class::Extend, p, s(0.0));
+    let mut idle_at = None;
+    for k in 0..=20u32 {
+        f.cpu += if k < 2 {
+            Duration::from_millis(300)
+        } else {
+            Duration::from_micros(REST_US[k as usize % 5])
+        };
+        let (seen, _) = tick(&mut e, &[&f], f64::from(k));
+        if seen[0] == Some(Transition::BecameIdle) {
+            idle_at = Some(k);
+            break;
+        }
+    }
+    let idle_at = idle_at.expect("it turns idle");
+    let t = e.get(&f.id).expect("tracked");
+    assert!(!t.out, "at its floor, nothing to push out");
+    f.cpu += Duration::from_millis(30);
+    f.majflt += 1600;
+    let (seen, commands) = tick(&mut e, &[&f], f64::from(idle_at + 1));
+    assert_eq!(seen[0], Some(Transition::Woke));
+    assert!(
+        commands
+            .iter()
+            .any(|c| matches!(c, Command::BringBack(b) if b.id == f.id)),
+        "{commands:?}"
+    );
+}
