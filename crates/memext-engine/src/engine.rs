@@ -180,7 +180,7 @@ impl Engine {
             .partition(|c| matches!(c, Command::Freeze { frozen: true, .. }));
         commands.splice(0..0, freezes);
         commands.extend(thaws);
-        commands.extend(self.map_the_kept(&newly_held, &commands, now, host, busy));
+        commands.extend(self.map_the_held(&newly_held, &commands, now, host, busy));
         // Each class's CPU weight, every tick (the actuator writes only a
         // change, and notices a weight someone else set); an admitted waking
         // context runs at the kernel's default until it settles.
@@ -256,9 +256,12 @@ impl Engine {
     /// For the resident contexts just held for a periodic wake whose class
     /// maps what it kept (`map_kept`), a predicted bring-back: it reads
     /// back what little is out and maps every 2 MiB block held whole as a
-    /// huge page before the call. Not where the mover is busy with it or
-    /// the tick sends it one already.
-    fn map_the_kept(
+    /// huge page before the call. Also, where its class maps back
+    /// (`map_back`), for one a refill read back since its last wake
+    /// (`ContextState::unmapped`): its pages wait in the swap cache, and
+    /// the bring-back maps them as a periodic one does. Not where the mover
+    /// is busy with it or the tick sends it one already.
+    fn map_the_held(
         &self,
         held: &[ContextId],
         commands: &[Command],
@@ -268,7 +271,7 @@ impl Engine {
     ) -> Vec<Command> {
         held.iter()
             .filter_map(|id| self.contexts.get(id))
-            .filter(|t| t.params.map_back && t.params.map_kept && !busy(&t.id))
+            .filter(|t| t.params.map_back && (t.params.map_kept || t.unmapped) && !busy(&t.id))
             .filter(|t| {
                 !commands
                     .iter()
@@ -351,6 +354,7 @@ impl Engine {
                     PrefetchReason::Periodic | PrefetchReason::FollowsLeader
                 );
                 t.held = predicted.then(|| (now + 2 * lead, b.reason));
+                t.unmapped = b.reason == PrefetchReason::Refill && !b.map_back;
             }
             // An active context paged out for room stays as it is: its
             // working set is still recorded as it runs, and it is pushed out
@@ -358,6 +362,7 @@ impl Engine {
             // predicted call brings it back.
             Command::PushOut(_) => {
                 t.took_memory(now);
+                t.unmapped = false;
                 if t.model.state == State::Idle {
                     t.out = true;
                 } else {

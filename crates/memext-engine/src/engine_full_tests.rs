@@ -461,6 +461,48 @@ fn a_resident_timer_function_held_for_its_call_has_what_it_kept_mapped() {
     }
 }
 
+/// A timer's function a refill read back between two of its calls (its
+/// pages in the swap cache, none mapped) is sent a periodic bring-back
+/// that maps them when it is held for its next call, as one pushed out is,
+/// where its class maps back: without `map_kept`, nothing else is sent to
+/// a resident one. Its call maps them itself after: the calls after it get
+/// nothing.
+#[test]
+fn a_timer_function_refilled_between_calls_is_mapped_before_its_next() {
+    let mut e = Engine::new(params());
+    let mut c = Ctx::new("/timer", 128);
+    let p = ClassParams {
+        push_out: PushOutWhen::Needed,
+        ..class(16)
+    };
+    e.track(c.id.clone(), Class::Extend, p, s(0.0));
+    // `every_15_s`'s calls (it lends the engine only to read): a refill
+    // after the call at 40 s, done.
+    let mut sent = Vec::new();
+    let mut t = 0.0;
+    while t <= 70.0 {
+        if t >= 10.0 && (t - 10.0) % 15.0 < 1.0 {
+            c.cpu += Duration::from_millis(250);
+        }
+        let (_, cmds) = tick(&mut e, &[&c], t);
+        sent.extend(bring_backs(&cmds).into_iter().map(|b| (t, b.clone())));
+        if (t - 44.0).abs() < f64::EPSILON {
+            let refill = e
+                .get(&c.id)
+                .map(|ctx| e.bring_back(ctx, PrefetchReason::Refill, 1, s(t), &HOST));
+            let refill = refill.expect("tracked");
+            assert!(!refill.map_back);
+            e.executed(&Command::BringBack(refill), Outcome::Done, s(t));
+        }
+        t += 0.5;
+    }
+    assert_eq!(sent.len(), 1, "{sent:?}");
+    let (at, b) = &sent[0];
+    assert!(b.reason == PrefetchReason::Periodic && b.map_back, "{b:?}");
+    // 3 s before the call at 55 s.
+    assert!((at - 52.0).abs() <= 0.5, "at {at}");
+}
+
 /// On a host meant to be full, the lowerings that make a wake's room
 /// between ticks yield to its read-back (the wake reads into the room kept
 /// free for it; the page-outs would take the CPU it needs).
