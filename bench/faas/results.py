@@ -22,7 +22,7 @@ COLUMNS = ["tier", "mode", "round", "calls", "errors", "p50_ms", "p99_ms", "p999
            "timer_p50_ms", "timer_p99_ms", "timer_predictable_calls", "timer_predictable_p50_ms",
            "timer_predictable_p99_ms", "poisson_p50_ms", "poisson_p99_ms", "bursty_p50_ms", "bursty_p99_ms",
            "cold_limit_p50_ms", "cold_limit_p99_ms", "dram_mean_mib", "dram_min_mib", "dram_max_mib",
-           "unused_while_waiting_mib", "cpu_controller_s", "swapin_mib", "swapout_mib", "zswpin_mib", "cap_mib",
+           "unused_while_waiting_mib", "waiting_samples", "cpu_controller_s", "swapin_mib", "swapout_mib", "zswpin_mib", "cap_mib",
            "cap_hits", "oom_kills", "deaths", "host_steal_s", "host_irq_s"]
 
 
@@ -90,9 +90,12 @@ def dram(series, records, cap):
     """DRAM over the trace from `series` ((seconds into the trace, bytes)): mean,
     min, max, and the mean DRAM left unused under the cap at the moments a
     call was waiting on memory (in flight longer than WAITING_S): a
-    work-conserving controller keeps that near zero."""
+    work-conserving controller keeps that near zero; and how many samples
+    that mean rests on (`waiting_samples`: at the 0.5 s of sessions up to
+    56, 1-3 a run; bench/faas samples every DRAM_PERIOD_S since)."""
     if not series:
-        return {"dram_mean_mib": None, "dram_min_mib": None, "dram_max_mib": None, "unused_while_waiting_mib": None}
+        return {"dram_mean_mib": None, "dram_min_mib": None, "dram_max_mib": None, "unused_while_waiting_mib": None,
+                "waiting_samples": 0}
     used = [b for _, b in series]
     waits = [(r[1] + WAITING_S, r[1] + r[2]) for r in records]
     unused = []
@@ -101,7 +104,8 @@ def dram(series, records, cap):
             unused.append(max(0, cap - b))
     return {"dram_mean_mib": round(sum(used) / len(used) / MIB, 1), "dram_min_mib": round(min(used) / MIB, 1),
             "dram_max_mib": round(max(used) / MIB, 1),
-            "unused_while_waiting_mib": round(sum(unused) / len(unused) / MIB, 1) if unused else 0.0}
+            "unused_while_waiting_mib": round(sum(unused) / len(unused) / MIB, 1) if unused else 0.0,
+            "waiting_samples": len(unused)}
 
 
 def verdicts(rows):

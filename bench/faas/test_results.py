@@ -60,11 +60,13 @@ class Dram(unittest.TestCase):
         records = [rec(0, 0.5, 2.0), rec(1, 2.9, 0.01)]
         out = results.dram(series, records, cap)
         self.assertEqual(out["unused_while_waiting_mib"], 400.0)
+        self.assertEqual(out["waiting_samples"], 2)
         self.assertEqual((out["dram_min_mib"], out["dram_max_mib"], out["dram_mean_mib"]), (600.0, 1000.0, 775.0))
 
     def test_fast_calls_are_not_waits(self):
         out = results.dram([(1.0, 0)], [rec(0, 0.99, 0.04)], 1000 * MIB)
         self.assertEqual(out["unused_while_waiting_mib"], 0.0)
+        self.assertEqual(out["waiting_samples"], 0)
 
 
 class Verdicts(unittest.TestCase):

@@ -273,7 +273,7 @@ class Window:
                 usage = self.server.usage()
             except OSError:
                 continue
-            self.series.append((round(time.time() - self.t0, 2), usage))
+            self.series.append((round(time.time() - self.t0, 3), usage))
 
     def __exit__(self, *exc):
         self.stop_flag.set()
