@@ -40,6 +40,7 @@ fn lower(page_out_first: bool, resting: bool) -> (Ended, u64, u64) {
         urgent: false,
         page_out: resting,
         yields: false,
+        leave_at: 16 * MIB,
     });
     let mut ended = Vec::new();
     wait_for("the lowering to end", 60, || {

@@ -12,6 +12,10 @@ use memext_e2e::events_named;
 mod common;
 use common::*;
 
+/// The v1 limit of a context held at its 16 MiB floor: the floor and the
+/// charge room memext leaves above it (`act::V1_CHARGE_ROOM`).
+const AT_FLOOR: u64 = (16 << 20) + memext::daemon::act::V1_CHARGE_ROOM;
+
 #[test]
 fn a_daemon_killed_with_sigkill_is_reconciled_by_the_next_one() {
     let _g = serial();
@@ -79,7 +83,7 @@ fn a_restarted_daemon_serves_a_wake_from_the_saved_working_set() {
     // which also drops the swap cache (until then a wake takes minor faults
     // only, daemon or not).
     wait_for("the limit at the floor", 15, || {
-        c.read_limit(LimitKnob::V1Limit).ok() == Some(Limit::Bytes(16 << 20))
+        c.read_limit(LimitKnob::V1Limit).ok() == Some(Limit::Bytes(AT_FLOOR))
     });
     std::thread::sleep(Duration::from_millis(600));
     first.0.kill().expect("SIGKILL");
@@ -134,7 +138,7 @@ fn a_dead_daemons_knobs_are_restored_and_tiers_down_waits_for_them() {
     let mut daemon = sb.daemon("daemon.log");
     wait_for("the push-out and the limit at the floor", 30, || {
         let (res, total) = mapped(&t);
-        res * 5 <= total && c.read_limit(LimitKnob::V1Limit).ok() == Some(Limit::Bytes(16 << 20))
+        res * 5 <= total && c.read_limit(LimitKnob::V1Limit).ok() == Some(Limit::Bytes(AT_FLOOR))
     });
     daemon.0.kill().expect("SIGKILL");
     daemon.0.wait().expect("reap");

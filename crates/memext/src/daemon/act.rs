@@ -24,6 +24,38 @@ use crate::units::human_bytes;
 /// A knob write that takes this long is logged (`slow-write`).
 const SLOW_WRITE: std::time::Duration = std::time::Duration::from_millis(10);
 
+/// On cgroup v1 the hard limit stands this far above the limit the engine
+/// planned: a lowering reclaims down to the planned limit and then leaves
+/// this room (`reclaim::Job::leave_at`), and every other write adds it.
+/// At a v1 limit with OOM kills off (as memext runs a context), only a
+/// page fault of the context's own waits when reclaim fails there; a
+/// charge the kernel makes on its behalf fails, and where that is the
+/// write of glibc's rseq area, made each time a task returns to user
+/// space after it was switched out, the task dies of SIGSEGV
+/// (`docs/faas/s48-2026-12-01/rseq/`). Each of the four functions
+/// bench/faas lost so (sessions 47, 48, 54, 56) died 0.14-0.2 s after a
+/// lowering reached its floor, at its first wake after it: held there, its
+/// first charge had to reclaim. With this room it does not. The engine
+/// does not count it: a function at rest touches a few pages of it.
+pub const V1_CHARGE_ROOM: u64 = 1 << 20;
+
+/// The value written to `knob` for a limit of `bytes` planned.
+pub fn written_limit(knob: LimitKnob, bytes: u64) -> u64 {
+    match knob {
+        LimitKnob::V1Limit => bytes.saturating_add(V1_CHARGE_ROOM),
+        _ => bytes,
+    }
+}
+
+/// The planned limit a value `held` in `knob` stands for (`written_limit`'s
+/// inverse).
+pub fn planned_limit(knob: LimitKnob, held: u64) -> u64 {
+    match knob {
+        LimitKnob::V1Limit => held.saturating_sub(V1_CHARGE_ROOM),
+        _ => held,
+    }
+}
+
 pub struct Actuator {
     ledger: Ledger,
     /// None in a dry run.
@@ -116,7 +148,9 @@ impl Actuator {
             Command::Limit { id, bytes } => {
                 self.stop_reclaim(id, cg);
                 match self.limit_knob(id, cg) {
-                    Some(knob) => self.guarded(id, cg, knob, Limit::Bytes(*bytes)),
+                    Some(knob) => {
+                        self.guarded(id, cg, knob, Limit::Bytes(written_limit(knob, *bytes)))
+                    }
                     None => Outcome::Foreign,
                 }
             }

@@ -6,7 +6,7 @@ use memext_cgroup::{AnyCgroup, CgroupError, Limit, LimitKnob, MemoryCgroup};
 use memext_engine::engine::{Command, Outcome};
 use memext_engine::ContextId;
 
-use super::{memory_limit_knob, Actuator};
+use super::{memory_limit_knob, planned_limit, written_limit, Actuator};
 use crate::daemon::events;
 use crate::daemon::ledger::{LedgerError, Lowering};
 use crate::daemon::reclaim::{self, Reclaimer, STEP};
@@ -68,6 +68,7 @@ impl Actuator {
                 urgent,
                 page_out: resting,
                 yields: self.yield_to_wakes.unwrap_or(yields),
+                leave_at: written_limit(knob, bytes),
             });
         }
         Outcome::Done
@@ -79,14 +80,23 @@ impl Actuator {
         if !self.reclaimer.as_ref().is_some_and(|r| r.stop_job(id)) {
             return;
         }
-        let held = self.settle(id, cg, memory_limit_knob(cg.version()));
+        let held = self.settle(id, cg, memory_limit_knob(cg.version()), None);
         self.reclaimed.push((id.clone(), held));
     }
 
-    /// Records in the ledger where a lowering ended; the limit it holds.
-    fn settle(&mut self, id: &ContextId, cg: &AnyCgroup, knob: LimitKnob) -> Option<u64> {
-        match self.ledger.settle_lowering(cg, knob) {
-            Ok(Some(Limit::Bytes(b))) => Some(b),
+    /// Records in the ledger where a lowering ended; the limit it holds, as
+    /// planned (`planned_limit`). `to`: the target it was to reach, if it
+    /// ran its course (the room above it left then is not a refusal).
+    fn settle(
+        &mut self,
+        id: &ContextId,
+        cg: &AnyCgroup,
+        knob: LimitKnob,
+        to: Option<u64>,
+    ) -> Option<u64> {
+        let left_at = to.map(|to| Limit::Bytes(written_limit(knob, to)));
+        match self.ledger.settle_lowering(cg, knob, left_at) {
+            Ok(Some(Limit::Bytes(b))) => Some(planned_limit(knob, b)),
             Ok(Some(Limit::Max)) => None,
             Ok(None) => {
                 events::foreign_knob(id, &knob.to_string(), "(changed)", "(lowering)");
@@ -119,7 +129,7 @@ impl Actuator {
             if e.stopped {
                 continue; // settled by stop_reclaim
             }
-            let held = cg(&e.id).and_then(|c| self.settle(&e.id, c, e.knob));
+            let held = cg(&e.id).and_then(|c| self.settle(&e.id, c, e.knob, Some(e.to)));
             out.push((e.id, held));
         }
         (out, waited)

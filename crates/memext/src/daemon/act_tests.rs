@@ -1,5 +1,5 @@
-use super::{keep_anon_value, v1_cpu_shares};
-use memext_cgroup::{Limit, Version};
+use super::{keep_anon_value, planned_limit, v1_cpu_shares, written_limit, V1_CHARGE_ROOM};
+use memext_cgroup::{Limit, LimitKnob, Version};
 
 #[test]
 fn v2_weights_map_to_v1_shares_within_the_kernels_range() {
@@ -46,4 +46,16 @@ fn keep_anon_on_v1_stands_back_only_for_a_limit_of_its_own() {
         Some(sixty)
     );
     assert_eq!(keep_anon_value(Version::V1, true, sixty, None), None);
+}
+
+/// A v1 hard limit is written `V1_CHARGE_ROOM` above the limit planned,
+/// and read back as planned; v2's `memory.high` as planned.
+#[test]
+fn a_v1_limit_stands_its_charge_room_above_the_plan() {
+    assert_eq!(V1_CHARGE_ROOM, 1 << 20);
+    assert_eq!(written_limit(LimitKnob::V1Limit, 4 << 20), 5 << 20);
+    assert_eq!(planned_limit(LimitKnob::V1Limit, 5 << 20), 4 << 20);
+    assert_eq!(written_limit(LimitKnob::High, 4 << 20), 4 << 20);
+    assert_eq!(planned_limit(LimitKnob::High, 4 << 20), 4 << 20);
+    assert_eq!(planned_limit(LimitKnob::V1Limit, 0), 0);
 }

@@ -357,11 +357,15 @@ impl Ledger {
 
     /// After a lowering in the background: what the knob holds now is what
     /// memext wrote. Returns it (`None`: someone else's value, the context
-    /// is theirs now, as with `write`).
+    /// is theirs now, as with `write`). `left_at`: where a lowering that
+    /// reached its target left the knob (`reclaim::Job::leave_at`, within
+    /// where it began), if not at the target; anywhere else it stopped
+    /// short, and that target is not asked again while the knob holds this.
     pub fn settle_lowering(
         &mut self,
         cg: &impl MemoryCgroup,
         knob: LimitKnob,
+        left_at: Option<Limit>,
     ) -> Result<Option<Limit>, LedgerError> {
         let path = cg.path().as_str().to_owned();
         let Some(i) = self.find(&path, knob) else {
@@ -372,8 +376,11 @@ impl Ledger {
             self.take_foreign(path)?;
             return Ok(None);
         }
+        let left_at = left_at.map(|l| page_aligned(l, self.page));
         let r = &mut self.records[i];
-        if r.lowering_to.is_some_and(|to| current != to) {
+        if r.lowering_to
+            .is_some_and(|to| current != to && Some(current) != left_at)
+        {
             r.refused = r.lowering_to; // not tried again while it holds this
         }
         r.written = current;

@@ -19,6 +19,20 @@ fn fake(v: &str) -> tempfile::TempDir {
     dst
 }
 
+/// The v1 fixture, its hierarchy and where its ledger is kept.
+fn v1() -> (tempfile::TempDir, Hierarchy, std::path::PathBuf) {
+    let t = fake("v1");
+    let h = Hierarchy::probe(t.path()).expect("v1");
+    let state = t.path().join("state/daemon.json");
+    (t, h, state)
+}
+
+/// The fixture's Docker container cgroup.
+fn docker(h: &Hierarchy) -> memext_cgroup::AnyCgroup {
+    h.open(&CgroupPath::parse(DOCKER).expect("path"))
+        .expect("open")
+}
+
 fn knob_file(t: &tempfile::TempDir, cg: &str, file: &str) -> String {
     std::fs::read_to_string(
         CgroupPath::parse(cg)
@@ -142,13 +156,9 @@ fn records_left_after_a_release_still_notice_a_foreign_change() {
 
 #[test]
 fn write_records_and_restore_puts_back() {
-    let t = fake("v1");
-    let h = Hierarchy::probe(t.path()).expect("v1");
-    let state = t.path().join("state/daemon.json");
+    let (t, h, state) = v1();
     let mut l = Ledger::load(&state).expect("load");
-    let cg = h
-        .open(&CgroupPath::parse(DOCKER).expect("path"))
-        .expect("open");
+    let cg = docker(&h);
     assert_eq!(
         l.write(&cg, LimitKnob::V1Limit, Limit::Bytes(256 << 20))
             .expect("write"),
@@ -271,13 +281,9 @@ fn values_are_kept_in_whole_pages() {
 /// someone else's. Settled, the knob's value is what memext wrote.
 #[test]
 fn a_lowering_in_steps_is_memexts_all_the_way_down() {
-    let t = fake("v1");
-    let h = Hierarchy::probe(t.path()).expect("v1");
-    let state = t.path().join("state/daemon.json");
+    let (_t, h, state) = v1();
     let mut l = Ledger::load(&state).expect("load");
-    let cg = h
-        .open(&CgroupPath::parse(DOCKER).expect("path"))
-        .expect("open");
+    let cg = docker(&h);
     let original = cg.read_limit(LimitKnob::V1Limit).expect("read");
     l.write(&cg, LimitKnob::V1Limit, Limit::Bytes(256 << 20))
         .expect("hold");
@@ -293,7 +299,8 @@ fn a_lowering_in_steps_is_memexts_all_the_way_down() {
     let mut again = Ledger::load(&state).expect("reload");
     assert!(again.reconcile(&h).expect("reconcile").is_empty());
     assert_eq!(
-        l.settle_lowering(&cg, LimitKnob::V1Limit).expect("settle"),
+        l.settle_lowering(&cg, LimitKnob::V1Limit, None)
+            .expect("settle"),
         Some(Limit::Bytes(192 << 20))
     );
     assert_eq!(
@@ -322,8 +329,38 @@ fn a_lowering_in_steps_is_memexts_all_the_way_down() {
     cg.write_limit(LimitKnob::V1Limit, Limit::Bytes(32 << 20))
         .expect("someone else");
     assert_eq!(
-        l.settle_lowering(&cg, LimitKnob::V1Limit).expect("settle"),
+        l.settle_lowering(&cg, LimitKnob::V1Limit, None)
+            .expect("settle"),
         None
     );
     assert!(l.is_foreign(cg.path()));
+}
+
+/// A lowering that reached its target and left room above it (v1's charge
+/// room) ran its course: its target is asked again later like any other;
+/// one that stopped anywhere else is not, while the knob holds that.
+#[test]
+fn a_lowering_left_above_its_target_is_not_a_refusal() {
+    let (_t, h, state) = v1();
+    let mut l = Ledger::load(&state).expect("load");
+    let cg = docker(&h);
+    l.write(&cg, LimitKnob::V1Limit, Limit::Bytes(256 << 20))
+        .expect("hold");
+    l.begin_lowering(&cg, LimitKnob::V1Limit, 64 << 20)
+        .expect("begin");
+    cg.write_limit(LimitKnob::V1Limit, Limit::Bytes(65 << 20))
+        .expect("left 1 MiB above");
+    assert_eq!(
+        l.settle_lowering(&cg, LimitKnob::V1Limit, Some(Limit::Bytes(65 << 20)))
+            .expect("settle"),
+        Some(Limit::Bytes(65 << 20))
+    );
+    cg.write_limit(LimitKnob::V1Limit, Limit::Bytes(65 << 20))
+        .expect("same");
+    assert_eq!(
+        l.begin_lowering(&cg, LimitKnob::V1Limit, 64 << 20)
+            .expect("begin again"),
+        Lowering::From(Limit::Bytes(65 << 20)),
+        "its target is asked again"
+    );
 }

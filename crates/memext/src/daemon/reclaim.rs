@@ -52,6 +52,10 @@ pub struct Job {
     /// Unless urgent, it waits while a woken context is read back, at most
     /// `YIELD_AT_MOST` (`wake_gate`).
     pub yields: bool,
+    /// Once `to` is written, the limit is left at this value (`to` or
+    /// above it): room for charges after the reclaim (see
+    /// `act::V1_CHARGE_ROOM`).
+    pub leave_at: u64,
 }
 
 /// How a job ended.
@@ -368,8 +372,25 @@ pub enum Step {
 /// (SIGSEGV, no OOM kill, no fault reported) 0.2 s after its limit went
 /// down to a 2 MiB floor (session 48,
 /// `docs/faas/s48-2026-12-01/`). A limit the kernel just failed to
-/// reclaim under is where that happens next.
+/// reclaim under is where that happens next. A job that reaches `to`
+/// leaves the limit at `leave_at` (within where it began, written as room
+/// given back): the context holds what the last step left it and has that
+/// room above.
 pub fn step_down(
+    job: &Job,
+    ended: &mut Ended,
+    write: &mut dyn FnMut(u64, bool) -> Result<(), Step>,
+) {
+    lower_in_steps(job, ended, write);
+    let leave = job.leave_at.min(job.from);
+    if ended.steps > 0 && ended.reached == job.to && leave > job.to && write(leave, true).is_ok() {
+        ended.reached = leave;
+    }
+}
+
+/// `step_down`'s steps: down to `to`, or up to a refusal (room given back)
+/// or a stop.
+fn lower_in_steps(
     job: &Job,
     ended: &mut Ended,
     write: &mut dyn FnMut(u64, bool) -> Result<(), Step>,
