@@ -101,14 +101,18 @@ pub fn out_of_memory(id: &ContextId, limit: Option<u64>) {
 /// write of glibc's rseq area, made each time the task returns to user
 /// space after it was switched out, then kills it with SIGSEGV (session 48:
 /// a sleeper held so died in 6 of 10 trials with rseq, in none of 10
-/// without; `docs/faas/s48-2026-12-01/rseq/`). Cgroup v2's `memory.high`
-/// throttles and never fails a charge.
+/// without; `docs/faas/s48-2026-12-01/rseq/`). memext leaves
+/// `act::V1_CHARGE_ROOM` above each limit it reclaims to, so that the
+/// first charges after a push-out need no reclaim (where bench/faas lost
+/// its functions), but a context that fills that room is at its limit
+/// again. Cgroup v2's `memory.high` throttles and never fails a charge.
 pub fn v1_hard_limits() {
     tracing::warn!(
         event = "v1-hard-limits",
         "cgroup v1: contexts are held at hard limits with OOM kills off; where the kernel cannot reclaim \
          under such a limit, a task of the context can die of SIGSEGV (a charge outside its own page \
-         faults fails: glibc's rseq area); floors below 4MiB make that likely, cgroup v2 has no such failure"
+         faults fails: glibc's rseq area); memext leaves 1MiB of room above each limit it reclaims to, \
+         cgroup v2 has no such failure"
     );
 }
 
