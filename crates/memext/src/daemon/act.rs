@@ -32,10 +32,12 @@ const SLOW_WRITE: std::time::Duration = std::time::Duration::from_millis(10);
 /// charge the kernel makes on its behalf fails, and where that is the
 /// write of glibc's rseq area, made each time a task returns to user
 /// space after it was switched out, the task dies of SIGSEGV
-/// (`docs/faas/s48-2026-12-01/rseq/`). Each of the four functions
-/// bench/faas lost so (sessions 47, 48, 54, 56) died 0.14-0.2 s after a
-/// lowering reached its floor, at its first wake after it: held there, its
-/// first charge had to reclaim. With this room it does not. The engine
+/// (`docs/faas/s48-2026-12-01/rseq/`). Of the four functions
+/// bench/faas lost so, three (sessions 48, 54, 56) died 0.14-0.2 s after a
+/// lowering reached their floor and one (session 47) 0.15 s after a
+/// lowering to it was refused, at the first wake after: held at the
+/// limit, its first charge had to reclaim. With this room, after a
+/// lowering that reached its target, it does not. The engine
 /// does not count it: a function at rest touches a few pages of it.
 pub const V1_CHARGE_ROOM: u64 = 1 << 20;
 
