@@ -394,7 +394,7 @@ impl Actuator {
 
 /// The knob memext limits a context's memory with: v1's hard limit, v2's
 /// `memory.high`.
-fn memory_limit_knob(v: Version) -> LimitKnob {
+pub(super) fn memory_limit_knob(v: Version) -> LimitKnob {
     match v {
         Version::V1 => LimitKnob::V1Limit,
         Version::V2 => LimitKnob::High,

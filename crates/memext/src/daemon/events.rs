@@ -79,7 +79,8 @@ pub fn frozen(id: &ContextId, frozen: bool) {
 }
 
 /// A task of the context waits in the v1 OOM wait at its limit; the limit
-/// goes up to `limit` (None: no write, e.g. a dry run).
+/// goes up to `limit`, as written to the knob (None: no write, e.g. a dry
+/// run).
 pub fn out_of_memory(id: &ContextId, limit: Option<u64>) {
     let to = limit.map_or_else(
         || "not raised".to_owned(),

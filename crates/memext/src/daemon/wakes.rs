@@ -2,12 +2,12 @@
 //! names, and what it sees (a run, a fired kernel event, a task waiting at
 //! its limit) is served at once.
 
-use memext_cgroup::CgroupError;
+use memext_cgroup::{CgroupError, MemoryCgroup};
 use memext_engine::engine::Command;
 use memext_engine::{ContextId, Instant};
 
 use super::observe::{Seen, Watched};
-use super::{events, Daemon};
+use super::{act, events, Daemon};
 
 impl Daemon {
     /// Until the next tick: the observer watches the contexts the engine
@@ -115,6 +115,7 @@ impl Daemon {
         let Some(t) = self.tracked.get(id) else {
             return Ok(());
         };
+        let knob = act::memory_limit_knob(t.cg.version());
         match t.cg.under_oom() {
             Ok(true) => {}
             Ok(false) => return Ok(()),
@@ -146,7 +147,9 @@ impl Daemon {
             _ => None,
         });
         let dry = self.act.is_dry_run();
-        events::out_of_memory(id, raised.filter(|_| !dry));
+        // As the knob will hold it (the v1 charge room above the plan).
+        let written = raised.map(|b| act::written_limit(knob, b));
+        events::out_of_memory(id, written.filter(|_| !dry));
         if !dry {
             self.execute(&commands);
         }
