@@ -378,6 +378,32 @@ impl ContextState {
         self.model.admitted(now);
     }
 
+    /// memext lowers its limit to `bytes`, below what it has: where that
+    /// takes as much as a sample would read as paged out (`note_paged_out`),
+    /// it is so from now on, not from the next tick's sample: idle, out;
+    /// active, squeezed. Watched between ticks while its pages go and after
+    /// (`Engine::watched`), its next call is seen as it comes and its pages
+    /// read back in bulk. (bench/faas, session 58: calls that came up to
+    /// 0.4 s after a wake's room had lowered their resting function were
+    /// seen only at the next tick, their pages faulted in one by one:
+    /// 80-116 ms, where a read-back makes a cold call 30-40 ms; 3-4 of a
+    /// run's 10 slowest calls.)
+    pub fn note_lowered(&mut self, bytes: u64) {
+        let taken = self.charged().saturating_sub(bytes);
+        let paged_out = (self.params.fast_wakes || self.fills_room())
+            && self.class == Class::Extend
+            && self.held.is_none()
+            && taken >= OUT_SWAPPED_BYTES;
+        if !paged_out || self.out {
+            return;
+        }
+        match self.model.state {
+            State::Idle => self.out = true,
+            State::Active => self.squeezed = true,
+            State::Waking => {}
+        }
+    }
+
     /// With `fast_wakes`, a context with its pages in swap is out all the
     /// same whoever put them there: mostly the kernel, at the limit memext
     /// wrote (the postgres x burst scenario: of 31-34 noise wakes a

@@ -372,6 +372,7 @@ impl Engine {
             Command::Limit { bytes, .. } => {
                 if *bytes < t.memory.usage {
                     t.took_memory(now);
+                    t.note_lowered(*bytes);
                 }
                 t.limit = Some(*bytes);
                 // A write of the limit ends a lowering in the background
@@ -380,6 +381,7 @@ impl Engine {
             }
             Command::Reclaim { bytes, .. } => {
                 t.took_memory(now);
+                t.note_lowered(*bytes);
                 t.reclaiming = Some(*bytes);
             }
             Command::Protect { .. }

@@ -43,11 +43,16 @@ fn an_idle_context_pushed_out_when_needed_stays_while_there_is_room() {
 /// both ran, then rested; the waker's pages went out (the host's
 /// reclaim) but 16 MiB.
 fn resting_beside_a_paged_out_one(e: &mut Engine) -> (Ctx, Ctx) {
+    resting_of_beside_a_paged_out_one(e, 700)
+}
+
+/// `resting_beside_a_paged_out_one`, `/rests` of `mib` MiB.
+fn resting_of_beside_a_paged_out_one(e: &mut Engine, mib: u64) -> (Ctx, Ctx) {
     let keep = ClassParams {
         push_out: PushOutWhen::Needed,
         ..class(16)
     };
-    let (mut rests, mut wakes) = (Ctx::new("/rests", 700), Ctx::new("/wakes", 400));
+    let (mut rests, mut wakes) = (Ctx::new("/rests", mib), Ctx::new("/wakes", 400));
     for c in [&rests, &wakes] {
         assert!(e.track(c.id.clone(), Class::Extend, keep.clone(), s(0.0)));
     }
@@ -518,4 +523,26 @@ fn a_resting_context_lowered_for_a_wake_on_a_full_host_yields_to_its_read_back()
         vec![("/rests", true)],
         "{cmds:?}"
     );
+}
+
+/// On a host meant to be full, a resting context whose limit a wake's room
+/// lowers well below its usage is out from that lowering on (idle; an
+/// active one squeezed): watched between ticks while its pages go and
+/// after, so that its next call is seen as it comes, not at the next tick
+/// (`ContextState::note_lowered`).
+#[test]
+fn a_resting_context_lowered_for_a_wake_is_watched_from_that_lowering() {
+    let mut e = Engine::new(params());
+    let (rests, mut wakes) = resting_of_beside_a_paged_out_one(&mut e, 600);
+    assert!(!e.watched().contains(&rests.id), "all in: not watched");
+    let (_, woke) = poll_twice(&mut e, &mut wakes, (8.1, 8.2), 50);
+    assert!(woke.is_some(), "woke");
+    let cmds = e.serve_wake(&wakes.id, s(8.2), &super::reclaim::BG, &never_busy);
+    assert_eq!(super::reclaim::yielding(&cmds), vec![("/rests", true)]);
+    for c in &cmds {
+        e.executed(c, Outcome::Done, s(8.2));
+    }
+    let t = e.get(&rests.id).expect("tracked");
+    assert!(t.out || t.squeezed, "paged out from the lowering on");
+    assert!(e.watched().contains(&rests.id), "{cmds:?}");
 }
