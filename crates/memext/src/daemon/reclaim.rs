@@ -383,8 +383,29 @@ pub fn step_down(
 ) {
     lower_in_steps(job, ended, write);
     let leave = job.leave_at.min(job.from);
-    if ended.steps > 0 && ended.reached == job.to && leave > job.to && write(leave, true).is_ok() {
-        ended.reached = leave;
+    if ended.steps > 0 && ended.reached == job.to && leave > job.to {
+        give_room(ended, write, leave);
+    }
+}
+
+/// Writes `room` (above the last step) as room given back; whether it
+/// stands. A stop that came meanwhile is the job's stop (the stopper
+/// writes the limit), not a failure.
+fn give_room(
+    ended: &mut Ended,
+    write: &mut dyn FnMut(u64, bool) -> Result<(), Step>,
+    room: u64,
+) -> bool {
+    match write(room, true) {
+        Ok(()) => {
+            ended.reached = room;
+            true
+        }
+        Err(Step::Stopped) => {
+            ended.stopped = true;
+            false
+        }
+        Err(Step::Refused(_)) => false,
     }
 }
 
@@ -408,8 +429,7 @@ fn lower_in_steps(
             Err(Step::Refused(e)) => {
                 ended.error = Some(e);
                 let room = ended.reached.saturating_add(STEP).min(job.from);
-                if room > ended.reached && write(room, true).is_ok() {
-                    ended.reached = room;
+                if room > ended.reached && give_room(ended, write, room) {
                     ended.relaxed = true;
                 }
                 return;

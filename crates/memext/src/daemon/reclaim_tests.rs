@@ -268,6 +268,17 @@ fn a_job_that_reaches_its_target_leaves_the_room_above_it() {
         "a step back, not the room"
     );
 
+    // A stop that comes between the last step and the room: stopped (the
+    // stopper writes the limit), held where the last step left it.
+    let mut e = Ended::begun(&j);
+    step_down(&j, &mut e, &mut |_, relax| {
+        if relax {
+            return Err(Step::Stopped);
+        }
+        Ok(())
+    });
+    assert_eq!((e.reached, e.stopped), (16 * MIB, true));
+
     // Nothing to lower: nothing written.
     let j = Job {
         from: 16 * MIB,
