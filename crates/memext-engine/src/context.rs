@@ -383,11 +383,12 @@ impl ContextState {
     /// it is so from now on, not from the next tick's sample: idle, out;
     /// active, squeezed. Watched between ticks while its pages go and after
     /// (`Engine::watched`), its next call is seen as it comes and its pages
-    /// read back in bulk. (bench/faas, session 58: calls that came up to
-    /// 0.4 s after a wake's room had lowered their resting function were
-    /// seen only at the next tick, their pages faulted in one by one:
-    /// 80-116 ms, where a read-back makes a cold call 30-40 ms; 3-4 of a
-    /// run's 10 slowest calls.)
+    /// read back in bulk. (bench/faas, session 58: calls that came 0.02-1.7
+    /// s after a wake's room had lowered their resting function were seen
+    /// only at the next tick, their pages faulted in one by one: 80-116 ms,
+    /// where a read-back makes a cold call 30-40 ms; 2-4 of a run's 10
+    /// slowest calls. Session 59: such wakes seen at a tick fell from 1-7 a
+    /// run to 0, p50 and p99 within their spread.)
     pub fn note_lowered(&mut self, bytes: u64) {
         let taken = self.charged().saturating_sub(bytes);
         let paged_out = (self.params.fast_wakes || self.fills_room())
