@@ -36,6 +36,20 @@ impl Engine {
             .collect()
     }
 
+    /// Whether a call of `id` seen while it is busy (`Transition::Call`:
+    /// active, not quiet, so no onset) is served as an onset is (its limit
+    /// raised to all it has, its pages read back in bulk): on a host meant
+    /// to be full, paged out since its last call (`rests_paged_out`), the
+    /// call faults them in one by one otherwise. (bench/faas, session 59:
+    /// a function squeezed 1.6 s after its call, its next call seen 23 ms
+    /// in by its kernel event and only recorded: 105-145 ms, 17.5 thousand
+    /// major faults, in each of three runs.)
+    pub fn serves_call(&self, id: &ContextId) -> bool {
+        self.contexts
+            .get(id)
+            .is_some_and(|t| !t.frozen && t.rests_paged_out())
+    }
+
     /// A between-ticks sample of a watched context's CPU time: whether it
     /// woke, or (active, resting between calls) had an onset. Either is
     /// served at once (`serve_wake`).

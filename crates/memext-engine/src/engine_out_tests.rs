@@ -372,3 +372,25 @@ fn a_hold_ends_when_its_call_is_no_longer_due() {
     assert!(e.get(&f.id).is_some_and(|t| t.held.is_none()));
     assert!(e.watched().is_empty(), "no longer watched");
 }
+
+/// On a host meant to be full, a busy function (active, not quiet) whose
+/// limit a wake's room lowered well below its usage has its next call
+/// (seen as a `Call`, no onset) served as an onset: its pages read back in
+/// bulk, not faulted in one by one. Not before the lowering.
+#[test]
+fn a_call_of_a_busy_function_lowered_for_room_is_served() {
+    let mut e = Engine::new(params());
+    let f = busy_on_a_full_host(&mut e, 60);
+    assert!(!e.serves_call(&f.id), "its pages in: only recorded");
+    let lowering = Command::Reclaim {
+        id: f.id.clone(),
+        bytes: 16 * MIB,
+        urgent: false,
+        resting: false,
+        yields: true,
+    };
+    e.executed(&lowering, Outcome::Done, s(1.2));
+    assert!(e.serves_call(&f.id), "44 MiB of it paged out");
+    let cmds = e.serve_wake(&f.id, s(1.3), &HOST, &never_busy);
+    assert_eq!(bring_backs(&cmds).len(), 1, "read back in bulk: {cmds:?}");
+}
