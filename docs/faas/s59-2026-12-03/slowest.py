@@ -8,7 +8,8 @@ N=int(sys.argv[1])
 for d in sys.argv[2:]:
     m=json.load(open(glob.glob(d+'/functions-*.json')[0])); t0=m['trace_start_epoch']; inv={v:k for k,v in m['cgroups'].items()}
     ev=collections.defaultdict(list)
-    for line in gzip.open(sorted(glob.glob(d+'/*daemon*.log*'))[0],'rt'):
+    log=sorted(glob.glob(d+'/*daemon*.log*'))[0]
+    for line in (gzip.open(log,'rt') if log.endswith('.gz') else open(log)):
         try: e=json.loads(line)
         except: continue
         fn=inv.get(e.get('context'))
