@@ -79,8 +79,8 @@ impl Daemon {
                 Seen::Fired(id) => match self.observe_one(&id, true)? {
                     Some(tr @ (Transition::Woke | Transition::Onset)) => (id, "event", tr),
                     // Busy, paged out since its last call: served as an onset.
-                    Some(Transition::Call) if self.engine.serves_call(&id) => {
-                        (id, "event", Transition::Call)
+                    Some(tr @ Transition::Call) if self.engine.serves_call(&id) => {
+                        (id, "event", tr)
                     }
                     Some(tr) => {
                         self.on_transition(&id, tr, "event");
