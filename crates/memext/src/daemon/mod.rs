@@ -34,6 +34,7 @@ mod ledger_store;
 pub mod metrics;
 pub mod model_store;
 pub mod mover;
+mod mover_map;
 mod notify;
 pub mod observe;
 pub mod observe_events;

@@ -8,13 +8,14 @@ use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use memext_engine::workingset::{ChunkKey, CHUNK_BYTES};
+use memext_engine::workingset::ChunkKey;
 use memext_engine::ContextId;
 use memext_sys::madvise::Advice;
 use memext_sys::pagemap::PageState;
 use memext_sys::AddrRange;
 
-use super::pages::{advise_paced, by_chunk, per_pid, ranges_of, read_back_ranges, whole_blocks_of};
+use super::mover_map::{map_chunks_back, map_kept_back};
+use super::pages::{advise_paced, by_chunk, ranges_of, read_back_ranges, Paced};
 use super::wake_gate::WakeGate;
 
 #[derive(Debug, Clone)]
@@ -172,35 +173,18 @@ fn run(rx: &Receiver<Job>, stats: &Shared, gate: &WakeGate) {
         set_nice(if urgent { 0 } else { MOVER_NICE }, &mut said);
         let serving = urgent.then(|| gate.serve());
         let result = match &job {
-            Job::BringBack {
-                pids,
-                order,
-                bandwidth,
-                map_back,
-                map_kept,
-                from_the_end,
-                ..
-            } => bring_back(pids, order, *bandwidth, *from_the_end, rx, &mut queue, &key).and_then(
-                |(pages, ranges)| {
-                    let (mut mapped, mut ranges) = if *map_back {
-                        map_chunks_back(&key, order, ranges)?
-                    } else {
-                        (0, ranges)
-                    };
-                    if *map_back && *map_kept {
-                        let (kept, rest) = map_kept_back(&key, pids, ranges)?;
-                        mapped += kept;
-                        ranges = rest;
-                    }
-                    if let Ok(mut s) = stats.lock() {
-                        let m = s.entry(key.clone()).or_default();
-                        m.brought_back_pages += pages;
-                        m.mapped_back_pages += mapped;
-                        m.last_bring_back = Some((Instant::now(), ranges));
-                    }
+            Job::BringBack { .. } => match run_bring_back(&job, rx, &mut queue, stats) {
+                // A predicted read-back that gave way to a woken context's
+                // goes on after it (and after any other wake's), from what is
+                // still in swap; one a newer bring-back of its own context
+                // replaced is dropped.
+                Ok(true) if !queue.iter().any(|j| brings_back(j, &key)) => {
+                    tracing::debug!(event = "gave-way", context = %key, "{key}: read-back paused for a wake");
+                    resume(&mut queue, job);
                     Ok(())
-                },
-            ),
+                }
+                r => r.map(|_| ()),
+            },
             Job::PushOut {
                 pids,
                 keep,
@@ -221,6 +205,77 @@ fn run(rx: &Receiver<Job>, stats: &Shared, gate: &WakeGate) {
             }
         }
     }
+}
+
+/// Runs a bring-back job (read back, then the map-backs it asks for) and
+/// counts what it moved. Returns whether it stopped early (`gives_way`).
+fn run_bring_back(
+    job: &Job,
+    rx: &Receiver<Job>,
+    queue: &mut Vec<Job>,
+    stats: &Shared,
+) -> Result<bool, String> {
+    let Job::BringBack {
+        key,
+        pids,
+        order,
+        bandwidth,
+        map_back,
+        map_kept,
+        from_the_end,
+        urgent,
+    } = job
+    else {
+        return Ok(false);
+    };
+    let urgent = *urgent;
+    let read = bring_back(pids, order, *bandwidth, *from_the_end, key, || {
+        gives_way(rx, queue, key, urgent)
+    })?;
+    let (mut mapped, mut ranges, mut stopped) = (0, read.done, read.stopped);
+    if *map_back && !stopped {
+        let m = map_chunks_back(key, order, ranges, || gives_way(rx, queue, key, urgent))?;
+        (mapped, ranges, stopped) = (m.pages, m.rest, m.stopped);
+    }
+    if *map_back && *map_kept && !stopped {
+        let m = map_kept_back(key, pids, ranges, || gives_way(rx, queue, key, urgent))?;
+        (mapped, ranges, stopped) = (mapped + m.pages, m.rest, m.stopped);
+    }
+    if let Ok(mut s) = stats.lock() {
+        let m = s.entry(key.clone()).or_default();
+        m.brought_back_pages += read.pages;
+        m.mapped_back_pages += mapped;
+        if !stopped {
+            m.last_bring_back = Some((Instant::now(), ranges));
+        }
+    }
+    Ok(stopped)
+}
+
+/// Takes the jobs sent meanwhile into `queue`, and says whether the
+/// bring-back of `key` under way gives way: to a newer bring-back of its own
+/// context, or, a predicted one (not `urgent`), to a woken context's.
+fn gives_way(rx: &Receiver<Job>, queue: &mut Vec<Job>, key: &ContextId, urgent: bool) -> bool {
+    while let Ok(j) = rx.try_recv() {
+        enqueue(queue, j);
+    }
+    queue.iter().any(|j| {
+        brings_back(j, key) || (!urgent && matches!(j, Job::BringBack { urgent: true, .. }))
+    })
+}
+
+fn brings_back(job: &Job, key: &ContextId) -> bool {
+    matches!(job, Job::BringBack { .. }) && job.key() == key
+}
+
+/// Puts back a predicted bring-back that gave way: after the woken contexts'
+/// bring-backs, before everything else (it was under way).
+fn resume(queue: &mut Vec<Job>, job: Job) {
+    let at = queue
+        .iter()
+        .position(|j| !matches!(j, Job::BringBack { urgent: true, .. }))
+        .unwrap_or(queue.len());
+    queue.insert(at, job);
 }
 
 /// Queues a job. A bring-back cancels the push-outs of its context; one for
@@ -245,15 +300,16 @@ fn enqueue(queue: &mut Vec<Job>, job: Job) {
     }
 }
 
+/// Reads back the swapped memory of `pids`, chunks of `order` first (or
+/// from the end); stops between batches when `stop` says so.
 fn bring_back(
     pids: &[u32],
     order: &[ChunkKey],
     bandwidth: u64,
     from_the_end: bool,
-    rx: &Receiver<Job>,
-    queue: &mut Vec<Job>,
     key: &ContextId,
-) -> Result<(u64, Vec<(u32, AddrRange)>), String> {
+    stop: impl FnMut() -> bool,
+) -> Result<Paced, String> {
     let rank: HashMap<ChunkKey, usize> = order.iter().enumerate().map(|(i, k)| (*k, i)).collect();
     let mut work = Vec::new();
     let mut shared = 0u64;
@@ -274,16 +330,8 @@ fn bring_back(
         }
         work.push((pid, pieces.into_iter().map(|(_, r)| r).collect::<Vec<_>>()));
     }
-    // A bring-back is never interrupted except by a newer one for the same context.
     let t0 = Instant::now();
-    let paced = advise_paced(&work, Advice::WillNeed, bandwidth, || {
-        while let Ok(j) = rx.try_recv() {
-            enqueue(queue, j);
-        }
-        queue
-            .iter()
-            .any(|j| matches!(j, Job::BringBack { .. }) && j.key() == key)
-    })?;
+    let paced = advise_paced(&work, Advice::WillNeed, bandwidth, stop)?;
     let (bytes, seconds) = (
         paced.pages * memext_sys::page_size(),
         t0.elapsed().as_secs_f64(),
@@ -296,6 +344,7 @@ fn bring_back(
         bytes,
         shared_bytes = shared,
         seconds,
+        gave_way = paced.stopped,
         "{key}: read back {} in {seconds:.3} s{}",
         crate::units::human_bytes(bytes),
         if shared > 0 {
@@ -307,112 +356,7 @@ fn bring_back(
             String::new()
         },
     );
-    Ok((paced.pages, paced.done))
-}
-
-/// Maps the working-set chunks of `order` that had pages brought back as huge
-/// pages (MADV_COLLAPSE reads what is still in flight, then maps each whole
-/// 2 MiB block), hottest first. Returns the pages of the chunks it asked for,
-/// and the brought-back ranges outside them: only those can still show, by
-/// being mapped, that the context touched them.
-fn map_chunks_back(
-    key: &ContextId,
-    order: &[ChunkKey],
-    brought_back: Vec<(u32, AddrRange)>,
-) -> Result<(u64, Vec<(u32, AddrRange)>), String> {
-    let back: HashSet<ChunkKey> = brought_back
-        .iter()
-        .flat_map(|(pid, r)| by_chunk(*pid, std::slice::from_ref(r)))
-        .map(|(k, _)| k)
-        .collect();
-    let chunks: Vec<ChunkKey> = order.iter().filter(|k| back.contains(k)).copied().collect();
-    let work = per_pid(
-        chunks
-            .iter()
-            .map(|k| (k.pid, AddrRange::new(k.start(), k.start() + CHUNK_BYTES)))
-            .collect(),
-    );
-    let t0 = Instant::now();
-    let paced = advise_paced(&work, Advice::Collapse, 0, || false)?;
-    // Refused blocks are not retried: in the runs measured, every block refused
-    // once (a block the mapping only partly covers, or busy) was refused again.
-    let (bytes, seconds) = (
-        paced.pages * memext_sys::page_size(),
-        t0.elapsed().as_secs_f64(),
-    );
-    tracing::info!(
-        event = "mapped-back",
-        context = %key,
-        bytes,
-        seconds,
-        refused = paced.skipped,
-        blocks = chunks.len(),
-        "{key}: mapped back {} in {seconds:.3} s ({} of {} blocks refused by the kernel)",
-        crate::units::human_bytes(bytes),
-        paced.skipped,
-        chunks.len()
-    );
-    let mapped: HashSet<ChunkKey> = chunks.into_iter().collect();
-    Ok((paced.pages, outside(brought_back, &mapped)))
-}
-
-/// The parts of the brought-back ranges outside the `mapped` chunks: only
-/// those can still show, by being mapped, that the context touched them.
-fn outside(
-    brought_back: Vec<(u32, AddrRange)>,
-    mapped: &HashSet<ChunkKey>,
-) -> Vec<(u32, AddrRange)> {
-    brought_back
-        .into_iter()
-        .flat_map(|(pid, r)| by_chunk(pid, std::slice::from_ref(&r)))
-        .filter(|(k, _)| !mapped.contains(k))
-        .map(|(k, r)| (k.pid, r))
-        .collect()
-}
-
-/// Maps as huge pages every 2 MiB block of `pids`' private anonymous memory
-/// held whole (`pages::whole_blocks`), what it kept in DRAM as well as what
-/// was just read back: before a predicted call, so that the call takes no
-/// fault and sets one accessed bit a block, not one a page (reclaim's scans
-/// clear those of the pages they pass and leave). Blocks mapped so already
-/// cost the kernel a look. Returns the pages it mapped, and the brought-back
-/// ranges outside them (`map_chunks_back`).
-fn map_kept_back(
-    key: &ContextId,
-    pids: &[u32],
-    brought_back: Vec<(u32, AddrRange)>,
-) -> Result<(u64, Vec<(u32, AddrRange)>), String> {
-    let mut work = Vec::new();
-    for &pid in pids {
-        let blocks = whole_blocks_of(pid)?;
-        if !blocks.is_empty() {
-            work.push((pid, blocks));
-        }
-    }
-    let blocks: usize = work.iter().map(|(_, b)| b.len()).sum();
-    let t0 = Instant::now();
-    let paced = advise_paced(&work, Advice::Collapse, 0, || false)?;
-    let (bytes, seconds) = (
-        paced.pages * memext_sys::page_size(),
-        t0.elapsed().as_secs_f64(),
-    );
-    tracing::info!(
-        event = "mapped-kept",
-        context = %key,
-        bytes,
-        seconds,
-        refused = paced.skipped,
-        blocks,
-        "{key}: mapped {} held whole in {seconds:.3} s ({} of {blocks} blocks refused by the kernel)",
-        crate::units::human_bytes(bytes),
-        paced.skipped,
-    );
-    let mapped: HashSet<ChunkKey> = work
-        .iter()
-        .flat_map(|(pid, b)| by_chunk(*pid, b))
-        .map(|(k, _)| k)
-        .collect();
-    Ok((paced.pages, outside(brought_back, &mapped)))
+    Ok(paced)
 }
 
 fn push_out(

@@ -1,0 +1,136 @@
+//! The mover's map-backs: read-back pages mapped as huge pages
+//! (MADV_COLLAPSE) before a predicted call. Each stops between blocks when
+//! `stop` says so (a woken context's read-back waits).
+
+use std::collections::HashSet;
+use std::time::Instant;
+
+use memext_engine::workingset::{ChunkKey, CHUNK_BYTES};
+use memext_engine::ContextId;
+use memext_sys::madvise::Advice;
+use memext_sys::AddrRange;
+
+use super::pages::{advise_paced, by_chunk, per_pid, whole_blocks_of};
+
+/// What a map-back did: the pages it mapped, the brought-back ranges outside
+/// the blocks it asked for (only those can still show, by being mapped, that
+/// the context touched them), and whether `stop` ended it early.
+pub(super) struct Mapped {
+    pub(super) pages: u64,
+    pub(super) rest: Vec<(u32, AddrRange)>,
+    pub(super) stopped: bool,
+}
+
+/// Maps the working-set chunks of `order` that had pages brought back as huge
+/// pages (MADV_COLLAPSE reads what is still in flight, then maps each whole
+/// 2 MiB block), hottest first.
+pub(super) fn map_chunks_back(
+    key: &ContextId,
+    order: &[ChunkKey],
+    brought_back: Vec<(u32, AddrRange)>,
+    stop: impl FnMut() -> bool,
+) -> Result<Mapped, String> {
+    let back: HashSet<ChunkKey> = brought_back
+        .iter()
+        .flat_map(|(pid, r)| by_chunk(*pid, std::slice::from_ref(r)))
+        .map(|(k, _)| k)
+        .collect();
+    let chunks: Vec<ChunkKey> = order.iter().filter(|k| back.contains(k)).copied().collect();
+    let work = per_pid(
+        chunks
+            .iter()
+            .map(|k| (k.pid, AddrRange::new(k.start(), k.start() + CHUNK_BYTES)))
+            .collect(),
+    );
+    let t0 = Instant::now();
+    let paced = advise_paced(&work, Advice::Collapse, 0, stop)?;
+    // Refused blocks are not retried: in the runs measured, every block refused
+    // once (a block the mapping only partly covers, or busy) was refused again.
+    let (bytes, seconds) = (
+        paced.pages * memext_sys::page_size(),
+        t0.elapsed().as_secs_f64(),
+    );
+    tracing::info!(
+        event = "mapped-back",
+        context = %key,
+        bytes,
+        seconds,
+        refused = paced.skipped,
+        blocks = chunks.len(),
+        gave_way = paced.stopped,
+        "{key}: mapped back {} in {seconds:.3} s ({} of {} blocks refused by the kernel)",
+        crate::units::human_bytes(bytes),
+        paced.skipped,
+        chunks.len()
+    );
+    let mapped: HashSet<ChunkKey> = chunks.into_iter().collect();
+    Ok(Mapped {
+        pages: paced.pages,
+        rest: outside(brought_back, &mapped),
+        stopped: paced.stopped,
+    })
+}
+
+/// The parts of the brought-back ranges outside the `mapped` chunks: only
+/// those can still show, by being mapped, that the context touched them.
+fn outside(
+    brought_back: Vec<(u32, AddrRange)>,
+    mapped: &HashSet<ChunkKey>,
+) -> Vec<(u32, AddrRange)> {
+    brought_back
+        .into_iter()
+        .flat_map(|(pid, r)| by_chunk(pid, std::slice::from_ref(&r)))
+        .filter(|(k, _)| !mapped.contains(k))
+        .map(|(k, r)| (k.pid, r))
+        .collect()
+}
+
+/// Maps as huge pages every 2 MiB block of `pids`' private anonymous memory
+/// held whole (`pages::whole_blocks`), what it kept in DRAM as well as what
+/// was just read back: before a predicted call, so that the call takes no
+/// fault and sets one accessed bit a block, not one a page (reclaim's scans
+/// clear those of the pages they pass and leave). Blocks mapped so already
+/// cost the kernel a look.
+pub(super) fn map_kept_back(
+    key: &ContextId,
+    pids: &[u32],
+    brought_back: Vec<(u32, AddrRange)>,
+    stop: impl FnMut() -> bool,
+) -> Result<Mapped, String> {
+    let mut work = Vec::new();
+    for &pid in pids {
+        let blocks = whole_blocks_of(pid)?;
+        if !blocks.is_empty() {
+            work.push((pid, blocks));
+        }
+    }
+    let blocks: usize = work.iter().map(|(_, b)| b.len()).sum();
+    let t0 = Instant::now();
+    let paced = advise_paced(&work, Advice::Collapse, 0, stop)?;
+    let (bytes, seconds) = (
+        paced.pages * memext_sys::page_size(),
+        t0.elapsed().as_secs_f64(),
+    );
+    tracing::info!(
+        event = "mapped-kept",
+        context = %key,
+        bytes,
+        seconds,
+        refused = paced.skipped,
+        blocks,
+        gave_way = paced.stopped,
+        "{key}: mapped {} held whole in {seconds:.3} s ({} of {blocks} blocks refused by the kernel)",
+        crate::units::human_bytes(bytes),
+        paced.skipped,
+    );
+    let mapped: HashSet<ChunkKey> = work
+        .iter()
+        .flat_map(|(pid, b)| by_chunk(*pid, b))
+        .map(|(k, _)| k)
+        .collect();
+    Ok(Mapped {
+        pages: paced.pages,
+        rest: outside(brought_back, &mapped),
+        stopped: paced.stopped,
+    })
+}
