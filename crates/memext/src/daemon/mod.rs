@@ -35,6 +35,7 @@ pub mod metrics;
 pub mod model_store;
 pub mod mover;
 mod mover_map;
+mod mover_queue;
 mod notify;
 pub mod observe;
 pub mod observe_events;
