@@ -7,28 +7,14 @@ predicted one's (periodic, refill, ...) read-back or map-back.
 
 Usage: qwait.py RUN_DIR...   (bench/faas results with a daemon log)"""
 import collections
-import datetime
-import glob
-import gzip
-import json
 import sys
+
+from daemonlog import events
 
 
 def jobs_of(d):
-    m = json.load(open(glob.glob(d + '/functions-*.json')[0]))
-    t0 = m['trace_start_epoch']
-    inv = {v: k for k, v in m['cgroups'].items()}
     asked, jobs = {}, []  # job: [asked, read start, read end, fn, reason, end with map-backs]
-    log = sorted(glob.glob(d + '/*daemon*.log*'))[0]
-    for line in (gzip.open(log, 'rt') if log.endswith('.gz') else open(log)):
-        try:
-            e = json.loads(line)
-        except ValueError:
-            continue
-        fn = inv.get(e.get('context'))
-        if fn is None:
-            continue
-        ts = datetime.datetime.fromisoformat(e['timestamp'].replace('Z', '+00:00')).timestamp() - t0
+    for ts, fn, e in events(d):
         ev = e.get('event')
         if ev == 'bringing-back':
             asked[fn] = (ts, e.get('reason'))

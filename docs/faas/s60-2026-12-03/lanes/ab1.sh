@@ -1,0 +1,3 @@
+export MEMEXT_LOG=info,memext::daemon::events=debug
+# base: 5e96e6f, yield: 9cbf8f5, lanes: bfeac59 (worktrees)
+ROUNDS=3 bash bench/faas/ab.sh /var/tmp/s60/l base /var/tmp/s60/base yield /var/tmp/s60/yield lanes /var/tmp/s60/lanes
