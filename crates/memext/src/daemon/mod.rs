@@ -35,7 +35,6 @@ pub mod metrics;
 pub mod model_store;
 pub mod mover;
 mod mover_map;
-mod mover_queue;
 mod notify;
 pub mod observe;
 pub mod observe_events;

@@ -1,13 +1,12 @@
-//! The mover: threads that move pages between DRAM and the slower tiers for
+//! The mover: a thread that moves pages between DRAM and the slower tiers for
 //! the daemon, so that the daemon's loop never blocks on it. Bring-back jobs
 //! go before push-outs; a bring-back for a context cancels its push-out; both
-//! are paced to a bandwidth cap, in batches, and report what they moved. Two
-//! lanes: one takes any job, the other only woken contexts' read-backs
-//! (`mover_queue`).
+//! are paced to a bandwidth cap, in batches, and report what they moved.
 
 use std::collections::{HashMap, HashSet};
+use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender};
 use std::sync::{Arc, Mutex};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use memext_engine::workingset::ChunkKey;
 use memext_engine::ContextId;
@@ -16,7 +15,6 @@ use memext_sys::pagemap::PageState;
 use memext_sys::AddrRange;
 
 use super::mover_map::{map_chunks_back, map_kept_back};
-use super::mover_queue::{is_wake, resume, Jobs, Lane};
 use super::pages::{advise_paced, by_chunk, ranges_of, read_back_ranges, Paced};
 use super::wake_gate::WakeGate;
 
@@ -52,7 +50,7 @@ pub enum Job {
 }
 
 impl Job {
-    pub(super) fn key(&self) -> &ContextId {
+    fn key(&self) -> &ContextId {
         match self {
             Job::PushOut { key, .. } | Job::BringBack { key, .. } => key,
         }
@@ -76,31 +74,34 @@ pub struct MoveStats {
 pub type Shared = Arc<Mutex<HashMap<ContextId, MoveStats>>>;
 
 pub struct Mover {
-    jobs: Arc<Jobs>,
+    tx: Sender<Job>,
     pub stats: Shared,
-    lanes: Vec<std::thread::JoinHandle<()>>,
+    handle: Option<std::thread::JoinHandle<()>>,
 }
 
 impl Mover {
     /// `gate` is held while a woken context is read back (`wake_gate`).
     pub fn start(gate: WakeGate) -> Self {
-        let jobs: Arc<Jobs> = Arc::default();
+        let (tx, rx) = std::sync::mpsc::channel();
         let stats: Shared = Arc::default();
-        let lanes = [(Lane::Any, "memext-mover"), (Lane::Wakes, "memext-mover-w")]
-            .into_iter()
-            .map(|(lane, name)| {
-                let (j, s, g) = (jobs.clone(), stats.clone(), gate.clone());
-                std::thread::Builder::new()
-                    .name(name.into())
-                    .spawn(move || run(lane, &j, &s, &g))
-                    .expect("spawning a mover thread")
-            })
-            .collect();
-        Self { jobs, stats, lanes }
+        let s = stats.clone();
+        let handle = std::thread::Builder::new()
+            .name("memext-mover".into())
+            .spawn(move || run(&rx, &s, &gate))
+            .expect("spawning the mover thread");
+        Self {
+            tx,
+            stats,
+            handle: Some(handle),
+        }
     }
 
     pub fn submit(&self, job: Job) {
-        self.jobs.submit(job, &self.stats);
+        if let Ok(mut s) = self.stats.lock() {
+            s.entry(job.key().clone()).or_default().busy = true;
+        }
+        // The receiver lives as long as the mover thread, which outlives us.
+        self.tx.send(job).ok();
     }
 
     pub fn is_busy(&self, key: &ContextId) -> bool {
@@ -119,10 +120,11 @@ impl Mover {
         }
     }
 
-    /// Stops the lanes after the jobs in progress (queued jobs are dropped).
+    /// Stops the thread after the job in progress (queued jobs are dropped).
     pub fn stop(mut self) {
-        self.jobs.close();
-        for h in self.lanes.drain(..) {
+        let (tx, _) = std::sync::mpsc::channel();
+        drop(std::mem::replace(&mut self.tx, tx));
+        if let Some(h) = self.handle.take() {
             h.join().ok();
         }
     }
@@ -145,25 +147,40 @@ fn set_nice(nice: i32, said: &mut bool) {
     }
 }
 
-fn run(lane: Lane, jobs: &Jobs, stats: &Shared, gate: &WakeGate) {
+fn run(rx: &Receiver<Job>, stats: &Shared, gate: &WakeGate) {
     let mut said = false;
-    while let Some(job) = jobs.take(lane) {
+    let mut queue: Vec<Job> = Vec::new();
+    loop {
+        // Take everything waiting; bring-backs first, a bring-back cancels a
+        // queued push-out of the same context.
+        loop {
+            match rx.recv_timeout(if queue.is_empty() {
+                Duration::from_millis(200)
+            } else {
+                Duration::ZERO
+            }) {
+                Ok(j) => enqueue(&mut queue, j),
+                Err(RecvTimeoutError::Timeout) => break,
+                Err(RecvTimeoutError::Disconnected) => return,
+            }
+        }
+        if queue.is_empty() {
+            continue;
+        }
+        let job = queue.remove(0);
         let key = job.key().clone();
-        let urgent = is_wake(&job);
+        let urgent = matches!(job, Job::BringBack { urgent: true, .. });
         set_nice(if urgent { 0 } else { MOVER_NICE }, &mut said);
         let serving = urgent.then(|| gate.serve());
         let result = match &job {
-            Job::BringBack { .. } => match run_bring_back(&job, jobs, stats) {
+            Job::BringBack { .. } => match run_bring_back(&job, rx, &mut queue, stats) {
                 // A predicted read-back that gave way to a woken context's
                 // goes on after it (and after any other wake's), from what is
                 // still in swap; one a newer bring-back of its own context
                 // replaced is dropped.
-                Ok(true) => {
-                    let mut q = jobs.lock();
-                    if !q.brings_back(&key) {
-                        tracing::debug!(event = "gave-way", context = %key, "{key}: read-back paused for a wake");
-                        resume(&mut q.waiting, job);
-                    }
+                Ok(true) if !queue.iter().any(|j| brings_back(j, &key)) => {
+                    tracing::debug!(event = "gave-way", context = %key, "{key}: read-back paused for a wake");
+                    resume(&mut queue, job);
                     Ok(())
                 }
                 r => r.map(|_| ()),
@@ -173,23 +190,31 @@ fn run(lane: Lane, jobs: &Jobs, stats: &Shared, gate: &WakeGate) {
                 keep,
                 bandwidth,
                 ..
-            } => push_out(pids, keep, *bandwidth, jobs, &key).map(|pages| {
+            } => push_out(pids, keep, *bandwidth, rx, &mut queue, &key).map(|pages| {
                 if let Ok(mut s) = stats.lock() {
                     s.entry(key.clone()).or_default().pushed_out_pages += pages;
                 }
             }),
         };
         drop(serving);
-        if let Err(e) = result {
-            tracing::warn!(event = "move-failed", context = %key, "{key}: moving pages: {e}");
+        if let Ok(mut s) = stats.lock() {
+            let m = s.entry(key.clone()).or_default();
+            m.busy = queue.iter().any(|j| *j.key() == key);
+            if let Err(e) = result {
+                tracing::warn!(event = "move-failed", context = %key, "{key}: moving pages: {e}");
+            }
         }
-        jobs.done(&key, urgent, stats);
     }
 }
 
 /// Runs a bring-back job (read back, then the map-backs it asks for) and
 /// counts what it moved. Returns whether it stopped early (`gives_way`).
-fn run_bring_back(job: &Job, jobs: &Jobs, stats: &Shared) -> Result<bool, String> {
+fn run_bring_back(
+    job: &Job,
+    rx: &Receiver<Job>,
+    queue: &mut Vec<Job>,
+    stats: &Shared,
+) -> Result<bool, String> {
     let Job::BringBack {
         key,
         pids,
@@ -203,15 +228,17 @@ fn run_bring_back(job: &Job, jobs: &Jobs, stats: &Shared) -> Result<bool, String
     else {
         return Ok(false);
     };
-    let gives_way = || jobs.lock().bring_back_gives_way(key, *urgent);
-    let read = bring_back(pids, order, *bandwidth, *from_the_end, key, gives_way)?;
+    let urgent = *urgent;
+    let read = bring_back(pids, order, *bandwidth, *from_the_end, key, || {
+        gives_way(rx, queue, key, urgent)
+    })?;
     let (mut mapped, mut ranges, mut stopped) = (0, read.done, read.stopped);
     if *map_back && !stopped {
-        let m = map_chunks_back(key, order, ranges, gives_way)?;
+        let m = map_chunks_back(key, order, ranges, || gives_way(rx, queue, key, urgent))?;
         (mapped, ranges, stopped) = (m.pages, m.rest, m.stopped);
     }
     if *map_back && *map_kept && !stopped {
-        let m = map_kept_back(key, pids, ranges, gives_way)?;
+        let m = map_kept_back(key, pids, ranges, || gives_way(rx, queue, key, urgent))?;
         (mapped, ranges, stopped) = (mapped + m.pages, m.rest, m.stopped);
     }
     if let Ok(mut s) = stats.lock() {
@@ -223,6 +250,54 @@ fn run_bring_back(job: &Job, jobs: &Jobs, stats: &Shared) -> Result<bool, String
         }
     }
     Ok(stopped)
+}
+
+/// Takes the jobs sent meanwhile into `queue`, and says whether the
+/// bring-back of `key` under way gives way: to a newer bring-back of its own
+/// context, or, a predicted one (not `urgent`), to a woken context's.
+fn gives_way(rx: &Receiver<Job>, queue: &mut Vec<Job>, key: &ContextId, urgent: bool) -> bool {
+    while let Ok(j) = rx.try_recv() {
+        enqueue(queue, j);
+    }
+    queue.iter().any(|j| {
+        brings_back(j, key) || (!urgent && matches!(j, Job::BringBack { urgent: true, .. }))
+    })
+}
+
+fn brings_back(job: &Job, key: &ContextId) -> bool {
+    matches!(job, Job::BringBack { .. }) && job.key() == key
+}
+
+/// Puts back a predicted bring-back that gave way: after the woken contexts'
+/// bring-backs, before everything else (it was under way).
+fn resume(queue: &mut Vec<Job>, job: Job) {
+    let at = queue
+        .iter()
+        .position(|j| !matches!(j, Job::BringBack { urgent: true, .. }))
+        .unwrap_or(queue.len());
+    queue.insert(at, job);
+}
+
+/// Queues a job. A bring-back cancels the push-outs of its context; one for
+/// a wake (urgent) goes before every push-out and predicted bring-back, a
+/// predicted one after the push-outs already queued: those make the room it
+/// was planned into (read back first, it lands in a full cgroup whose limit
+/// reclaims the least recently used pages: its own, just read).
+fn enqueue(queue: &mut Vec<Job>, job: Job) {
+    if let Job::BringBack { key, urgent, .. } = &job {
+        queue.retain(|j| !(matches!(j, Job::PushOut { .. }) && j.key() == key));
+        let at = if *urgent {
+            queue
+                .iter()
+                .position(|j| !matches!(j, Job::BringBack { urgent: true, .. }))
+                .unwrap_or(queue.len())
+        } else {
+            queue.len()
+        };
+        queue.insert(at, job);
+    } else {
+        queue.push(job);
+    }
 }
 
 /// Reads back the swapped memory of `pids`, chunks of `order` first (or
@@ -288,7 +363,8 @@ fn push_out(
     pids: &[u32],
     keep: &HashSet<ChunkKey>,
     bandwidth: u64,
-    jobs: &Jobs,
+    rx: &Receiver<Job>,
+    queue: &mut Vec<Job>,
     key: &ContextId,
 ) -> Result<u64, String> {
     let mut work = Vec::new();
@@ -300,8 +376,18 @@ fn push_out(
             .collect();
         work.push((pid, cold));
     }
+    // A push-out yields to any bring-back: stop, let it run, and the daemon
+    // pushes again later if the context is still idle.
     advise_paced(&work, Advice::PageOut, bandwidth, || {
-        jobs.lock().push_out_gives_way(key)
+        while let Ok(j) = rx.try_recv() {
+            enqueue(queue, j);
+        }
+        queue.iter().any(|j| matches!(j, Job::BringBack { .. }))
+            || queue.iter().any(|j| j.key() == key)
     })
     .map(|p| p.pages)
 }
+
+#[cfg(test)]
+#[path = "mover_tests.rs"]
+mod tests;
