@@ -169,7 +169,7 @@ fn run(rx: &Receiver<Job>, stats: &Shared, gate: &WakeGate) {
         }
         let job = queue.remove(0);
         let key = job.key().clone();
-        let urgent = matches!(job, Job::BringBack { urgent: true, .. });
+        let urgent = is_wake(&job);
         set_nice(if urgent { 0 } else { MOVER_NICE }, &mut said);
         let serving = urgent.then(|| gate.serve());
         let result = match &job {
@@ -197,12 +197,11 @@ fn run(rx: &Receiver<Job>, stats: &Shared, gate: &WakeGate) {
             }),
         };
         drop(serving);
+        if let Err(e) = result {
+            tracing::warn!(event = "move-failed", context = %key, "{key}: moving pages: {e}");
+        }
         if let Ok(mut s) = stats.lock() {
-            let m = s.entry(key.clone()).or_default();
-            m.busy = queue.iter().any(|j| *j.key() == key);
-            if let Err(e) = result {
-                tracing::warn!(event = "move-failed", context = %key, "{key}: moving pages: {e}");
-            }
+            s.entry(key.clone()).or_default().busy = queue.iter().any(|j| *j.key() == key);
         }
     }
 }
@@ -256,24 +255,34 @@ fn run_bring_back(
 /// bring-back of `key` under way gives way: to a newer bring-back of its own
 /// context, or, a predicted one (not `urgent`), to a woken context's.
 fn gives_way(rx: &Receiver<Job>, queue: &mut Vec<Job>, key: &ContextId, urgent: bool) -> bool {
+    take_sent(rx, queue);
+    queue
+        .iter()
+        .any(|j| brings_back(j, key) || (!urgent && is_wake(j)))
+}
+
+/// Queues the jobs sent since the last look.
+fn take_sent(rx: &Receiver<Job>, queue: &mut Vec<Job>) {
     while let Ok(j) = rx.try_recv() {
         enqueue(queue, j);
     }
-    queue.iter().any(|j| {
-        brings_back(j, key) || (!urgent && matches!(j, Job::BringBack { urgent: true, .. }))
-    })
+}
+
+/// A woken context's read-back: the context waits for it.
+fn is_wake(job: &Job) -> bool {
+    matches!(job, Job::BringBack { urgent: true, .. })
 }
 
 fn brings_back(job: &Job, key: &ContextId) -> bool {
     matches!(job, Job::BringBack { .. }) && job.key() == key
 }
 
-/// Puts back a predicted bring-back that gave way: after the woken contexts'
-/// bring-backs, before everything else (it was under way).
+/// Puts a job after the woken contexts' bring-backs, before everything else:
+/// a wake, or a predicted bring-back that gave way to one (it was under way).
 fn resume(queue: &mut Vec<Job>, job: Job) {
     let at = queue
         .iter()
-        .position(|j| !matches!(j, Job::BringBack { urgent: true, .. }))
+        .position(|j| !is_wake(j))
         .unwrap_or(queue.len());
     queue.insert(at, job);
 }
@@ -286,18 +295,12 @@ fn resume(queue: &mut Vec<Job>, job: Job) {
 fn enqueue(queue: &mut Vec<Job>, job: Job) {
     if let Job::BringBack { key, urgent, .. } = &job {
         queue.retain(|j| !(matches!(j, Job::PushOut { .. }) && j.key() == key));
-        let at = if *urgent {
-            queue
-                .iter()
-                .position(|j| !matches!(j, Job::BringBack { urgent: true, .. }))
-                .unwrap_or(queue.len())
-        } else {
-            queue.len()
-        };
-        queue.insert(at, job);
-    } else {
-        queue.push(job);
+        if *urgent {
+            resume(queue, job);
+            return;
+        }
     }
+    queue.push(job);
 }
 
 /// Reads back the swapped memory of `pids`, chunks of `order` first (or
@@ -379,11 +382,10 @@ fn push_out(
     // A push-out yields to any bring-back: stop, let it run, and the daemon
     // pushes again later if the context is still idle.
     advise_paced(&work, Advice::PageOut, bandwidth, || {
-        while let Ok(j) = rx.try_recv() {
-            enqueue(queue, j);
-        }
-        queue.iter().any(|j| matches!(j, Job::BringBack { .. }))
-            || queue.iter().any(|j| j.key() == key)
+        take_sent(rx, queue);
+        queue
+            .iter()
+            .any(|j| matches!(j, Job::BringBack { .. }) || j.key() == key)
     })
     .map(|p| p.pages)
 }

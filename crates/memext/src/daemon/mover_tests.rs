@@ -28,6 +28,13 @@ fn po(key: &str) -> Job {
     }
 }
 
+/// Each queued job as (is a bring-back, its context).
+fn kinds_and_keys(q: &[Job]) -> Vec<(bool, &str)> {
+    q.iter()
+        .map(|j| (matches!(j, Job::BringBack { .. }), j.key().as_str()))
+        .collect()
+}
+
 #[test]
 fn bring_backs_jump_the_queue_and_cancel_push_outs_of_the_same_context() {
     let mut q = Vec::new();
@@ -35,10 +42,7 @@ fn bring_backs_jump_the_queue_and_cancel_push_outs_of_the_same_context() {
     enqueue(&mut q, po("b"));
     enqueue(&mut q, bb("b"));
     enqueue(&mut q, bb("c"));
-    let order: Vec<(bool, &str)> = q
-        .iter()
-        .map(|j| (matches!(j, Job::BringBack { .. }), j.key().as_str()))
-        .collect();
+    let order = kinds_and_keys(&q);
     assert_eq!(order, vec![(true, "b"), (true, "c"), (false, "a")]);
 }
 
@@ -50,10 +54,7 @@ fn a_predicted_bring_back_waits_for_the_push_outs_that_make_its_room() {
     enqueue(&mut q, predicted("b"));
     enqueue(&mut q, predicted("c"));
     enqueue(&mut q, bb("d"));
-    let order: Vec<(bool, &str)> = q
-        .iter()
-        .map(|j| (matches!(j, Job::BringBack { .. }), j.key().as_str()))
-        .collect();
+    let order = kinds_and_keys(&q);
     assert_eq!(
         order,
         vec![(true, "d"), (false, "a"), (true, "b"), (true, "c")]
