@@ -6,7 +6,7 @@
 //! back is paid for by one reclaimed. This measures, on the active swap tier,
 //! a function's heap (HEAP MiB, half random and half zero pages as bench/faas's)
 //! paged out in a parent cgroup beside a filler (FILLER MiB, the same content),
-//! and then its owner reading every page (the call), nine ways:
+//! and then its owner reading every page (the call), eleven ways:
 //!
 //! - `into-room`: the parent's cap lifted, the heap read back from its end by
 //!   MADV_WILLNEED from outside while the owner reads from its start (memext's
@@ -28,6 +28,11 @@
 //!   starting then: a fault beyond the floor waits until then (OOM kill
 //!   off, as memext sets its contexts).
 //!
+//! - `map-room`, `map-full`: as `into-room` and `readback-full`, but the
+//!   read-back from outside maps the pages it reads into the owner's page
+//!   tables (process_vm_readv of a byte a page, `memext_sys::populate`), so
+//!   that the owner takes no fault for the pages it reached first.
+//!
 //! Each round runs every way once, the order rotated between rounds; it
 //! prints each call's time and, per way, the median, the spread and the time
 //! per MiB against `into-room`'s.
@@ -40,6 +45,7 @@ use memext_cgroup::{AnyCgroup, Hierarchy, Limit, LimitKnob, MemoryCgroup, Versio
 use memext_sys::madvise::{advise, Advice};
 use memext_sys::pagemap::{PageState, Pagemap};
 use memext_sys::pidfd::ProcessHandle;
+use memext_sys::populate::populate;
 use memext_sys::swap::active_swaps;
 use memext_sys::AddrRange;
 
@@ -47,7 +53,7 @@ use crate::scenario::{release_swap_cache, resident_ranges};
 use crate::toucher::Toucher;
 use crate::{host_hierarchy, remove_cgroups, ScratchCgroup};
 
-const WAYS: [&str; 9] = [
+const WAYS: [&str; 11] = [
     "into-room",
     "fault-full",
     "readback-full",
@@ -57,6 +63,8 @@ const WAYS: [&str; 9] = [
     "into-room-evict19",
     "floor-10",
     "floor-30",
+    "map-room",
+    "map-full",
 ];
 /// An idle extend context's limit (memext's default floor).
 const FLOOR: u64 = 4 << 20;
@@ -187,7 +195,7 @@ fn one_call(
     let (filler_pid, filler_range) = (filler.pid(), page_range(filler));
     let mut room_ms = None;
     match way {
-        "into-room" | "into-room-evict" | "into-room-evict19" => {}
+        "into-room" | "into-room-evict" | "into-room-evict19" | "map-room" => {}
         "floor-10" | "floor-30" => fcg.write_limit(cap_knob(fcg), Limit::Bytes(FLOOR))?,
         "room-first" => {
             cap_at_usage(parent)?;
@@ -199,6 +207,7 @@ fn one_call(
         _ => cap_at_usage(parent)?,
     }
     let read_back = way != "fault-full";
+    let maps = way.starts_with("map-");
     let nice = if way == "into-room-evict19" { 19 } else { 0 };
     let lift_after = match way {
         "floor-10" => Some(Duration::from_millis(10)),
@@ -219,7 +228,11 @@ fn one_call(
                     fcg.write_limit(cap_knob(fcg), Limit::Max)?;
                 }
                 let t0 = Instant::now();
-                advise(&h, &heap_ranges, Advice::WillNeed)?;
+                if maps {
+                    populate(&h, &heap_ranges)?;
+                } else {
+                    advise(&h, &heap_ranges, Advice::WillNeed)?;
+                }
                 Ok(ms_since(t0))
             })
         });

@@ -39,6 +39,12 @@ pub struct ClassParams {
     /// take to be served sooner.
     #[serde(default = "wake_cpu_weight_default")]
     pub wake_cpu_weight: u16,
+    /// CPU weight of a context whose memory is all in DRAM (never below
+    /// `cpu_weight`; None: `cpu_weight`): its next call takes no fault, a
+    /// short one, served before the cold calls that run at
+    /// `wake_cpu_weight` (see `ContextState::cpu_weight`).
+    #[serde(default)]
+    pub resident_cpu_weight: Option<u16>,
     /// (Extend only.) The CPU the class's contexts may use together while a critical
     /// context runs, in thousandths of a CPU (None: no cap). See
     /// [`crate::cpu_cap`].

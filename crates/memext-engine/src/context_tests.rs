@@ -15,6 +15,7 @@ fn a_context_state_survives_json() {
         map_kept: false,
         cpu_weight: Some(10),
         wake_cpu_weight: 30,
+        resident_cpu_weight: None,
         cpu_max_milli: None,
         admit_within: Duration::from_secs(5),
         push_out: PushOutWhen::Needed,

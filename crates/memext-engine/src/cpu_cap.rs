@@ -105,6 +105,7 @@ mod tests {
             map_kept: false,
             cpu_weight: None,
             wake_cpu_weight: WAKE_CPU_WEIGHT,
+            resident_cpu_weight: None,
             cpu_max_milli,
             admit_within: Duration::ZERO,
             push_out: PushOutWhen::Idle,

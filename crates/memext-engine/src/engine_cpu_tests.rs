@@ -53,6 +53,7 @@ fn waking_weight(wake: u16) {
     let low = ClassParams {
         cpu_weight: Some(1),
         wake_cpu_weight: wake,
+        resident_cpu_weight: None,
         ..class(16)
     };
     let mut c = Ctx::new("/noise", 64);
@@ -118,4 +119,54 @@ fn an_idle_cpu_class_gets_its_idle_group_and_no_cpu_weight() {
     let (tr, cmds) = tick(&mut e, &[&db, &noise], reassert + 1.0);
     assert_eq!(tr[1], Some(Transition::Woke));
     assert_eq!(cpu_knobs(&cmds), set, "{cmds:?}");
+}
+
+/// With `resident_cpu_weight`, a context whose memory is all in DRAM runs
+/// at it (its next call is warm: served before the cold ones), one with
+/// pages out at its class's weight, and a woken one at the waking weight.
+#[test]
+fn a_resident_context_runs_at_the_resident_weight_and_one_with_pages_out_does_not() {
+    let mut e = Engine::new(params());
+    let p = ClassParams {
+        cpu_weight: Some(1),
+        wake_cpu_weight: 100,
+        resident_cpu_weight: Some(1000),
+        ..class(16)
+    };
+    let mut warm = Ctx::new("/warm", 64);
+    let mut cold = Ctx::new("/cold", 64);
+    cold.swapped = 48 * MIB;
+    cold.usage = 16 * MIB;
+    e.track(warm.id.clone(), Class::Extend, p.clone(), s(0.0));
+    e.track(cold.id.clone(), Class::Extend, p, s(0.0));
+    let weights = |cmds: &[Command]| -> Vec<(ContextId, u16)> {
+        let mut w: Vec<_> = cmds
+            .iter()
+            .filter_map(|c| match c {
+                Command::CpuWeight { id, weight } => Some((id.clone(), *weight)),
+                _ => None,
+            })
+            .collect();
+        w.sort();
+        w
+    };
+    let (_, cmds) = tick(&mut e, &[&warm, &cold], 0.0);
+    assert_eq!(
+        weights(&cmds),
+        vec![(cold.id.clone(), 1), (warm.id.clone(), 1000)],
+        "{cmds:?}"
+    );
+    // Its pages paged out (8 MiB or more in swap): no longer resident.
+    warm.swapped = 40 * MIB;
+    warm.usage = 24 * MIB;
+    let (_, cmds) = tick(&mut e, &[&warm, &cold], 1.0);
+    assert_eq!(weights(&cmds), vec![(warm.id.clone(), 1)], "{cmds:?}");
+    // The one with pages out wakes: a cold call, at the waking weight.
+    for i in 2..=7 {
+        tick(&mut e, &[&warm, &cold], f64::from(i));
+    }
+    cold.cpu += Duration::from_secs(1);
+    let (tr, cmds) = tick(&mut e, &[&warm, &cold], 8.0);
+    assert_eq!(tr[1], Some(Transition::Woke));
+    assert!(weights(&cmds).contains(&(cold.id.clone(), 100)), "{cmds:?}");
 }

@@ -29,6 +29,7 @@ fn class(floor_mib: u64) -> ClassParams {
         map_kept: false,
         cpu_weight: None,
         wake_cpu_weight: WAKE_CPU_WEIGHT,
+        resident_cpu_weight: None,
         cpu_max_milli: None,
         admit_within: Duration::ZERO,
         push_out: PushOutWhen::Idle,

@@ -98,6 +98,7 @@ mod tests {
             map_kept: false,
             cpu_weight: None,
             wake_cpu_weight: 100,
+            resident_cpu_weight: None,
             cpu_max_milli: None,
             admit_within: Duration::ZERO,
             push_out: crate::context::PushOutWhen::Idle,

@@ -79,6 +79,7 @@ pub(crate) struct ClassOverrides {
     pub(crate) map_kept: Option<bool>,
     pub(crate) cpu_weight: Option<CpuWeight>,
     pub(crate) wake_cpu_weight: Option<CpuWeight>,
+    pub(crate) resident_cpu_weight: Option<CpuWeight>,
     pub(crate) cpu_max: Option<Cpus>,
     pub(crate) admit_within: Option<HumanDuration>,
     pub(crate) push_out: Option<PushOutWhen>,
@@ -124,6 +125,14 @@ pub struct ClassParams {
     /// trade between serving a wake sooner and leaving the critical contexts
     /// their CPU. Lower it where the critical workload alone fills the CPUs.
     pub wake_cpu_weight: CpuWeight,
+    /// The CPU weight a context whose memory is all in DRAM runs at (never
+    /// below `cpu_weight`; default none: `cpu_weight`). Its next call takes
+    /// no page fault and little CPU; above `wake_cpu_weight` it is served
+    /// before the cold calls beside it, which take tens of ms of CPU each
+    /// faulting their memory back. For hosts of many short calls (a
+    /// serverless host); where a critical workload fills the CPUs it takes
+    /// from it what the class's low `cpu_weight` would leave it.
+    pub resident_cpu_weight: Option<CpuWeight>,
     /// The CPUs the class's contexts may use together while a critical
     /// context runs (extend only; default none): each running one gets its
     /// share as a CPU quota (v1 `cpu.cfs_quota_us`, v2 `cpu.max`), restored
@@ -206,6 +215,7 @@ impl ClassParams {
             map_kept: self.map_kept,
             cpu_weight: self.cpu_weight.map(|w| w.0),
             wake_cpu_weight: self.wake_cpu_weight.0,
+            resident_cpu_weight: self.resident_cpu_weight.map(|w| w.0),
             cpu_max_milli: self.cpu_max.map(|c| c.0),
             admit_within: self.admit_within,
             push_out: self.push_out,
@@ -230,6 +240,7 @@ impl ClassOverrides {
             map_kept: self.map_kept.unwrap_or(d.map_kept),
             cpu_weight: self.cpu_weight.or(d.cpu_weight),
             wake_cpu_weight: self.wake_cpu_weight.unwrap_or(d.wake_cpu_weight),
+            resident_cpu_weight: self.resident_cpu_weight.or(d.resident_cpu_weight),
             cpu_max: self.cpu_max.or(d.cpu_max),
             admit_within: self.admit_within.map_or(d.admit_within, |h| h.0),
             push_out: self.push_out.unwrap_or(d.push_out),

@@ -201,6 +201,17 @@ fn the_waking_weight_defaults_to_the_kernels_and_is_checked() {
 }
 
 #[test]
+fn the_resident_weight_is_off_by_default_and_checked() {
+    let c = parse("").expect("empty policy");
+    assert_eq!(c.extend.engine().resident_cpu_weight, None);
+    let c = parse("[class.extend]\nresident_cpu_weight = 1000\n").expect("weight");
+    assert_eq!(c.extend.engine().resident_cpu_weight, Some(1000));
+    let (line, msg) = err_line("[class.extend]\nresident_cpu_weight = 10001\n");
+    assert_eq!(line, 2);
+    assert!(msg.contains("out of range"), "{msg}");
+}
+
+#[test]
 fn the_extend_cpu_budget_is_off_by_default_in_thousandths_and_checked() {
     let c = parse("").expect("empty policy");
     assert_eq!(c.extend.engine().cpu_max_milli, None);

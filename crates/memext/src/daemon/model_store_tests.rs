@@ -43,6 +43,7 @@ fn state(id: &str, pids: &[u32]) -> ContextState {
         map_kept: false,
         cpu_weight: Some(10),
         wake_cpu_weight: 100,
+        resident_cpu_weight: None,
         cpu_max_milli: None,
         admit_within: std::time::Duration::ZERO,
         push_out: memext_engine::context::PushOutWhen::Idle,
