@@ -420,11 +420,12 @@ impl ContextState {
     /// before the kernel's event for it fired (bench/peers' postgres x burst
     /// scenario); idle, it takes no CPU at any weight.
     /// Not waking, a resident one (`is_resident`) runs at
-    /// `resident_cpu_weight`, where the class sets one: a warm call takes a
-    /// few ms of CPU, a cold one beside it tens, and at the class's weight
-    /// under a waking one's the warm call waited for the cold one (bench/faas:
-    /// warm calls that came while another function's cold call ran were
-    /// within 8 ms in 33-54% of cases, against 85-90% otherwise: session 63).
+    /// `resident_cpu_weight`, where the class sets one: its warm call takes
+    /// a few ms of CPU, a cold call beside it tens at the waking weight.
+    /// (bench/faas, session 63: warm calls that came during another
+    /// function's cold call were within 8 ms in 29-53% of cases against
+    /// 86-93% otherwise; at 1000, p50 1-9 ms lower in five rotated pairs
+    /// and those calls within 8 ms in 34-59%: off by default.)
     /// None too for an idle CPU group (`cpu_idle`): the kernel refuses a
     /// weight for one.
     pub fn cpu_weight(&self, now: Instant) -> Option<u16> {
