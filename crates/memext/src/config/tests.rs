@@ -404,6 +404,19 @@ fn daemon_observer() {
 }
 
 #[test]
+fn the_wake_read_back_nice_defaults_to_0_and_is_checked() {
+    assert_eq!(
+        parse("").expect("valid").daemon.wake_read_back_nice,
+        Nice(0)
+    );
+    let c = parse("[daemon]\nwake_read_back_nice = 19\n").expect("valid");
+    assert_eq!(c.daemon.wake_read_back_nice, Nice(19));
+    let (line, msg) = err_line("[daemon]\ntick = \"1s\"\nwake_read_back_nice = 20\n");
+    assert_eq!(line, 3);
+    assert!(msg.contains("out of range"), "{msg}");
+}
+
+#[test]
 fn daemon_reclaim() {
     assert_eq!(
         parse("").expect("valid").daemon.reclaim,

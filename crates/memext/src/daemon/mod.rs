@@ -210,7 +210,8 @@ impl Daemon {
         };
         if !self.opts.dry_run {
             let gate = wake_gate::WakeGate::default();
-            self.act.start_mover(Mover::start(gate.clone()));
+            let wake_nice = self.cfg.daemon.wake_read_back_nice.0;
+            self.act.start_mover(Mover::start(gate.clone(), wake_nice));
             if self.cfg.daemon.reclaim.in_background() {
                 let h = self.observer.host().hierarchy.clone();
                 let page_out = self.cfg.daemon.reclaim == crate::config::ReclaimIn::PageOut;

@@ -80,14 +80,15 @@ pub struct Mover {
 }
 
 impl Mover {
-    /// `gate` is held while a woken context is read back (`wake_gate`).
-    pub fn start(gate: WakeGate) -> Self {
+    /// `gate` is held while a woken context is read back (`wake_gate`), at
+    /// nice `wake_nice`.
+    pub fn start(gate: WakeGate, wake_nice: i32) -> Self {
         let (tx, rx) = std::sync::mpsc::channel();
         let stats: Shared = Arc::default();
         let s = stats.clone();
         let handle = std::thread::Builder::new()
             .name("memext-mover".into())
-            .spawn(move || run(&rx, &s, &gate))
+            .spawn(move || run(&rx, &s, &gate, wake_nice))
             .expect("spawning the mover thread");
         Self {
             tx,
@@ -135,7 +136,8 @@ impl Mover {
 /// contexts, done on the CPU critical ones leave, as the extend contexts'
 /// own faults are (their CPU weight): bench/peers measured the daemon at
 /// 8-12% of the machine in the cells where the critical workload lost CPU.
-/// The read-back of a woken context, which waits for it, runs at nice 0.
+/// The read-back of a woken context, which waits for it, runs at
+/// `daemon.wake_read_back_nice` (default 0).
 pub const MOVER_NICE: i32 = 19;
 
 /// Runs the next job at `nice` (said once if the kernel refuses).
@@ -147,7 +149,7 @@ fn set_nice(nice: i32, said: &mut bool) {
     }
 }
 
-fn run(rx: &Receiver<Job>, stats: &Shared, gate: &WakeGate) {
+fn run(rx: &Receiver<Job>, stats: &Shared, gate: &WakeGate, wake_nice: i32) {
     let mut said = false;
     let mut queue: Vec<Job> = Vec::new();
     loop {
@@ -170,7 +172,7 @@ fn run(rx: &Receiver<Job>, stats: &Shared, gate: &WakeGate) {
         let job = queue.remove(0);
         let key = job.key().clone();
         let urgent = is_wake(&job);
-        set_nice(if urgent { 0 } else { MOVER_NICE }, &mut said);
+        set_nice(if urgent { wake_nice } else { MOVER_NICE }, &mut said);
         let serving = urgent.then(|| gate.serve());
         let result = match &job {
             Job::BringBack { .. } => match run_bring_back(&job, rx, &mut queue, stats) {
