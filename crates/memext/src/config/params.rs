@@ -186,12 +186,13 @@ pub struct DaemonConfig {
     pub idle_read: HumanDuration,
     /// The nice value the mover reads a woken context back at (0-19;
     /// default 0, the daemon's own priority; its other moves run at 19).
-    /// At 0 it takes half a CPU from every function that runs beside it:
-    /// in bench/faas warm calls that overlapped a wake's read-back were
-    /// served within 8 ms in 23-41% of cases, against 81-87% beside a
-    /// predicted one (nice 19) and 94-95% beside none (session 63). At 19
-    /// it reads on a CPU nothing else wants; where a critical workload
-    /// fills the CPUs, its wakes then wait for it.
+    /// At 19 it reads on a CPU no task of the contexts wants; where they
+    /// fill the CPUs, the wake's own faults do the reading. (bench/faas,
+    /// session 63: warm calls that overlapped a wake's read-back were
+    /// served within 8 ms in 23-45% of cases, against 81-95% beside a
+    /// predicted one at nice 19; at 19 they were no better, 30-45%; in
+    /// three rotated pairs the p99 146-196 ms against 188-230, the p50
+    /// 43-45 against 38-42 and the timers' slower: a setting.)
     #[serde(default)]
     pub wake_read_back_nice: Nice,
     /// How often an active context's working set is snapshotted.
