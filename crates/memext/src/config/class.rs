@@ -126,7 +126,8 @@ pub struct ClassParams {
     /// their CPU. Lower it where the critical workload alone fills the CPUs.
     pub wake_cpu_weight: CpuWeight,
     /// The CPU weight a context whose memory is all in DRAM runs at (never
-    /// below `cpu_weight`; default none: `cpu_weight`). Its next call takes
+    /// below `cpu_weight`, and only where the class has one; default none:
+    /// `cpu_weight`). Its next call takes
     /// no page fault and little CPU; above `wake_cpu_weight` it is served
     /// before the cold calls beside it, which take tens of ms of CPU each
     /// faulting their memory back. For hosts of many short calls (a
