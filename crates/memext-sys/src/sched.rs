@@ -1,4 +1,4 @@
-//! The calling thread's CPU priority.
+//! Threads' CPU priority: nice values and the idle policy.
 
 /// Sets the calling thread's nice value (-20 to 19), this thread only: on
 /// Linux, setpriority(PRIO_PROCESS) given a thread id acts on that thread.
@@ -19,6 +19,59 @@ pub fn set_nice_of(tid: i32, nice: i32) -> std::io::Result<()> {
         .ok_or_else(|| std::io::Error::from(std::io::ErrorKind::InvalidInput))?;
     rustix::process::setpriority_process(Some(pid), nice)?;
     Ok(())
+}
+
+/// How a thread competes for the CPU.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Priority {
+    /// The normal policy (SCHED_OTHER) at this nice value, -20 to 19.
+    Nice(i32),
+    /// SCHED_IDLE: the thread runs on CPU time no normal task wants. A
+    /// normal task that wakes preempts it at once, whatever the two
+    /// weigh, and a CPU that runs only such threads takes a waking task as
+    /// an idle one would. A nice-19 thread, by contrast, still outweighs a
+    /// task of a low-weight cgroup whose siblings carry its group's weight
+    /// on other CPUs, and keeps the CPU until the next tick.
+    Idle,
+}
+
+/// Sets thread `tid`'s priority (one of this process's threads).
+pub fn set_priority_of(tid: i32, priority: Priority) -> std::io::Result<()> {
+    let pid = rustix::process::Pid::from_raw(tid)
+        .ok_or_else(|| std::io::Error::from(std::io::ErrorKind::InvalidInput))?;
+    let policy = match priority {
+        Priority::Nice(_) => libc::SCHED_OTHER,
+        Priority::Idle => libc::SCHED_IDLE,
+    };
+    let param = libc::sched_param { sched_priority: 0 };
+    // SAFETY: `param` is a valid sched_param that outlives the call, which
+    // only reads it; a bad tid or policy is reported through errno.
+    if unsafe { libc::sched_setscheduler(tid, policy, &param) } != 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    if let Priority::Nice(nice) = priority {
+        rustix::process::setpriority_process(Some(pid), nice)?;
+    }
+    Ok(())
+}
+
+/// Sets the calling thread's priority, this thread only.
+pub fn set_thread_priority(priority: Priority) -> std::io::Result<()> {
+    set_priority_of(thread_id(), priority)
+}
+
+/// Thread `tid`'s priority (a realtime policy reads as its nice value).
+pub fn priority_of(tid: i32) -> std::io::Result<Priority> {
+    let pid = rustix::process::Pid::from_raw(tid)
+        .ok_or_else(|| std::io::Error::from(std::io::ErrorKind::InvalidInput))?;
+    // SAFETY: sched_getscheduler takes a tid by value and touches no memory.
+    match unsafe { libc::sched_getscheduler(tid) } {
+        -1 => Err(std::io::Error::last_os_error()),
+        libc::SCHED_IDLE => Ok(Priority::Idle),
+        _ => Ok(Priority::Nice(rustix::process::getpriority_process(Some(
+            pid,
+        ))?)),
+    }
 }
 
 /// The calling thread's nice value.
@@ -71,5 +124,36 @@ mod tests {
         go.send(()).expect("go");
         assert_eq!(t.join().expect("thread"), want);
         assert!(set_nice_of(0, 0).is_err(), "0 is no thread id");
+    }
+
+    #[test]
+    fn a_thread_goes_idle_and_back_to_a_nice_value() {
+        let (main, main_tid) = (priority_of(thread_id()).expect("main"), thread_id());
+        let seen = std::thread::spawn(|| {
+            let me = thread_id();
+            set_thread_priority(Priority::Idle).expect("idle");
+            let idle = priority_of(me).expect("read");
+            // Leaving the idle policy needs CAP_SYS_NICE or a nice limit
+            // that allows it (root here); a plain user may be refused.
+            let back = set_priority_of(me, Priority::Nice(19))
+                .ok()
+                .map(|()| priority_of(me).expect("read"));
+            (idle, back)
+        })
+        .join()
+        .expect("thread");
+        assert_eq!(seen.0, Priority::Idle);
+        if rustix::process::getuid().is_root() {
+            assert_eq!(seen.1, Some(Priority::Nice(19)));
+        }
+        assert_eq!(
+            priority_of(main_tid).expect("main"),
+            main,
+            "the caller is unchanged"
+        );
+        assert!(
+            set_priority_of(0, Priority::Idle).is_err(),
+            "0 is no thread id"
+        );
     }
 }

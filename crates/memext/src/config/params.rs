@@ -195,6 +195,13 @@ pub struct DaemonConfig {
     /// 43-45 against 38-42 and the timers' slower: a setting.)
     #[serde(default)]
     pub wake_read_back_nice: Nice,
+    /// How the daemon's moves compete for the CPU: "nice" (the default:
+    /// push-outs, predicted read-backs and lowerings at nice 19, a woken
+    /// context's read-back at `wake_read_back_nice`, a lowering a wake waits
+    /// for at 0) or "idle" (all of them SCHED_IDLE: on CPU time no task
+    /// wants; a task that wakes takes the CPU from them at once).
+    #[serde(default)]
+    pub move_priority: MovePriority,
     /// How often an active context's working set is snapshotted.
     #[serde(default = "default_ws_interval")]
     pub ws_interval: HumanDuration,
@@ -252,6 +259,7 @@ impl Default for DaemonConfig {
             keep_free: None,
             touches: false,
             wake_read_back_nice: Nice::default(),
+            move_priority: MovePriority::default(),
             idle_read: default_idle_read(),
             ws_interval: default_ws_interval(),
             prefetch_lead: default_lead(),
@@ -277,6 +285,17 @@ impl TryFrom<u64> for Nice {
             )),
         }
     }
+}
+
+/// How the daemon's moves compete for the CPU (`daemon.move_priority`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum MovePriority {
+    /// At nice values (`daemon::priority::MovePriorities`).
+    #[default]
+    Nice,
+    /// SCHED_IDLE, every move.
+    Idle,
 }
 
 /// How the daemon notices wakes and new contexts (`daemon.observer`).

@@ -417,6 +417,19 @@ fn the_wake_read_back_nice_defaults_to_0_and_is_checked() {
 }
 
 #[test]
+fn the_move_priority_defaults_to_nice_and_takes_idle() {
+    assert_eq!(
+        parse("").expect("valid").daemon.move_priority,
+        MovePriority::Nice
+    );
+    let c = parse("[daemon]\nmove_priority = \"idle\"\n").expect("valid");
+    assert_eq!(c.daemon.move_priority, MovePriority::Idle);
+    let (line, msg) = err_line("[daemon]\ntick = \"1s\"\nmove_priority = \"low\"\n");
+    assert_eq!(line, 3);
+    assert!(msg.contains("unknown variant"), "{msg}");
+}
+
+#[test]
 fn daemon_reclaim() {
     assert_eq!(
         parse("").expect("valid").daemon.reclaim,

@@ -39,6 +39,7 @@ mod notify;
 pub mod observe;
 pub mod observe_events;
 mod pages;
+pub mod priority;
 mod publish;
 pub mod reclaim;
 mod sampling;
@@ -210,13 +211,13 @@ impl Daemon {
         };
         if !self.opts.dry_run {
             let gate = wake_gate::WakeGate::default();
-            let wake_nice = self.cfg.daemon.wake_read_back_nice.0;
-            self.act.start_mover(Mover::start(gate.clone(), wake_nice));
+            let priorities = priority::MovePriorities::from_config(&self.cfg.daemon);
+            self.act.start_mover(Mover::start(gate.clone(), priorities));
             if self.cfg.daemon.reclaim.in_background() {
                 let h = self.observer.host().hierarchy.clone();
                 let page_out = self.cfg.daemon.reclaim == crate::config::ReclaimIn::PageOut;
                 self.act.start_reclaimer(
-                    reclaim::Reclaimer::start(h, page_out, gate),
+                    reclaim::Reclaimer::start_at(h, page_out, gate, priorities),
                     self.cfg.daemon.yield_to_wakes,
                 );
             }

@@ -16,6 +16,7 @@ use memext_sys::AddrRange;
 
 use super::mover_map::{map_chunks_back, map_kept_back};
 use super::pages::{advise_paced, by_chunk, ranges_of, read_back_ranges, Paced};
+use super::priority::{run_next_at, MovePriorities};
 use super::wake_gate::WakeGate;
 
 #[derive(Debug, Clone)]
@@ -80,15 +81,15 @@ pub struct Mover {
 }
 
 impl Mover {
-    /// `gate` is held while a woken context is read back (`wake_gate`), at
-    /// nice `wake_nice`.
-    pub fn start(gate: WakeGate, wake_nice: i32) -> Self {
+    /// `gate` is held while a woken context is read back (`wake_gate`);
+    /// each job runs at its priority of `priorities`.
+    pub fn start(gate: WakeGate, priorities: MovePriorities) -> Self {
         let (tx, rx) = std::sync::mpsc::channel();
         let stats: Shared = Arc::default();
         let s = stats.clone();
         let handle = std::thread::Builder::new()
             .name("memext-mover".into())
-            .spawn(move || run(&rx, &s, &gate, wake_nice))
+            .spawn(move || run(&rx, &s, &gate, priorities))
             .expect("spawning the mover thread");
         Self {
             tx,
@@ -131,25 +132,7 @@ impl Mover {
     }
 }
 
-/// The mover's nice value. Its page-outs (reclaim done in this thread) and
-/// read-backs (faults and swap reads submitted from it) are work for extend
-/// contexts, done on the CPU critical ones leave, as the extend contexts'
-/// own faults are (their CPU weight): bench/peers measured the daemon at
-/// 8-12% of the machine in the cells where the critical workload lost CPU.
-/// The read-back of a woken context, which waits for it, runs at
-/// `daemon.wake_read_back_nice` (default 0).
-pub const MOVER_NICE: i32 = 19;
-
-/// Runs the next job at `nice` (said once if the kernel refuses).
-fn set_nice(nice: i32, said: &mut bool) {
-    if let Err(e) = memext_sys::sched::set_thread_nice(nice) {
-        if !std::mem::replace(said, true) {
-            tracing::warn!("the mover runs at the daemon's CPU priority: {e}");
-        }
-    }
-}
-
-fn run(rx: &Receiver<Job>, stats: &Shared, gate: &WakeGate, wake_nice: i32) {
+fn run(rx: &Receiver<Job>, stats: &Shared, gate: &WakeGate, priorities: MovePriorities) {
     let mut said = false;
     let mut queue: Vec<Job> = Vec::new();
     loop {
@@ -172,7 +155,12 @@ fn run(rx: &Receiver<Job>, stats: &Shared, gate: &WakeGate, wake_nice: i32) {
         let job = queue.remove(0);
         let key = job.key().clone();
         let urgent = is_wake(&job);
-        set_nice(if urgent { wake_nice } else { MOVER_NICE }, &mut said);
+        let priority = if urgent {
+            priorities.wake_read_back
+        } else {
+            priorities.background
+        };
+        run_next_at(priority, "mover", &mut said);
         let serving = urgent.then(|| gate.serve());
         let result = match &job {
             Job::BringBack { .. } => match run_bring_back(&job, rx, &mut queue, stats) {

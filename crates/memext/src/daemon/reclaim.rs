@@ -4,7 +4,8 @@
 //! `memory_high_write`); in the daemon's loop those writes held it 4.4-5.3 s
 //! per bench/peers invocation at nice 0, up to 530 ms at a time, while
 //! wakes waited to be served. Here a limit goes down in steps of [`STEP`]
-//! at nice 19 (at the daemon's priority when a wake waits for the room),
+//! at nice 19 (at the daemon's priority when a wake waits for the room;
+//! all SCHED_IDLE with `daemon.move_priority = "idle"`, see `priority`),
 //! and a job is stopped between two steps when its context's limit is to
 //! be written again. A lowering that yields (`Job::yields`) and no wake
 //! waits for waits (at most [`YIELD_AT_MOST`] a job) while the mover reads
@@ -22,9 +23,10 @@ use memext_cgroup::{AnyCgroup, CgroupPath, Hierarchy, Limit, LimitKnob, MemoryCg
 use memext_engine::ContextId;
 use memext_sys::madvise::Advice;
 use memext_sys::pagemap::PageState;
+use memext_sys::sched::Priority;
 
-use super::mover::MOVER_NICE;
 use super::pages::{advise_paced, ranges_of};
+use super::priority::{run_next_at, MovePriorities};
 use super::wake_gate::WakeGate;
 
 /// How far one write lowers a limit: the reclaim it costs is the longest a
@@ -128,6 +130,7 @@ struct Shared {
     gate: WakeGate,
     /// A wake came to wait for the job in progress (`lend_priority`).
     hurried: AtomicBool,
+    priorities: MovePriorities,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -146,6 +149,16 @@ impl Reclaimer {
     /// the limit steps (`page_out_to`); `gate`: lowerings that yield
     /// (`Job::yields`) and no wake waits for wait at it (`wake_gate`).
     pub fn start(hierarchy: Hierarchy, page_out_first: bool, gate: WakeGate) -> Self {
+        Self::start_at(hierarchy, page_out_first, gate, MovePriorities::default())
+    }
+
+    /// [`Reclaimer::start`] with each job at its priority of `priorities`.
+    pub fn start_at(
+        hierarchy: Hierarchy,
+        page_out_first: bool,
+        gate: WakeGate,
+        priorities: MovePriorities,
+    ) -> Self {
         let shared = Arc::new(Shared {
             state: Mutex::new(State::default()),
             wake: Condvar::new(),
@@ -154,6 +167,7 @@ impl Reclaimer {
             page_out_first,
             gate,
             hurried: AtomicBool::new(false),
+            priorities,
         });
         let s = shared.clone();
         let handle = std::thread::Builder::new()
@@ -177,16 +191,16 @@ impl Reclaimer {
         self.shared.wake.notify_one();
         drop(st);
         if urgent {
-            self.lend_priority();
+            self.lend_priority(self.shared.priorities.urgent);
         }
     }
 
-    /// The job in progress goes on at nice 0 (refused: at its own).
-    fn lend_priority(&self) {
+    /// The job in progress goes on at `priority` (refused: at its own).
+    fn lend_priority(&self, priority: Priority) {
         self.shared.hurried.store(true, Ordering::Relaxed);
         let tid = self.shared.tid.load(Ordering::Relaxed);
         if tid > 0 {
-            memext_sys::sched::set_nice_of(tid, 0).ok();
+            memext_sys::sched::set_priority_of(tid, priority).ok();
         }
     }
 
@@ -210,7 +224,7 @@ impl Reclaimer {
         }
         drop(st);
         // The job in progress (this one, or the one it waits behind).
-        self.lend_priority();
+        self.lend_priority(self.shared.priorities.urgent);
         true
     }
 
@@ -232,8 +246,8 @@ impl Reclaimer {
             st.stop.insert(id.clone());
         }
         // Its next step checks the stop; the current one ends sooner at
-        // the waiter's priority.
-        self.lend_priority();
+        // the waiter's priority (the daemon's loop waits: never idle).
+        self.lend_priority(Priority::Nice(0));
         drop(lock(&self.shared.step));
         true
     }
@@ -289,12 +303,12 @@ fn run(shared: &Shared, hierarchy: &Hierarchy) {
                     .unwrap_or_else(std::sync::PoisonError::into_inner);
             }
         };
-        let nice = if job.urgent { 0 } else { MOVER_NICE };
-        if let Err(e) = memext_sys::sched::set_thread_nice(nice) {
-            if !std::mem::replace(&mut said, true) {
-                tracing::warn!("the reclaimer runs at the daemon's CPU priority: {e}");
-            }
-        }
+        let priority = if job.urgent {
+            shared.priorities.urgent
+        } else {
+            shared.priorities.background
+        };
+        run_next_at(priority, "reclaimer", &mut said);
         let ended = lower(shared, hierarchy, &job);
         let mut st = lock(&shared.state);
         st.running = None;

@@ -288,3 +288,29 @@ fn a_job_that_reaches_its_target_leaves_the_room_above_it() {
     step_down(&j, &mut e, &mut |_, _| panic!("written"));
     assert_eq!(e.reached, 16 * MIB);
 }
+
+#[test]
+fn a_job_runs_at_its_priority_of_the_daemons_move_priorities() {
+    use memext_sys::sched::{priority_of, Priority};
+    let dir = tempfile::tempdir().expect("tempdir");
+    for (priorities, want) in [
+        (MovePriorities::default(), Priority::Nice(19)),
+        (
+            MovePriorities {
+                background: Priority::Idle,
+                wake_read_back: Priority::Idle,
+                urgent: Priority::Idle,
+            },
+            Priority::Idle,
+        ),
+    ] {
+        let (h, path) = fake_v1(dir.path(), "p");
+        let r = Reclaimer::start_at(h, false, WakeGate::default(), priorities);
+        r.submit(job(&path, false));
+        wait_ended(&r);
+        // The thread stays at its last job's priority until the next.
+        let tid = r.shared.tid.load(Ordering::Relaxed);
+        assert_eq!(priority_of(tid).expect("the thread's priority"), want);
+        r.stop();
+    }
+}
