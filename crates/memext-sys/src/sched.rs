@@ -15,10 +15,14 @@ pub fn thread_id() -> i32 {
 /// Sets thread `tid`'s nice value (one of this process's threads): a
 /// thread that waits for another's work lends it its priority this way.
 pub fn set_nice_of(tid: i32, nice: i32) -> std::io::Result<()> {
-    let pid = rustix::process::Pid::from_raw(tid)
-        .ok_or_else(|| std::io::Error::from(std::io::ErrorKind::InvalidInput))?;
-    rustix::process::setpriority_process(Some(pid), nice)?;
+    rustix::process::setpriority_process(Some(pid_of(tid)?), nice)?;
     Ok(())
+}
+
+/// A thread id as rustix takes it (0 is none: it would mean the caller).
+fn pid_of(tid: i32) -> std::io::Result<rustix::process::Pid> {
+    rustix::process::Pid::from_raw(tid)
+        .ok_or_else(|| std::io::Error::from(std::io::ErrorKind::InvalidInput))
 }
 
 /// How a thread competes for the CPU.
@@ -37,8 +41,7 @@ pub enum Priority {
 
 /// Sets thread `tid`'s priority (one of this process's threads).
 pub fn set_priority_of(tid: i32, priority: Priority) -> std::io::Result<()> {
-    let pid = rustix::process::Pid::from_raw(tid)
-        .ok_or_else(|| std::io::Error::from(std::io::ErrorKind::InvalidInput))?;
+    pid_of(tid)?;
     let policy = match priority {
         Priority::Nice(_) => libc::SCHED_OTHER,
         Priority::Idle => libc::SCHED_IDLE,
@@ -49,10 +52,10 @@ pub fn set_priority_of(tid: i32, priority: Priority) -> std::io::Result<()> {
     if unsafe { libc::sched_setscheduler(tid, policy, &param) } != 0 {
         return Err(std::io::Error::last_os_error());
     }
-    if let Priority::Nice(nice) = priority {
-        rustix::process::setpriority_process(Some(pid), nice)?;
+    match priority {
+        Priority::Nice(nice) => set_nice_of(tid, nice),
+        Priority::Idle => Ok(()),
     }
-    Ok(())
 }
 
 /// Sets the calling thread's priority, this thread only.
@@ -62,8 +65,7 @@ pub fn set_thread_priority(priority: Priority) -> std::io::Result<()> {
 
 /// Thread `tid`'s priority (a realtime policy reads as its nice value).
 pub fn priority_of(tid: i32) -> std::io::Result<Priority> {
-    let pid = rustix::process::Pid::from_raw(tid)
-        .ok_or_else(|| std::io::Error::from(std::io::ErrorKind::InvalidInput))?;
+    let pid = pid_of(tid)?;
     // SAFETY: sched_getscheduler takes a tid by value and touches no memory.
     match unsafe { libc::sched_getscheduler(tid) } {
         -1 => Err(std::io::Error::last_os_error()),
