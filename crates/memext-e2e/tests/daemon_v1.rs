@@ -277,15 +277,23 @@ fn a_knob_someone_else_changes_is_left_alone() {
     drop(t);
 }
 
-/// An extend context runs at the lowest CPU weight while the daemon runs
-/// (v2 weight 1 of 100, v1 `cpu.shares` 10 of 1024), so that its page faults and
-/// reclaim take the CPU critical contexts leave; SIGTERM puts it back.
+/// An extend context beside a critical one runs at the lowest CPU weight
+/// while the daemon runs (v2 weight 1 of 100, v1 `cpu.shares` 10 of 1024),
+/// so that its page faults and reclaim take the CPU critical contexts leave;
+/// SIGTERM puts it back. (Without a critical context the class's weight is
+/// not applied: the engine's `cpu` tests.)
 #[test]
 fn an_extend_context_runs_at_a_low_cpu_weight_until_the_daemon_stops() {
     let _g = serial();
-    let Setup { cg: _cg, sb, t, c } = setup("cpuweight", 16, None);
+    let h = host_hierarchy().expect("hierarchy");
+    let cg = ScratchCgroup::new(&h, "cpuweight").expect("cgroup");
+    let noise = Sibling::new(&cg, "noise");
+    let c = h.open(&noise.path).expect("open");
     let before = c.read_limit(LimitKnob::V1CpuShares).expect("cpu.shares");
     assert_eq!(before, Limit::Bytes(1024), "a new cgroup's default");
+    let sb = critical_and_noise("cpuweight", &cg, &noise, "");
+    let _crit = toucher_in(&h, &cg.path, 4);
+    let _t = toucher_in(&h, &noise.path, 16);
     let mut daemon = sb.daemon("daemon.log");
     wait_for("memext to lower the CPU weight", 20, || {
         c.read_limit(LimitKnob::V1CpuShares).ok() == Some(Limit::Bytes(10))
@@ -295,7 +303,6 @@ fn an_extend_context_runs_at_a_low_cpu_weight_until_the_daemon_stops() {
         c.read_limit(LimitKnob::V1CpuShares).expect("cpu.shares"),
         before
     );
-    drop(t);
 }
 
 /// Prediction, live: a context that wakes every 10 s is learned from its wakes,

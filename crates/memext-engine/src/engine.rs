@@ -64,6 +64,13 @@ pub struct HostFacts {
     /// Limits below the usage are lowered in the background
     /// ([`Command::Reclaim`]), not written in the daemon's loop.
     pub background_reclaim: bool,
+    /// How far the host's hard limit stands above each limit planned
+    /// (cgroup v1: the daemon's `act::V1_CHARGE_ROOM`, room for the charges
+    /// the kernel makes on a task's behalf; 0 elsewhere). A usage within it
+    /// is the context using that room, not memory to take back: lowered
+    /// again, it was reclaimed to its floor and given the room once more at
+    /// every tick it touched a page of it.
+    pub charge_room: u64,
 }
 
 /// The engine's state over all contexts, and its decisions.
@@ -184,10 +191,11 @@ impl Engine {
         // Each class's CPU weight, every tick (the actuator writes only a
         // change, and notices a weight someone else set); an admitted waking
         // context runs at the kernel's default until it settles.
+        let critical = self.any_critical();
         commands.extend(self.contexts.values().filter_map(|t| {
             Some(Command::CpuWeight {
                 id: t.id.clone(),
-                weight: t.cpu_weight(now)?,
+                weight: t.cpu_weight(now, critical)?,
             })
         }));
         // An idle CPU group, for the classes that ask for it (asserted like

@@ -166,7 +166,7 @@ impl Engine {
         let background = (!critical).then_some(id);
         let mut out =
             self.without_refreezes(self.commands(&actions, false, at, host, busy, background));
-        out.extend(t.cpu_weight(at).map(|weight| Command::CpuWeight {
+        out.extend(t.cpu_weight(at, critical).map(|weight| Command::CpuWeight {
             id: id.clone(),
             weight,
         }));

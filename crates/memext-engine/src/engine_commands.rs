@@ -121,8 +121,12 @@ impl Engine {
                     // the limit is held at the usage now and the rest goes
                     // to the background, its room counted once it is done
                     // (`reclaimed`). Not while a critical context is under
-                    // pressure: it needs the room now.
-                    let below = bytes < usage && !throttle && host.background_reclaim;
+                    // pressure: it needs the room now. Nor where the usage
+                    // stands within the room the host leaves above the
+                    // limit (`charge_room`): the limit holds it there.
+                    let below = bytes.saturating_add(host.charge_room) < usage
+                        && !throttle
+                        && host.background_reclaim;
                     let resting = t.rests(now);
                     let reclaim =
                         (below && t.reclaiming.is_none() && !in_flight).then(|| Command::Reclaim {

@@ -56,7 +56,9 @@ fn waking_weight(wake: u16) {
         resident_cpu_weight: None,
         ..class(16)
     };
+    let db = Ctx::new("/db", 400);
     let mut c = Ctx::new("/noise", 64);
+    e.track(db.id.clone(), Class::Critical, class(16), s(0.0));
     e.track(c.id.clone(), Class::Extend, low, s(0.0));
     let weight = |cmds: &[Command]| {
         cmds.iter().find_map(|c| match c {
@@ -65,18 +67,18 @@ fn waking_weight(wake: u16) {
         })
     };
     for i in 0..=6 {
-        let (_, cmds) = tick(&mut e, &[&c], f64::from(i));
+        let (_, cmds) = tick(&mut e, &[&db, &c], f64::from(i));
         let want = (i == 0).then_some(1); // then unchanged: not sent again
         assert_eq!(weight(&cmds), want, "tick {i}");
     }
     c.cpu += Duration::from_secs(1);
-    let (tr, cmds) = tick(&mut e, &[&c], 7.0);
-    assert_eq!(tr, vec![Some(Transition::Woke)]);
+    let (tr, cmds) = tick(&mut e, &[&db, &c], 7.0);
+    assert_eq!(tr[1], Some(Transition::Woke));
     assert_eq!(weight(&cmds), Some(wake), "{cmds:?}");
     let mut sent = Vec::new();
     for i in 8..=10 {
         c.cpu += Duration::from_secs(1);
-        let (_, cmds) = tick(&mut e, &[&c], f64::from(i));
+        let (_, cmds) = tick(&mut e, &[&db, &c], f64::from(i));
         sent.extend(weight(&cmds));
     }
     assert_eq!(e.get(&c.id).map(|t| t.model.state), Some(State::Active));
@@ -121,36 +123,51 @@ fn an_idle_cpu_class_gets_its_idle_group_and_no_cpu_weight() {
     assert_eq!(cpu_knobs(&cmds), set, "{cmds:?}");
 }
 
+/// The CPU weights among `cmds`, by context.
+fn weights(cmds: &[Command]) -> Vec<(ContextId, u16)> {
+    let mut w: Vec<_> = cmds
+        .iter()
+        .filter_map(|c| match c {
+            Command::CpuWeight { id, weight } => Some((id.clone(), *weight)),
+            _ => None,
+        })
+        .collect();
+    w.sort();
+    w
+}
+
+/// A class at weight 1, waking at 100, resident at 1000.
+fn resident_at_1000() -> ClassParams {
+    ClassParams {
+        cpu_weight: Some(1),
+        wake_cpu_weight: 100,
+        resident_cpu_weight: Some(1000),
+        ..class(16)
+    }
+}
+
+/// A 64 MiB context with 48 MiB of it in swap.
+fn with_pages_out(name: &str) -> Ctx {
+    let mut c = Ctx::new(name, 64);
+    c.swapped = 48 * MIB;
+    c.usage = 16 * MIB;
+    c
+}
+
 /// With `resident_cpu_weight`, a context whose memory is all in DRAM runs
 /// at it (its next call is warm: served before the cold ones), one with
 /// pages out at its class's weight, and a woken one at the waking weight.
 #[test]
 fn a_resident_context_runs_at_the_resident_weight_and_one_with_pages_out_does_not() {
     let mut e = Engine::new(params());
-    let p = ClassParams {
-        cpu_weight: Some(1),
-        wake_cpu_weight: 100,
-        resident_cpu_weight: Some(1000),
-        ..class(16)
-    };
+    let p = resident_at_1000();
+    let db = Ctx::new("/db", 400);
     let mut warm = Ctx::new("/warm", 64);
-    let mut cold = Ctx::new("/cold", 64);
-    cold.swapped = 48 * MIB;
-    cold.usage = 16 * MIB;
+    let mut cold = with_pages_out("/cold");
+    e.track(db.id.clone(), Class::Critical, class(16), s(0.0));
     e.track(warm.id.clone(), Class::Extend, p.clone(), s(0.0));
     e.track(cold.id.clone(), Class::Extend, p, s(0.0));
-    let weights = |cmds: &[Command]| -> Vec<(ContextId, u16)> {
-        let mut w: Vec<_> = cmds
-            .iter()
-            .filter_map(|c| match c {
-                Command::CpuWeight { id, weight } => Some((id.clone(), *weight)),
-                _ => None,
-            })
-            .collect();
-        w.sort();
-        w
-    };
-    let (_, cmds) = tick(&mut e, &[&warm, &cold], 0.0);
+    let (_, cmds) = tick(&mut e, &[&db, &warm, &cold], 0.0);
     assert_eq!(
         weights(&cmds),
         vec![(cold.id.clone(), 1), (warm.id.clone(), 1000)],
@@ -159,14 +176,39 @@ fn a_resident_context_runs_at_the_resident_weight_and_one_with_pages_out_does_no
     // Its pages paged out (8 MiB or more in swap): no longer resident.
     warm.swapped = 40 * MIB;
     warm.usage = 24 * MIB;
-    let (_, cmds) = tick(&mut e, &[&warm, &cold], 1.0);
+    let (_, cmds) = tick(&mut e, &[&db, &warm, &cold], 1.0);
     assert_eq!(weights(&cmds), vec![(warm.id.clone(), 1)], "{cmds:?}");
     // The one with pages out wakes: a cold call, at the waking weight.
     for i in 2..=7 {
-        tick(&mut e, &[&warm, &cold], f64::from(i));
+        tick(&mut e, &[&db, &warm, &cold], f64::from(i));
     }
     cold.cpu += Duration::from_secs(1);
-    let (tr, cmds) = tick(&mut e, &[&warm, &cold], 8.0);
-    assert_eq!(tr[1], Some(Transition::Woke));
+    let (tr, cmds) = tick(&mut e, &[&db, &warm, &cold], 8.0);
+    assert_eq!(tr[2], Some(Transition::Woke));
     assert!(weights(&cmds).contains(&(cold.id.clone(), 100)), "{cmds:?}");
+}
+
+/// Without a critical context an extend class's low weight only ranked its
+/// own contexts against each other (a cold call at the waking weight
+/// before the warm calls beside it at 1): they run at the kernel's
+/// default, a woken one too; a resident weight above it still holds. Once
+/// a critical context is tracked the class's weight is back.
+#[test]
+fn without_a_critical_context_extend_contexts_run_at_the_default_weight() {
+    let mut e = Engine::new(params());
+    let p = resident_at_1000();
+    let cold = with_pages_out("/cold");
+    let warm = Ctx::new("/warm", 64);
+    e.track(cold.id.clone(), Class::Extend, p.clone(), s(0.0));
+    e.track(warm.id.clone(), Class::Extend, p, s(0.0));
+    let (_, cmds) = tick(&mut e, &[&cold, &warm], 0.0);
+    assert_eq!(
+        weights(&cmds),
+        vec![(cold.id.clone(), WAKE_CPU_WEIGHT), (warm.id.clone(), 1000)],
+        "{cmds:?}"
+    );
+    let db = Ctx::new("/db", 400);
+    e.track(db.id.clone(), Class::Critical, class(16), s(1.0));
+    let (_, cmds) = tick(&mut e, &[&cold, &warm, &db], 1.0);
+    assert_eq!(weights(&cmds), vec![(cold.id.clone(), 1)], "{cmds:?}");
 }

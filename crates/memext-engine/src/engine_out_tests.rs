@@ -39,7 +39,7 @@ fn a_context_its_limit_paged_out_is_watched_between_ticks_and_read_back_when_it_
     // the next tick's reading of a CPU time it hardly gets), at the waking
     // weight (idle, it takes none).
     assert_eq!(e.watched(), vec![c.id.clone()]);
-    let weight = e.get(&c.id).and_then(|t| t.cpu_weight(s(9.0)));
+    let weight = e.get(&c.id).and_then(|t| t.cpu_weight(s(9.0), true));
     assert_eq!(weight, Some(WAKE_CPU_WEIGHT));
     let polls = poll_twice(&mut e, &mut c, (9.5, 9.52), 10);
     assert_eq!(polls, (None, Some(Transition::Woke)), "a wake");
@@ -59,7 +59,7 @@ fn without_fast_wakes_a_context_its_limit_paged_out_is_left_to_fault_back() {
         },
     );
     assert!(e.watched().is_empty(), "seen at a tick");
-    let weight = e.get(&c.id).and_then(|t| t.cpu_weight(s(9.0)));
+    let weight = e.get(&c.id).and_then(|t| t.cpu_weight(s(9.0), true));
     assert_eq!(weight, Some(10));
 }
 
@@ -115,10 +115,10 @@ fn an_onset_keeps_its_room_and_the_waking_weight_until_it_settles() {
         push_outs(&cmds).iter().all(|p| p.id != a.id),
         "a pushed out while it settles: {cmds:?}"
     );
-    let weight = e.get(&a.id).and_then(|t| t.cpu_weight(s(9.0)));
+    let weight = e.get(&a.id).and_then(|t| t.cpu_weight(s(9.0), true));
     assert_eq!(weight, Some(WAKE_CPU_WEIGHT));
     // Settled (2 s after its onset), it is an active context again.
-    let weight = e.get(&a.id).and_then(|t| t.cpu_weight(s(10.5)));
+    let weight = e.get(&a.id).and_then(|t| t.cpu_weight(s(10.5), true));
     assert_eq!(weight, Some(10));
 }
 
@@ -210,7 +210,7 @@ fn on_a_full_host_a_context_the_kernel_paged_out_is_out() {
     };
     let mut c = paged_out_by_its_limit(&mut e, full);
     assert_eq!(e.watched(), vec![c.id.clone()]);
-    assert_eq!(e.get(&c.id).and_then(|t| t.cpu_weight(s(9.0))), None);
+    assert_eq!(e.get(&c.id).and_then(|t| t.cpu_weight(s(9.0), true)), None);
     c.cpu += Duration::from_millis(300);
     let (tr, cmds) = tick(&mut e, &[&c], 9.0);
     assert_eq!(tr[0], Some(Transition::Woke));

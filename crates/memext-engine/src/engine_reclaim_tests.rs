@@ -134,6 +134,35 @@ fn a_limit_below_the_usage_is_held_there_and_lowered_in_the_background() {
     );
 }
 
+/// On cgroup v1 the hard limit stands `charge_room` above the planned
+/// limit. A context that uses that room (a function at rest touching a few
+/// pages) is not lowered again: before, each tick it had touched a page of
+/// it reclaimed it to its floor and gave the room back (bench/faas, session
+/// 65: 243 such lowerings in a run, one of them as a call began, and the
+/// function died of SIGSEGV).
+#[test]
+fn a_usage_within_the_charge_room_is_not_lowered_again() {
+    let v1 = HostFacts {
+        charge_room: MIB,
+        ..BG
+    };
+    let mut e = Engine::new(params());
+    let mut db = Ctx::new("/db", 400);
+    let mut c = pushed_out_beside_a_database(&mut e, &mut db, &v1);
+    tick_v1(&mut e, &mut db, &c, 8.0, &v1);
+    e.reclaimed(&c.id, Some(16 * MIB), s(8.5));
+    c.usage = 16 * MIB + MIB / 2;
+    let cmds = tick_v1(&mut e, &mut db, &c, 9.0, &v1);
+    assert!(reclaims(&cmds).is_empty(), "within its room: {cmds:?}");
+    c.usage = 18 * MIB;
+    let cmds = tick_v1(&mut e, &mut db, &c, 10.0, &v1);
+    assert_eq!(
+        reclaims(&cmds),
+        vec![("/sleeper", 16 * MIB, false)],
+        "beyond it"
+    );
+}
+
 /// A context squeezed to its floor while it runs is lowered in the
 /// background too, marked not resting: its pages in use are left to the
 /// kernel's reclaim at the limit (coldest first), not paged out by address.

@@ -46,6 +46,7 @@ const HOST: HostFacts = HostFacts {
     next_swap_is_zram: false,
     limits_protect: false,
     background_reclaim: false,
+    charge_room: 0,
 };
 
 fn s(secs: f64) -> Instant {

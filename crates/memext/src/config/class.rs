@@ -118,7 +118,10 @@ pub struct ClassParams {
     /// The CPU weight the class's contexts run at (v2 `cpu.weight`, v1
     /// `cpu.shares` scaled), or None to leave it as the runtime set it. Low
     /// for extend contexts: the page faults and reclaim of a waking or
-    /// growing one are then done on the CPU the critical ones leave.
+    /// growing one are then done on the CPU the critical ones leave. An
+    /// extend class's weight holds only while a critical context is
+    /// tracked; without one its contexts run at least at the kernel's
+    /// default (100).
     pub cpu_weight: Option<CpuWeight>,
     /// The CPU weight an admitted waking context runs at until it settles
     /// (never below `cpu_weight`; default 100, the kernel's default): the

@@ -37,8 +37,10 @@ const SLOW_WRITE: std::time::Duration = std::time::Duration::from_millis(10);
 /// lowering reached their floor and one (session 47) 0.15 s after a
 /// lowering to it was refused, at the first wake after: held at the
 /// limit, its first charge had to reclaim. With this room, after a
-/// lowering that reached its target, it does not. The engine
-/// does not count it: a function at rest touches a few pages of it.
+/// lowering that reached its target, it does not. The engine plans
+/// without it, and is told of it (`HostFacts::charge_room`): a usage within
+/// it is no reason to lower the limit again (a function at rest touches a
+/// few pages of it).
 pub const V1_CHARGE_ROOM: u64 = 1 << 20;
 
 /// The value written to `knob` for a limit of `bytes` planned.

@@ -321,6 +321,10 @@ impl Observer for PollingObserver {
             // extend contexts' limits leave it (unless told not to keep it).
             limits_protect: self.host.hierarchy.version == Version::V1 && cfg.daemon.limit_room,
             background_reclaim: cfg.daemon.reclaim.in_background(),
+            charge_room: match self.host.hierarchy.version {
+                Version::V1 => super::act::V1_CHARGE_ROOM,
+                Version::V2 => 0,
+            },
         })
     }
 
