@@ -414,6 +414,15 @@ impl Engine {
         if let Some(b) = held {
             t.limit = Some(b);
             t.applied.limit = Some((b, now));
+            // It holds no more than that now (the host's charge room
+            // aside). An idle context's usage is read rarely: judged from
+            // the sample before the lowering, it stood above the limit, and
+            // every tick until the next sample lowered it again from its
+            // floor, taking the pages it had touched at rest. What it
+            // gave went to swap, as far as memext knows until then.
+            let freed = t.memory.usage.saturating_sub(b);
+            t.memory.usage -= freed;
+            t.memory.swapped += freed;
         }
     }
 }

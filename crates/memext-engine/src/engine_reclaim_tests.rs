@@ -163,6 +163,34 @@ fn a_usage_within_the_charge_room_is_not_lowered_again() {
     );
 }
 
+/// An idle context's usage is read rarely (`idle_read`): a lowering that
+/// ended is what the engine knows of it until the next sample, not the
+/// sample before the lowering, which stood above the new limit and had it
+/// lowered again from its floor at every tick.
+#[test]
+fn a_lowering_that_ended_is_not_asked_again_from_the_sample_before_it() {
+    let mut e = Engine::new(params());
+    let mut db = Ctx::new("/db", 400);
+    let c = pushed_out_beside_a_database(&mut e, &mut db, &BG);
+    let cmds = tick_v1(&mut e, &mut db, &c, 8.0, &BG);
+    assert_eq!(reclaims(&cmds), vec![("/sleeper", 16 * MIB, false)]);
+    e.reclaimed(&c.id, Some(16 * MIB), s(8.5));
+    for at in [9.0, 10.0] {
+        // Only the database is read: the sleeper's last sample says 60 MiB.
+        db.cpu += Duration::from_millis(500);
+        observe_all(&mut e, &[&db], at);
+        let d = e.decide(s(at), &BG, &never_busy);
+        assert!(
+            reclaims(&d.commands).is_empty(),
+            "at {at}: {:?}",
+            d.commands
+        );
+        for cmd in &d.commands {
+            e.executed(cmd, Outcome::Done, s(at));
+        }
+    }
+}
+
 /// A context squeezed to its floor while it runs is lowered in the
 /// background too, marked not resting: its pages in use are left to the
 /// kernel's reclaim at the limit (coldest first), not paged out by address.
