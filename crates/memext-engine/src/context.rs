@@ -433,10 +433,11 @@ impl ContextState {
     /// CPU to critical contexts, and without any it only ranked the class's
     /// own contexts against each other, a cold call at the waking weight
     /// before the warm calls beside it at 1. Then it runs at least at the
-    /// kernel's default, `WAKE_CPU_WEIGHT`. (bench/faas, session 65: warm
-    /// calls during another function's cold call within 8 ms in 65-75% of
-    /// cases at 100 against 36-56%, calls within 8 ms higher in three
-    /// rotated rounds of three.)
+    /// kernel's default, `WAKE_CPU_WEIGHT`. (bench/faas, session 65, three
+    /// rotated rounds each: warm calls during another function's cold call
+    /// within 8 ms in 65-75% of cases at 100 against 36-56% at 1 with idle
+    /// moves; against base, no difference beyond the spread in one
+    /// invocation, 53-75% against 40-48% in the next.)
     pub fn cpu_weight(&self, now: Instant, beside_critical: bool) -> Option<u16> {
         if self.params.cpu_idle {
             return None;
