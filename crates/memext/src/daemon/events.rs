@@ -9,7 +9,7 @@
 //! but whose processes touched too little of their memory for one:
 //! `referenced_kib` of `resident_kib`, `memext_engine::touch`) and, at debug
 //! level, `rested` (a resting context's reading
-//! that was no call; also `allowance_us`, what its rest allowed, and
+//! that was no call and used half a call's CPU or more, at trace level any; also `allowance_us`, what its rest allowed, and
 //! `resident`) (field `via`: `tick`, `poll` or `event`; `cpu_us` and `span_ms`:
 //! the CPU the context used over the reading that showed it; `faults`: the
 //! page faults it took over it (0 for a poll, which reads CPU only); `held`: a
@@ -165,7 +165,8 @@ pub fn transition(
 /// a reading with `major_faults` is not learned, and with more than
 /// `rest::WARM_CALL_MAJOR_FAULTS` is no warm call either) and whether its
 /// pages were in (only then is a call judged from its CPU): why a warm call
-/// went unseen.
+/// went unseen. At trace level every other resting reading is logged alike,
+/// so that a rest rule can be replayed on all of them.
 ///
 /// A reading whose CPU said "call" and whose touch said no is logged at
 /// info level as `no-call`, whatever the level.
@@ -175,7 +176,8 @@ pub fn rested(id: &ContextId, via: &'static str, t: &ContextState, at: Instant) 
     };
     let no_call = j.touched.filter(|touch| !touch.is_call());
     let debug = tracing::enabled!(tracing::Level::DEBUG) && j.cpu >= CALL_CPU / 2;
-    if (no_call.is_none() && !debug) || !t.rests(at) {
+    let trace = tracing::enabled!(tracing::Level::TRACE);
+    if (no_call.is_none() && !debug && !trace) || !t.rests(at) {
         return;
     }
     if let Some(touch) = no_call {
@@ -195,18 +197,27 @@ pub fn rested(id: &ContextId, via: &'static str, t: &ContextState, at: Instant) 
         return;
     }
     let us = |d: Duration| u64::try_from(d.as_micros()).unwrap_or(u64::MAX);
-    tracing::debug!(
-        event = "rested",
-        context = %id,
-        via,
-        cpu_us = us(j.cpu),
-        span_ms = u64::try_from(j.span.as_millis()).unwrap_or(u64::MAX),
-        faults = j.faults,
-        major_faults = j.major_faults,
-        allowance_us = t.model.rest_allowance(j.span).map(us),
-        resident = t.is_resident(),
-        "{id}: rested ({via})"
-    );
+    macro_rules! rested {
+        ($level:ident) => {
+            tracing::$level!(
+                event = "rested",
+                context = %id,
+                via,
+                cpu_us = us(j.cpu),
+                span_ms = u64::try_from(j.span.as_millis()).unwrap_or(u64::MAX),
+                faults = j.faults,
+                major_faults = j.major_faults,
+                allowance_us = t.model.rest_allowance(j.span).map(us),
+                resident = t.is_resident(),
+                "{id}: rested ({via})"
+            )
+        };
+    }
+    if debug {
+        rested!(debug);
+    } else {
+        rested!(trace);
+    }
 }
 
 pub fn bringing_back(b: &BringBack) {
