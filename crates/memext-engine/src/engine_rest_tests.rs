@@ -68,13 +68,21 @@ fn a_resident_idle_contexts_warm_call_is_remembered_at_a_poll() {
     assert_eq!(e.poll(&f.id, s(30.6), f.cpu), Some(Transition::Woke));
 }
 
-/// Its rest not learned yet (5 s), the call is not told from it.
+/// Its rest not learned yet (`rest::LEARNED`: 5 s; it rests from 2 s), the
+/// call is not told from it; once learned, it is.
 #[test]
 fn a_warm_call_is_not_judged_before_the_rest_is_learned() {
-    let mut e = Engine::new(params());
-    let mut f = rested_function(&mut e, 7, 0, PushOutWhen::Idle);
-    warm_call(&mut f);
-    assert_eq!(e.observe(&f.id, f.sample(8.0), false).transition, None);
+    for (until, want) in [(4, None), (8, Some(Transition::WarmCall))] {
+        let mut e = Engine::new(params());
+        let mut f = rested_function(&mut e, until, 0, PushOutWhen::Idle);
+        warm_call(&mut f);
+        let at = f64::from(until + 1);
+        assert_eq!(
+            e.observe(&f.id, f.sample(at), false).transition,
+            want,
+            "{until} s"
+        );
+    }
 }
 
 /// On a host meant to be full, a function between calls stays active and

@@ -13,7 +13,13 @@
 //!
 //! So a context that rests (idle, or active and quiet) with its pages in
 //! is judged against its own rest: CPU beyond twice its mean rate (or 1.5
-//! times its busiest second at rest, if more) plus `CALL_CPU` is a call.
+//! times its second-busiest second at rest, if more) plus `CALL_CPU` is a
+//! call. The second-busiest, not the busiest: a call the rule missed is
+//! learned as rest (as is every call before `LEARNED`), and as the peak it
+//! put the allowance above every call after it (1.5 times a call's 1.2-1.8
+//! ms plus `CALL_CPU`: bench/faas, session 65, the missed calls' allowances
+//! a median 2.7 ms against their 1.75 ms of CPU); one such reading (or one
+//! burst) no longer raises it, two do.
 //! (`CALL_CPU` is set from this one handler's calls; a context whose calls
 //! take less CPU than that is still seen only by the activity thresholds.)
 //! Only once `LEARNED` of rest has been seen; only where the pages are in
@@ -46,8 +52,15 @@ use std::time::Duration;
 
 use crate::activity::MIN_CPU_SPAN;
 
-/// Rest seen before it judges.
-pub const LEARNED: Duration = Duration::from_secs(10);
+/// Rest seen before it judges. A function brought back for its call rests
+/// with its pages in for seconds before the next: at 10 s, half of the calls
+/// after a quiet gap that went unseen came before its rest was learned
+/// (bench/faas, session 65: 50 of 88). Replayed on every resting reading of
+/// two runs (session 66, `docs/faas/s66-2026-12-04/`), 5 s and the
+/// second-busiest second together left 12 and 14 such calls unseen against
+/// 27 and 15, and took 31 and 39 readings without a call for calls against
+/// 23 and 31 (the keep order replayed with those: 4-8 more warm calls).
+pub const LEARNED: Duration = Duration::from_secs(5);
 /// Beyond this much rest seen, what was learned counts half: a rest that
 /// changed (a context brought back, its runtime quieter) is learned anew.
 pub const FORGET_AFTER: Duration = Duration::from_secs(60);
@@ -77,13 +90,15 @@ pub const WARM_CALL_MAJOR_FAULTS: u64 = 16;
 /// either misses or sees whole.
 pub const ALLOWANCE_SPAN: Duration = Duration::from_secs(1);
 
-/// CPU seen at rest: sums of CPU time and span, and the busiest reading of
-/// at least `ALLOWANCE_SPAN` (CPU seconds per second).
+/// CPU seen at rest: sums of CPU time and span, and the busiest and
+/// second-busiest readings of at least `ALLOWANCE_SPAN` (CPU seconds per
+/// second).
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct RestCpu {
     cpu: Duration,
     span: Duration,
     peak: f64,
+    second: f64,
 }
 
 impl RestCpu {
@@ -96,12 +111,19 @@ impl RestCpu {
         self.cpu += used;
         self.span += span;
         if span >= ALLOWANCE_SPAN {
-            self.peak = self.peak.max(used.as_secs_f64() / span.as_secs_f64());
+            let per_s = used.as_secs_f64() / span.as_secs_f64();
+            if per_s > self.peak {
+                self.second = self.peak;
+                self.peak = per_s;
+            } else {
+                self.second = self.second.max(per_s);
+            }
         }
         if self.span > FORGET_AFTER {
             self.cpu /= 2;
             self.span /= 2;
             self.peak = (self.peak / 2.0).max(self.rate());
+            self.second = (self.second / 2.0).max(self.rate());
         }
     }
 
@@ -119,7 +141,7 @@ impl RestCpu {
             return None;
         }
         let s = span.max(ALLOWANCE_SPAN).as_secs_f64();
-        let per_s = (2.0 * self.rate()).max(1.5 * self.peak);
+        let per_s = (2.0 * self.rate()).max(1.5 * self.second);
         Some(Duration::from_secs_f64(per_s * s) + CALL_CPU)
     }
 
@@ -161,10 +183,10 @@ mod tests {
 
     #[test]
     fn it_does_not_judge_before_it_has_seen_enough_rest() {
-        let r = rested(9);
+        let r = rested(4);
         assert_eq!(r.allowance(S), None);
         assert!(!r.is_call(100 * MS, S));
-        assert!(rested(10).allowance(S).is_some());
+        assert!(rested(5).allowance(S).is_some());
     }
 
     #[test]
@@ -175,10 +197,10 @@ mod tests {
         assert_eq!(r, before);
     }
 
-    /// A busier rest (2 ms a second, a runtime's timers) allows more; one
-    /// busy second in it raises the allowance by its peak.
+    /// A busier rest (2 ms a second, a runtime's timers) allows more; busy
+    /// seconds in it raise the allowance by the second-busiest.
     #[test]
-    fn the_allowance_follows_the_rest_and_its_busiest_second() {
+    fn the_allowance_follows_the_rest_and_its_busy_seconds() {
         let mut r = RestCpu::default();
         for _ in 0..20 {
             r.learn(2 * MS, S);
@@ -186,7 +208,22 @@ mod tests {
         assert!(!r.is_call(4 * MS, S), "twice the rest");
         assert!(r.is_call(Duration::from_micros(4800), S));
         r.learn(4 * MS, S);
-        assert!(!r.is_call(6 * MS, S), "1.5 times its busiest second");
+        r.learn(4 * MS, S);
+        assert!(!r.is_call(6 * MS, S), "1.5 times its second-busiest second");
+    }
+
+    /// A call it missed (or one burst), learned as rest, does not put the
+    /// allowance above the calls after it: one busy second is not enough.
+    #[test]
+    fn one_call_learned_as_rest_does_not_hide_the_next() {
+        let mut r = rested(20);
+        r.learn(Duration::from_micros(1700), S);
+        assert!(r.is_call(Duration::from_micros(1700), S));
+        r.learn(Duration::from_micros(1700), S);
+        assert!(
+            !r.is_call(Duration::from_micros(1700), S),
+            "two such seconds are its rest"
+        );
     }
 
     /// A rest that became quieter (its pages brought back: no refaults)
