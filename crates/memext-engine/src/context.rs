@@ -225,7 +225,9 @@ impl ContextState {
         majors: u64,
         moving: bool,
     ) -> Duration {
-        if self.reclaiming.is_some() {
+        // A lowering in the background keeps the window open while it
+        // takes pages (its target below what the context held).
+        if self.reclaiming.is_some_and(|b| b < self.memory.usage) {
             self.refaults.extend(now);
         }
         let ran = self

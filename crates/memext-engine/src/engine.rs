@@ -387,8 +387,15 @@ impl Engine {
                 // (the actuator stops it first).
                 t.reclaiming = None;
             }
+            // Only a limit below what it holds takes pages: one trimmed to
+            // above its usage (a woken context's limit following what it
+            // read back) takes none, and its CPU after it is its own, a
+            // call's included (bench/faas, session 66: 16-29 calls a run
+            // went unseen inside windows opened by such lowerings alone).
             Command::Reclaim { bytes, .. } => {
-                t.took_memory(now);
+                if *bytes < t.memory.usage {
+                    t.took_memory(now);
+                }
                 t.note_lowered(*bytes);
                 t.reclaiming = Some(*bytes);
             }
@@ -406,11 +413,14 @@ impl Engine {
         let Some(t) = self.contexts.get_mut(id) else {
             return;
         };
-        if t.reclaiming.take().is_none() {
+        let Some(target) = t.reclaiming.take() else {
             return; // ended by a later write of the limit
+        };
+        // Its last steps took pages too, if it ended below what it held:
+        // their refaults are memext's.
+        if held.unwrap_or(target) < t.memory.usage {
+            t.took_memory(now);
         }
-        // Its last steps took pages too: their refaults are memext's.
-        t.took_memory(now);
         if let Some(b) = held {
             t.limit = Some(b);
             t.applied.limit = Some((b, now));

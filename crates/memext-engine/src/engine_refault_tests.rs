@@ -114,6 +114,36 @@ fn a_lowering_in_the_background_keeps_its_refaults_memexts_until_done() {
     assert_eq!(o.transition, Some(Transition::Onset), "its own, long after");
 }
 
+/// A lowering to above what the context holds (its limit trimmed, none of
+/// its pages taken) opens no window, in flight or ended: a call's CPU after
+/// it is its own. One below it does.
+#[test]
+fn a_lowering_that_takes_nothing_leaves_its_cpu_its_own() {
+    for ended in [false, true] {
+        for (bytes, own) in [(100 * MIB, true), (4 * MIB, false)] {
+            let mut e = Engine::new(params());
+            let mut f = resting_function(&mut e, 4.0);
+            let cmd = Command::Reclaim {
+                id: f.id.clone(),
+                bytes,
+                urgent: false,
+                resting: true,
+                yields: true,
+            };
+            e.executed(&cmd, Outcome::Done, s(4.0));
+            if ended {
+                e.reclaimed(&f.id, Some(bytes), s(4.05));
+            }
+            assert_eq!(e.poll(&f.id, s(4.1), f.cpu), None);
+            // 9 ms of CPU in 300 ms is above the activity share (2%).
+            f.cpu += Duration::from_millis(9);
+            let want = own.then_some(Transition::Onset);
+            let got = e.poll(&f.id, s(4.4), f.cpu);
+            assert_eq!(got, want, "lowered to {bytes} B, ended: {ended}");
+        }
+    }
+}
+
 /// Its first faults 10 ms into a call, at the 4 MiB limit memext left it,
 /// fire its usage event: 40 faults, 2 ms of CPU, too little to judge by.
 fn first_faults_of_a_call(f: &mut Ctx) {
