@@ -80,7 +80,7 @@ def merged(merge, prev, t):
 
 
 def simulate(calls, sizes, classes, cap, policy, lead=3.0, reserve=0.0, per_call=None, until=None, state=None,
-             estimate=expected_wake_in, merge=0.0):
+             estimate=expected_wake_in, merge=0.0, extra=()):
     """Warm calls of `calls` [(t, function index)], in total and per class;
     `per_call`, a list, gets each call's warmth in the order of `calls`.
     With `until`, only what comes before that time is replayed; `state`, a
@@ -89,7 +89,9 @@ def simulate(calls, sizes, classes, cap, policy, lead=3.0, reserve=0.0, per_call
     `estimate(its call times, now)` times its size; with `merge`, a call
     within that many seconds of the function's previous one (or, callable,
     where `merge(previous, t)`) is left out of its history (as the engine
-    merges a stretch of activity into one wake)."""
+    merges a stretch of activity into one wake). `extra` [(t, function
+    index)]: calls taken where none came (a rest taken for a call), in the
+    history only: nothing is loaded or counted for them."""
     if policy not in POLICIES:
         raise ValueError(f"unknown policy {policy!r}")
     next_use = [float("inf")] * len(calls)
@@ -98,7 +100,7 @@ def simulate(calls, sizes, classes, cap, policy, lead=3.0, reserve=0.0, per_call
         f = calls[k][1]
         next_use[k] = seen.get(f, float("inf"))
         seen[f] = k
-    events = [(t, 1, k, f) for k, (t, f) in enumerate(calls)]
+    events = [(t, 1, k, f) for k, (t, f) in enumerate(calls)] + [(t, 2, -1, f) for t, f in extra]
     heapq.heapify(events)
     resident, used = set(), 0.0
     history = collections.defaultdict(list)
@@ -135,6 +137,10 @@ def simulate(calls, sizes, classes, cap, policy, lead=3.0, reserve=0.0, per_call
         if kind == 0:  # a predicted call: loaded ahead
             if f not in resident:
                 load(f, t)
+            continue
+        if kind == 2:  # a call taken where none came: its history only
+            if not history[f] or t > history[f][-1]:
+                history[f].append(t)
             continue
         upcoming[f] = next_use[k]
         if f in resident:

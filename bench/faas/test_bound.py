@@ -52,6 +52,17 @@ class BoundTest(unittest.TestCase):
             bound.simulate(calls, [10, 10], ["poisson"] * 2, 30, "memext", state=state, merge=merge)
             self.assertEqual(state["history"][0], want, f"merge {merge}")
 
+    def test_calls_taken_where_none_came_are_in_the_history_only(self):
+        calls, sizes, classes = frequent_among_one_offs()
+        # One-off 1 (called at 3) taken for called at 4, 5 and 9 as well: it
+        # looks frequent and stays in place of function 0 at its call at 10.
+        extra = [(4.0, 1), (5.0, 1), (9.0, 1)]
+        state = {}
+        memext = bound.simulate(calls, sizes, classes, 20, "memext", extra=extra, until=10.5, state=state)
+        self.assertEqual(state["history"][1], [3.0, 4.0, 5.0, 9.0])
+        self.assertEqual(memext.get("all", 0), 0, "function 0's call at 10 is cold")
+        self.assertEqual(bound.simulate(calls, sizes, classes, 20, "memext", until=10.5).get("all", 0), 1)
+
     def test_a_periodic_function_is_loaded_before_its_fourth_call(self):
         calls, sizes, classes = frequent_among_one_offs()
         # Room for one function only: the frequent one is always evicted by

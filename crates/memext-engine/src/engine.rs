@@ -390,7 +390,7 @@ impl Engine {
             // Only a limit below what it holds takes pages: one trimmed to
             // above its usage (a woken context's limit following what it
             // read back) takes none, and its CPU after it is its own, a
-            // call's included (bench/faas, session 66: 16-29 calls a run
+            // call's included (bench/faas, session 66: 16-34 calls a run
             // went unseen inside windows opened by such lowerings alone).
             Command::Reclaim { bytes, .. } => {
                 if *bytes < t.memory.usage {

@@ -56,10 +56,11 @@ use crate::activity::MIN_CPU_SPAN;
 /// with its pages in for seconds before the next: at 10 s, half of the calls
 /// after a quiet gap that went unseen came before its rest was learned
 /// (bench/faas, session 65: 50 of 88). Replayed on every resting reading of
-/// two runs (session 66, `docs/faas/s66-2026-12-04/`), 5 s and the
-/// second-busiest second together left 12 and 14 such calls unseen against
-/// 27 and 15, and took 31 and 39 readings without a call for calls against
-/// 23 and 31 (the keep order replayed with those: 4-8 more warm calls).
+/// eight runs (session 66, `docs/faas/s66-2026-12-04/replay-rest.md`), 5 s
+/// and the second-busiest second together left 11-20 such calls a run
+/// unseen against 13-38, and took 23-45 readings without a call for calls
+/// against 18-32; the keep order replayed with those kept 1-2 fewer calls
+/// warm in two runs and 5-10 more in six.
 pub const LEARNED: Duration = Duration::from_secs(5);
 /// Beyond this much rest seen, what was learned counts half: a rest that
 /// changed (a context brought back, its runtime quieter) is learned anew.
