@@ -213,6 +213,23 @@ impl ContextState {
         self.refaults.open(now);
     }
 
+    /// memext lowered its limit to `bytes` at `now`: it took memory only
+    /// if that is below what it holds (a limit trimmed to above its usage,
+    /// a woken context's following what it read back, takes no page, and
+    /// its CPU after it is its own, a call's included: bench/faas, session
+    /// 66, 16-34 calls a run went unseen inside windows such lowerings had
+    /// opened).
+    pub fn lowered_to(&mut self, bytes: u64, now: Instant) {
+        if self.takes_pages(bytes) {
+            self.took_memory(now);
+        }
+    }
+
+    /// Whether a limit of `bytes` takes pages from it: below what it holds.
+    pub(crate) fn takes_pages(&self, bytes: u64) -> bool {
+        bytes < self.memory.usage
+    }
+
     /// Its CPU time `cpu` (as the kernel counts it) at `now`, less what it
     /// spent refaulting what memext took; `faults` and `majors` (increments
     /// since the last tick) are credited likewise, unless they already are
@@ -227,7 +244,7 @@ impl ContextState {
     ) -> Duration {
         // A lowering in the background keeps the window open while it
         // takes pages (its target below what the context held).
-        if self.reclaiming.is_some_and(|b| b < self.memory.usage) {
+        if self.reclaiming.is_some_and(|b| self.takes_pages(b)) {
             self.refaults.extend(now);
         }
         let ran = self

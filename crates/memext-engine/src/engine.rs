@@ -378,8 +378,8 @@ impl Engine {
                 }
             }
             Command::Limit { bytes, .. } => {
-                if *bytes < t.memory.usage {
-                    t.took_memory(now);
+                t.lowered_to(*bytes, now);
+                if t.takes_pages(*bytes) {
                     t.note_lowered(*bytes);
                 }
                 t.limit = Some(*bytes);
@@ -387,15 +387,8 @@ impl Engine {
                 // (the actuator stops it first).
                 t.reclaiming = None;
             }
-            // Only a limit below what it holds takes pages: one trimmed to
-            // above its usage (a woken context's limit following what it
-            // read back) takes none, and its CPU after it is its own, a
-            // call's included (bench/faas, session 66: 16-34 calls a run
-            // went unseen inside windows opened by such lowerings alone).
             Command::Reclaim { bytes, .. } => {
-                if *bytes < t.memory.usage {
-                    t.took_memory(now);
-                }
+                t.lowered_to(*bytes, now);
                 t.note_lowered(*bytes);
                 t.reclaiming = Some(*bytes);
             }
@@ -418,9 +411,7 @@ impl Engine {
         };
         // Its last steps took pages too, if it ended below what it held:
         // their refaults are memext's.
-        if held.unwrap_or(target) < t.memory.usage {
-            t.took_memory(now);
-        }
+        t.lowered_to(held.unwrap_or(target), now);
         if let Some(b) = held {
             t.limit = Some(b);
             t.applied.limit = Some((b, now));

@@ -8,9 +8,9 @@
 //! `settled`, `no-call` (a resting context's reading whose CPU said "call"
 //! but whose processes touched too little of their memory for one:
 //! `referenced_kib` of `resident_kib`, `memext_engine::touch`) and, at debug
-//! level, `rested` (a resting context's reading
-//! that was no call and used half a call's CPU or more, at trace level any; also `allowance_us`, what its rest allowed, and
-//! `resident`) (field `via`: `tick`, `poll` or `event`; `cpu_us` and `span_ms`:
+//! level, `rested` (a resting context's reading that was no call and used
+//! half a call's CPU or more; at trace level, any; also `allowance_us`, what
+//! its rest allowed, and `resident`) (field `via`: `tick`, `poll` or `event`; `cpu_us` and `span_ms`:
 //! the CPU the context used over the reading that showed it; `faults`: the
 //! page faults it took over it (0 for a poll, which reads CPU only); `held`: a
 //! poll of a context held for a predicted wake, where a wake is expected;
