@@ -10,11 +10,18 @@ use crate::Instant;
 
 /// How many wakes are remembered.
 const KEEP: usize = 32;
-/// Intervals needed before a period is believed: two (three calls) within
-/// `PERIOD_TOLERANCE` of each other. Of a Poisson process's, about one pair
-/// in nine passes (a read-back for nothing); a timer's fourth call is warm
-/// instead of its fifth (bench/faas: periods of 7.5-30 s in a 180 s trace).
-const MIN_INTERVALS: usize = 2;
+/// Intervals needed before a period is believed: one (two calls) is taken
+/// for a period until an interval disagrees. A timer's third call is then
+/// read back ahead of it instead of its fourth (bench/faas: 30 timers of
+/// 15-60 s in a 180 s trace, so a third call each is a tenth of the
+/// calls); a Poisson function's second interval falls within
+/// `PERIOD_TOLERANCE` of its first one time in ten, so each such function
+/// costs about one read-back for nothing. Replayed on the trace
+/// generator's seeds 1-10 (`bench/faas/bound.py`, calls within 3 s
+/// merged), memext's keep order made 10-31 more calls warm a trace with
+/// one interval than with two (22-27 more timer calls, 0-9 fewer Poisson
+/// ones; docs/faas/s67-2026-12-04).
+const MIN_INTERVALS: usize = 1;
 /// How far each recent interval may stray from their median.
 const PERIOD_TOLERANCE: f64 = 0.2;
 /// Irregular wakes a schedule may have among its recent ones, counted in

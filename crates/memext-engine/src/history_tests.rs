@@ -78,7 +78,7 @@ fn the_time_watched_before_the_first_call_does_not_make_a_function_rare() {
 
 #[test]
 fn irregular_or_too_few_wakes_predict_nothing() {
-    assert_eq!(hist(&[0.0, 30.0]).period(), None, "one interval");
+    assert_eq!(hist(&[30.0]).period(), None, "one wake");
     assert_eq!(hist(&[0.0, 30.0, 45.0]).period(), None, "two apart");
     assert_eq!(
         hist(&[0.0, 30.0, 60.5]).period(),
@@ -248,4 +248,16 @@ fn binomial_tails() {
     assert!((binomial_tail(0, 5, 0.3) - 1.0).abs() < 1e-12);
     assert!((binomial_tail(3, 3, 0.5) - 0.125).abs() < 1e-12);
     assert!((binomial_tail(2, 3, 0.5) - 0.5).abs() < 1e-12);
+}
+
+/// Two calls 30 s apart: the next is taken to come 30 s after the second
+/// (a timer's third call read back ahead of it), until an interval that
+/// disagrees says otherwise.
+#[test]
+fn one_interval_is_taken_for_a_period_until_the_next_disagrees() {
+    let h = hist(&[10.0, 40.0]);
+    assert_eq!(h.period(), Some(at(30.0)));
+    assert_eq!(h.next_wake(at(50.0)), Some(at(70.0)));
+    assert_eq!(h.expected_wake_in(at(60.0), at(0.0)), Some(at(10.0)));
+    assert_eq!(hist(&[10.0, 40.0, 55.0]).period(), None);
 }
