@@ -1,6 +1,6 @@
 """bench/faas's bounds: the offline bound is above the online policies,
 memext's keep order keeps a frequent function that LRU loses to one-off
-calls, a periodic function is loaded before its calls from the fourth on.
+calls, a periodic function is loaded before its calls from the third on.
 Run: python3 -m unittest discover -s bench/faas."""
 import os
 import sys
@@ -63,12 +63,12 @@ class BoundTest(unittest.TestCase):
         self.assertEqual(memext.get("all", 0), 0, "function 0's call at 10 is cold")
         self.assertEqual(bound.simulate(calls, sizes, classes, 20, "memext", until=10.5).get("all", 0), 1)
 
-    def test_a_periodic_function_is_loaded_before_its_fourth_call(self):
+    def test_a_periodic_function_is_loaded_before_its_third_call(self):
         calls, sizes, classes = frequent_among_one_offs()
         # Room for one function only: the frequent one is always evicted by
         # the next one-off, unless loaded ahead of its call.
         memext = bound.simulate(calls, sizes, classes, 10, "memext", lead=1.0)
-        self.assertEqual(memext.get("all", 0), 3, "calls 4, 5 and 6 (two intervals make a period)")
+        self.assertEqual(memext.get("all", 0), 4, "calls 3 to 6 (one interval makes a period)")
         self.assertEqual(bound.simulate(calls, sizes, classes, 10, "lru").get("all", 0), 0)
 
     def test_the_offline_bound_is_above_the_online_policies(self):

@@ -75,3 +75,51 @@ fn a_held_context_is_not_pushed_out_before_its_predicted_wake() {
     let (_, cmds) = tick(&mut e, &[&c], 14.0);
     assert_eq!(push_outs(&cmds).len(), 1, "the hold expired");
 }
+
+/// The first periodic bring-back of a context called every 15 s (at 10,
+/// 25, 40, ...), with or without a critical context tracked beside it.
+fn first_periodic_bring_back(with_critical: bool) -> Option<f64> {
+    let mut e = Engine::new(params());
+    let mut c = Ctx::new("/cron", 128);
+    let db = Ctx::new("/db", 256);
+    e.track(c.id.clone(), Class::Extend, class(16), s(0.0));
+    if with_critical {
+        e.track(db.id.clone(), Class::Critical, class(0), s(0.0));
+    }
+    let mut t = 0.0;
+    while t <= 70.0 {
+        if t >= 10.0 && (t - 10.0) % 15.0 < 1.0 {
+            c.cpu += Duration::from_millis(250);
+        }
+        let ctxs: Vec<&Ctx> = if with_critical {
+            vec![&c, &db]
+        } else {
+            vec![&c]
+        };
+        let (_, cmds) = tick(&mut e, &ctxs, t);
+        if bring_backs(&cmds)
+            .iter()
+            .any(|b| b.id == c.id && b.reason == PrefetchReason::Periodic)
+        {
+            return Some(t);
+        }
+        c.swapped = if e.get(&c.id).is_some_and(|t| t.out) {
+            100 * MIB
+        } else {
+            0
+        };
+        t += 0.5;
+    }
+    None
+}
+
+/// Two calls make a guessed period: the third is read back ahead of it,
+/// unless a critical context is tracked (a read-back for nothing would take
+/// its CPU): then from the fourth, on a period of two intervals.
+#[test]
+fn a_guessed_period_is_acted_on_only_without_a_critical_context() {
+    let alone = first_periodic_bring_back(false).expect("a periodic bring-back");
+    assert_eq!(next_call_after(alone), 40.0, "brought back at {alone}");
+    let beside = first_periodic_bring_back(true).expect("a periodic bring-back");
+    assert_eq!(next_call_after(beside), 55.0, "brought back at {beside}");
+}
