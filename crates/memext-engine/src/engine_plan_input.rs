@@ -16,7 +16,6 @@ impl Engine {
         let models: Vec<_> = self.contexts.values().map(|t| &t.model).collect();
         let pp = PredictParams {
             lead: self.params.prefetch_lead,
-            act_on_guesses: !self.any_critical(),
             ..Default::default()
         };
         predict::decide(now, &models, &pp)

@@ -10,24 +10,18 @@ use crate::Instant;
 
 /// How many wakes are remembered.
 const KEEP: usize = 32;
-/// Intervals needed before a period is guessed: one (two calls) is taken
-/// for a period until an interval disagrees (`is_guess`). A timer's third
-/// call is then read back ahead of it instead of its fourth (bench/faas: 30
-/// timers of 15-60 s in a 180 s trace, so a third call each is a tenth of
-/// the calls); a Poisson function's second interval falls within
+/// Intervals needed before a period is believed: one (two calls) is taken
+/// for a period until an interval disagrees. A timer's third call is then
+/// read back ahead of it instead of its fourth (bench/faas: 30 timers of
+/// 15-60 s in a 180 s trace, so a third call each is a tenth of the
+/// calls); a Poisson function's second interval falls within
 /// `PERIOD_TOLERANCE` of its first one time in ten, so each such function
 /// costs about one read-back for nothing. Replayed on the trace
 /// generator's seeds 1-10 (`bench/faas/bound.py`, calls within 3 s
-/// merged), memext's keep order made 10-32 more calls warm a trace with
-/// one interval than with two (22-27 more timer calls, 2-9 fewer Poisson
-/// ones); in three rotated pairs of bench/faas runs, 277-285 warm calls
-/// against 252-260 and a p50 of 8-10 ms against 28-36
-/// (docs/faas/s67-2026-12-04).
-const GUESS_INTERVALS: usize = 1;
-/// Intervals needed before a period is believed rather than guessed: two
-/// (three calls) within `PERIOD_TOLERANCE` of each other. Of a Poisson
-/// process's, about one pair in nine passes.
-const MIN_INTERVALS: usize = 2;
+/// merged), memext's keep order made 10-31 more calls warm a trace with
+/// one interval than with two (22-27 more timer calls, 0-9 fewer Poisson
+/// ones; docs/faas/s67-2026-12-04).
+const MIN_INTERVALS: usize = 1;
 /// How far each recent interval may stray from their median.
 const PERIOD_TOLERANCE: f64 = 0.2;
 /// Irregular wakes a schedule may have among its recent ones, counted in
@@ -103,15 +97,6 @@ impl ActivationHistory {
     /// (`precursor`): the call it came before is still to come.
     pub fn awaits_call(&self, now: Instant) -> bool {
         self.precursor(now).is_some()
-    }
-
-    /// Whether the next wake `next_and_period` gives at `now` is a guess:
-    /// its schedule rests on fewer than `MIN_INTERVALS` intervals (a
-    /// history of two distinct wakes). False without a schedule.
-    pub fn is_guess(&self, now: Instant) -> bool {
-        let upto = self.wakes.len() - usize::from(self.precursor(now).is_some());
-        let distinct = distinct_wakes(self.wakes.range(..upto).copied()).len();
-        (GUESS_INTERVALS + 1..MIN_INTERVALS + 1).contains(&distinct)
     }
 
     /// A wake recorded within `SAME_WAKE_WITHIN` before the call its
@@ -206,7 +191,7 @@ impl ActivationHistory {
 fn schedule_of(wakes: impl Iterator<Item = Instant>) -> Option<(Instant, Duration)> {
     let wakes = distinct_wakes(wakes);
     let n = wakes.len();
-    if n < GUESS_INTERVALS + 1 {
+    if n < MIN_INTERVALS + 1 {
         return None;
     }
     let recent = &wakes[n.saturating_sub(9)..];

@@ -259,8 +259,5 @@ fn one_interval_is_taken_for_a_period_until_the_next_disagrees() {
     assert_eq!(h.period(), Some(at(30.0)));
     assert_eq!(h.next_wake(at(50.0)), Some(at(70.0)));
     assert_eq!(h.expected_wake_in(at(60.0), at(0.0)), Some(at(10.0)));
-    assert!(h.is_guess(at(60.0)), "one interval is a guess");
-    assert!(!hist(&[10.0, 40.0, 70.0]).is_guess(at(90.0)), "two are not");
-    assert!(!hist(&[10.0]).is_guess(at(20.0)), "no schedule");
     assert_eq!(hist(&[10.0, 40.0, 55.0]).period(), None);
 }

@@ -49,16 +49,6 @@ pub struct PredictParams {
     /// ... and how unlikely following that often must be by chance alone,
     /// at the follower's own rate (`Following::by_chance`).
     pub follow_chance: f64,
-    /// Whether a wake due on a guessed period (one interval,
-    /// `ActivationHistory::is_guess`) is read back ahead of it. The engine
-    /// acts on guesses only while no critical context is tracked: a
-    /// read-back for nothing takes the CPU and the tier's bandwidth a
-    /// critical context needs (bench/peers, PostgreSQL beside noise that
-    /// wakes on timers or at random: with guesses, throughput 20.9 / 18.8 /
-    /// 22.8 k/s and p99 2.36 / 3.05 / 2.06 ms against 24.4 / 21.2 / 22.5 k/s
-    /// and 1.71 / 2.50 / 2.06 ms without, three alternated pairs,
-    /// docs/faas/s67-2026-12-04).
-    pub act_on_guesses: bool,
 }
 
 impl Default for PredictParams {
@@ -68,7 +58,6 @@ impl Default for PredictParams {
             follow_window: Duration::from_secs(2),
             follow_ratio: 0.6,
             follow_chance: 1e-3,
-            act_on_guesses: true,
         }
     }
 }
@@ -103,8 +92,7 @@ pub fn decide(
             // memext paged out of it for room comes back before its call).
             State::Active if !m.is_quiet(now) => None,
             State::Active | State::Idle => {
-                if is_due(&m.history, now, p.lead) && (p.act_on_guesses || !m.history.is_guess(now))
-                {
+                if is_due(&m.history, now, p.lead) {
                     return Some(PrefetchReason::Periodic);
                 }
                 let follows = leaders.iter().any(|&l| {
@@ -172,34 +160,6 @@ mod tests {
         assert_eq!(
             decide(Duration::from_secs(153), &[&m], &p),
             vec![Some(PrefetchReason::Periodic)]
-        );
-    }
-
-    /// Called twice, 30 s apart: its third call is read back ahead of it.
-    #[test]
-    fn a_context_called_twice_is_brought_back_before_its_third_call() {
-        let m = model_with_wakes(&[5.0, 35.0], 60.0);
-        assert_eq!(m.state, State::Idle);
-        let p = PredictParams::default();
-        assert_eq!(decide(Duration::from_secs(60), &[&m], &p), vec![None]);
-        assert_eq!(
-            decide(Duration::from_secs(63), &[&m], &p),
-            vec![Some(PrefetchReason::Periodic)]
-        );
-        let careful = PredictParams {
-            act_on_guesses: false,
-            ..p
-        };
-        assert_eq!(
-            decide(Duration::from_secs(63), &[&m], &careful),
-            vec![None],
-            "a guess is not acted on"
-        );
-        let thrice = model_with_wakes(&[5.0, 35.0, 65.0], 90.0);
-        assert_eq!(
-            decide(Duration::from_secs(93), &[&thrice], &careful),
-            vec![Some(PrefetchReason::Periodic)],
-            "two intervals are a belief"
         );
     }
 
