@@ -24,8 +24,9 @@ here; at a full cap it is not: memext-e2e coldcall measures what it costs).
            LRU, roughly, at function grain).
   memext   the engine's keep order (planner.rs `most_valuable_first`): the
            longest expected time to its next call times its size first; a
-           periodic function (two intervals within 20%, as history.rs
-           believes one) is loaded `lead` s before its next call is due.
+           periodic function (one interval, or all of its last eight
+           within 20% of their median, as history.rs believes one) is
+           loaded `lead` s before its next call is due.
 
 The p50 target of issue 16 (at most 2x ideal) needs more than half of the
 calls warm. Usage:
@@ -47,7 +48,7 @@ import trace as tr  # noqa: E402
 
 BASE_MIB = 12  # as run.py counts a function's memory besides its heap
 PERIOD_TOLERANCE = 0.2
-MIN_INTERVALS = 2
+MIN_INTERVALS = 1
 POLICIES = ("belady", "lru", "memext")
 
 

@@ -18,9 +18,14 @@ const KEEP: usize = 32;
 /// `PERIOD_TOLERANCE` of its first one time in ten, so each such function
 /// costs about one read-back for nothing. Replayed on the trace
 /// generator's seeds 1-10 (`bench/faas/bound.py`, calls within 3 s
-/// merged), memext's keep order made 10-31 more calls warm a trace with
-/// one interval than with two (22-27 more timer calls, 0-9 fewer Poisson
-/// ones; docs/faas/s67-2026-12-04).
+/// merged), memext's keep order made 10-32 more calls warm a trace with
+/// one interval than with two (22-27 more timer calls, 2-9 fewer Poisson
+/// ones); in three rotated pairs of bench/faas runs, 277-285 warm calls
+/// against 252-260 and a p50 of 8-10 ms against 28-36. Beside a critical
+/// context (bench/peers, PostgreSQL and noise containers that wake on
+/// timers or at random) 0-3 such read-backs came a run, and the critical
+/// workload's throughput and p99 stayed within the spread of runs
+/// without them (docs/faas/s67-2026-12-04).
 const MIN_INTERVALS: usize = 1;
 /// How far each recent interval may stray from their median.
 const PERIOD_TOLERANCE: f64 = 0.2;

@@ -163,6 +163,19 @@ mod tests {
         );
     }
 
+    /// Called twice, 30 s apart: its third call is read back ahead of it.
+    #[test]
+    fn a_context_called_twice_is_brought_back_before_its_third_call() {
+        let m = model_with_wakes(&[5.0, 35.0], 60.0);
+        assert_eq!(m.state, State::Idle);
+        let p = PredictParams::default();
+        assert_eq!(decide(Duration::from_secs(60), &[&m], &p), vec![None]);
+        assert_eq!(
+            decide(Duration::from_secs(63), &[&m], &p),
+            vec![Some(PrefetchReason::Periodic)]
+        );
+    }
+
     #[test]
     fn follower_is_brought_back_when_its_leader_wakes() {
         let leader_wakes = [5.0, 20.0, 45.0, 65.0];
