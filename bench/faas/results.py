@@ -13,7 +13,10 @@ MIB = 1 << 20
 # 2-25 ms here: the handler's own time reading its heap).
 WAITING_S = 0.05
 # A timer's calls from this one on are the ones its period can predict:
-# three calls give the two intervals memext's history needs to believe one.
+# three calls gave the two intervals memext's history needed to believe one
+# until session 67 (since then one interval, two calls, is taken for a
+# period, so the third call is predicted too); kept at the 4th, so that
+# issue 16's target (b) is measured as it always was.
 PREDICTABLE_FROM = 4
 
 COLORS = {"ideal": "tab:gray", "linux": "tab:red", "limits": "tab:brown", "zswap": "tab:orange",

@@ -176,8 +176,8 @@ impl ActivationHistory {
     /// does not depend on it.) None without wakes.
     pub fn expected_wake_in(&self, now: Instant, watched_since: Instant) -> Option<Duration> {
         // Overdue by more than half a period, the period failed (or was a
-        // chance match of two intervals): the rate speaks instead, so that
-        // it is not kept first for good.
+        // chance match, or one interval's guess): the rate speaks instead,
+        // so that it is not kept first for good.
         if let Some((next, period)) = self.next_and_period(now) {
             if now <= next + period / 2 {
                 return Some(next.saturating_sub(now));
