@@ -71,8 +71,51 @@ pub struct AdviseOutcome {
     /// they cannot take this advice (EINVAL, e.g. locked or special mappings),
     /// or (MADV_COLLAPSE) the kernel refused them for now (EAGAIN, EBUSY).
     pub skipped: Vec<AddrRange>,
+    /// Why, range by range.
+    pub refused: Refusals,
     /// Number of system calls made.
     pub calls: usize,
+}
+
+/// The skipped ranges of an [`advise`] by the kernel's error for each (for
+/// MADV_COLLAPSE, mm/khugepaged.c `madvise_collapse_errno`).
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct Refusals {
+    /// EAGAIN: a page busy for now (locked, off the LRU, an extra reference).
+    pub busy: usize,
+    /// EBUSY: (MADV_COLLAPSE) the huge page could not be charged to the
+    /// process's cgroup.
+    pub charge: usize,
+    /// ENOMEM: the range is no longer mapped, or (MADV_COLLAPSE) no huge page
+    /// could be allocated.
+    pub no_memory: usize,
+    /// EINVAL or EFAULT (a range that cannot take this advice, e.g. a block
+    /// the mapping only partly covers), or nothing accepted and no error.
+    pub unsuitable: usize,
+}
+
+impl Refusals {
+    /// Counts a range skipped for `errno` (None: nothing accepted, no
+    /// error). False, and nothing counted, for an error that is no skip.
+    pub fn count(&mut self, errno: Option<i32>) -> bool {
+        let slot = match errno {
+            Some(libc::EAGAIN) => &mut self.busy,
+            Some(libc::EBUSY) => &mut self.charge,
+            Some(libc::ENOMEM) => &mut self.no_memory,
+            Some(libc::EINVAL | libc::EFAULT) | None => &mut self.unsuitable,
+            Some(_) => return false,
+        };
+        *slot += 1;
+        true
+    }
+
+    /// Adds `other`'s counts to these.
+    pub fn add(&mut self, other: Refusals) {
+        self.busy += other.busy;
+        self.charge += other.charge;
+        self.no_memory += other.no_memory;
+        self.unsuitable += other.unsuitable;
+    }
 }
 
 /// Gives `advice` for every range in `ranges` of the process behind `target`,
@@ -98,6 +141,7 @@ pub fn advise(
                     rest = &rest[batch.len()..];
                 } else if done == 0 {
                     // Nothing accepted and no error (an empty range): go past it.
+                    out.refused.count(None);
                     out.skipped.push(rest[0]);
                     rest = &rest[1..];
                 } else {
@@ -124,9 +168,7 @@ pub fn advise(
                     // (MADV_COLLAPSE) one of its blocks could not be made a huge
                     // page now: busy (EAGAIN), no huge page (ENOMEM), or the
                     // cgroup's limit (EBUSY). The kernel went on with its other blocks.
-                    Some(
-                        libc::ENOMEM | libc::EINVAL | libc::EFAULT | libc::EAGAIN | libc::EBUSY,
-                    ) => {
+                    errno if out.refused.count(errno) => {
                         out.skipped.push(rest[0]);
                         rest = &rest[1..];
                     }
@@ -202,6 +244,31 @@ mod tests {
         assert_eq!(whole_ranges_covering(&b, 4096), 1);
         assert_eq!(whole_ranges_covering(&b, 4096 + 8192), 2);
         assert_eq!(whole_ranges_covering(&b, 4096 + 8192 + 4096), 3);
+    }
+
+    #[test]
+    fn refusals_are_counted_by_the_kernels_reason() {
+        let mut r = Refusals::default();
+        for errno in [
+            libc::EAGAIN,
+            libc::EBUSY,
+            libc::EBUSY,
+            libc::ENOMEM,
+            libc::EINVAL,
+        ] {
+            assert!(r.count(Some(errno)), "{errno}");
+        }
+        assert!(r.count(None), "nothing accepted, no error");
+        assert!(!r.count(Some(libc::EPERM)), "not a skip: an error");
+        let want = Refusals {
+            busy: 1,
+            charge: 2,
+            no_memory: 1,
+            unsuitable: 2,
+        };
+        assert_eq!(r, want);
+        r.add(want);
+        assert_eq!(r.charge, 4);
     }
 
     /// AnonHugePages (KiB) of the mapping of this process that contains `addr`.

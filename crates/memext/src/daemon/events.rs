@@ -25,9 +25,11 @@
 //! (`knobs`) and `disowned` at start, `model-loaded`, `model-discarded`,
 //! `resumed` (`out`, `wakes`, `working_set_bytes`), `model-save-failed`; from
 //! the mover:
-//! `read-back` and `mapped-back` (`bytes`, `seconds`), `mapped-kept` (`bytes`,
-//! `seconds`, `refused`, `blocks`: the blocks held whole mapped, `map_kept`),
-//! `move-failed`.
+//! `read-back` (`bytes`, `seconds`), `mapped-back` and `mapped-kept` (`bytes`,
+//! `seconds`, `blocks`, `refused` and why: `refused_busy` EAGAIN,
+//! `refused_charge` EBUSY, the huge page not charged to the cgroup,
+//! `refused_no_memory` ENOMEM, `refused_unsuitable` EINVAL/EFAULT;
+//! `mapped-kept`: the blocks held whole mapped, `map_kept`), `move-failed`.
 
 use std::time::Duration;
 

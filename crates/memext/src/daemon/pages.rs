@@ -8,7 +8,7 @@ use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
 use memext_engine::workingset::{ChunkKey, CHUNK_BYTES};
-use memext_sys::madvise::{advise, Advice, MadviseError};
+use memext_sys::madvise::{advise, Advice, MadviseError, Refusals};
 use memext_sys::maps::{read_maps, Mapping};
 use memext_sys::pagemap::{PageRange, PageState, Pagemap};
 use memext_sys::pidfd::ProcessHandle;
@@ -154,6 +154,8 @@ pub(super) struct Paced {
     pub(super) pages: u64,
     /// Ranges the kernel refused or skipped (see `AdviseOutcome`).
     pub(super) skipped: usize,
+    /// Why, by the kernel's error.
+    pub(super) refused: Refusals,
     /// The ranges advised, per pid.
     pub(super) done: Vec<(u32, AddrRange)>,
     /// `stop` ended it before the end of `work`.
@@ -179,6 +181,7 @@ pub(super) fn advise_paced(
     };
     let t0 = Instant::now();
     let (mut bytes, mut skipped, mut done) = (0u64, 0usize, Vec::new());
+    let mut refused = Refusals::default();
     for (pid, ranges) in work {
         let handle = match ProcessHandle::open(*pid) {
             Ok(h) => h,
@@ -193,6 +196,7 @@ pub(super) fn advise_paced(
                     Ok(out) => {
                         bytes += out.bytes;
                         skipped += out.skipped.len();
+                        refused.add(out.refused);
                     }
                     Err(MadviseError::Vanished { .. }) => return Ok(false),
                     Err(e) => return Err(e.to_string()),
@@ -214,6 +218,7 @@ pub(super) fn advise_paced(
                 return Ok(Paced {
                     pages: bytes / page,
                     skipped,
+                    refused,
                     done,
                     stopped: !vanished,
                 });
@@ -226,6 +231,7 @@ pub(super) fn advise_paced(
     Ok(Paced {
         pages: bytes / page,
         skipped,
+        refused,
         done,
         stopped: false,
     })
