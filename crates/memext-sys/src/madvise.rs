@@ -109,6 +109,11 @@ impl Refusals {
         true
     }
 
+    /// Ranges skipped, for whatever reason.
+    pub fn total(&self) -> usize {
+        self.busy + self.charge + self.no_memory + self.unsuitable
+    }
+
     /// Adds `other`'s counts to these.
     pub fn add(&mut self, other: Refusals) {
         self.busy += other.busy;
@@ -269,6 +274,7 @@ mod tests {
         assert_eq!(r, want);
         r.add(want);
         assert_eq!(r.charge, 4);
+        assert_eq!(r.total(), 12);
     }
 
     /// AnonHugePages (KiB) of the mapping of this process that contains `addr`.

@@ -55,7 +55,7 @@ pub(super) fn map_chunks_back(
         context = %key,
         bytes,
         seconds,
-        refused = paced.skipped,
+        refused = paced.refused.total(),
         refused_busy = paced.refused.busy,
         refused_charge = paced.refused.charge,
         refused_no_memory = paced.refused.no_memory,
@@ -64,7 +64,7 @@ pub(super) fn map_chunks_back(
         gave_way = paced.stopped,
         "{key}: mapped back {} in {seconds:.3} s ({} of {} blocks refused by the kernel)",
         crate::units::human_bytes(bytes),
-        paced.skipped,
+        paced.refused.total(),
         chunks.len()
     );
     let mapped: HashSet<ChunkKey> = chunks.into_iter().collect();
@@ -120,7 +120,7 @@ pub(super) fn map_kept_back(
         context = %key,
         bytes,
         seconds,
-        refused = paced.skipped,
+        refused = paced.refused.total(),
         refused_busy = paced.refused.busy,
         refused_charge = paced.refused.charge,
         refused_no_memory = paced.refused.no_memory,
@@ -129,7 +129,7 @@ pub(super) fn map_kept_back(
         gave_way = paced.stopped,
         "{key}: mapped {} held whole in {seconds:.3} s ({} of {blocks} blocks refused by the kernel)",
         crate::units::human_bytes(bytes),
-        paced.skipped,
+        paced.refused.total(),
     );
     let mapped: HashSet<ChunkKey> = work
         .iter()

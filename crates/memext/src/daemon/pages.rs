@@ -152,9 +152,7 @@ pub(super) fn pace(t0: Instant, bytes: u64, bandwidth: u64) {
 /// What one [`advise_paced`] did.
 pub(super) struct Paced {
     pub(super) pages: u64,
-    /// Ranges the kernel refused or skipped (see `AdviseOutcome`).
-    pub(super) skipped: usize,
-    /// Why, by the kernel's error.
+    /// Ranges the kernel refused or skipped, by its error (see `AdviseOutcome`).
     pub(super) refused: Refusals,
     /// The ranges advised, per pid.
     pub(super) done: Vec<(u32, AddrRange)>,
@@ -180,7 +178,7 @@ pub(super) fn advise_paced(
         BATCH_BYTES
     };
     let t0 = Instant::now();
-    let (mut bytes, mut skipped, mut done) = (0u64, 0usize, Vec::new());
+    let (mut bytes, mut done) = (0u64, Vec::new());
     let mut refused = Refusals::default();
     for (pid, ranges) in work {
         let handle = match ProcessHandle::open(*pid) {
@@ -195,7 +193,6 @@ pub(super) fn advise_paced(
                 match advise(&handle, batch, advice) {
                     Ok(out) => {
                         bytes += out.bytes;
-                        skipped += out.skipped.len();
                         refused.add(out.refused);
                     }
                     Err(MadviseError::Vanished { .. }) => return Ok(false),
@@ -217,7 +214,6 @@ pub(super) fn advise_paced(
             if vanished || stop() {
                 return Ok(Paced {
                     pages: bytes / page,
-                    skipped,
                     refused,
                     done,
                     stopped: !vanished,
@@ -230,7 +226,6 @@ pub(super) fn advise_paced(
     }
     Ok(Paced {
         pages: bytes / page,
-        skipped,
         refused,
         done,
         stopped: false,
