@@ -154,8 +154,6 @@ pub(super) struct Paced {
     pub(super) pages: u64,
     /// Ranges the kernel refused or skipped, by its error (see `AdviseOutcome`).
     pub(super) refused: Refusals,
-    /// Those ranges, per pid.
-    pub(super) skipped: Vec<(u32, AddrRange)>,
     /// The ranges advised, per pid.
     pub(super) done: Vec<(u32, AddrRange)>,
     /// `stop` ended it before the end of `work`.
@@ -181,7 +179,7 @@ pub(super) fn advise_paced(
     };
     let t0 = Instant::now();
     let (mut bytes, mut done) = (0u64, Vec::new());
-    let (mut refused, mut skipped) = (Refusals::default(), Vec::new());
+    let mut refused = Refusals::default();
     for (pid, ranges) in work {
         let handle = match ProcessHandle::open(*pid) {
             Ok(h) => h,
@@ -196,7 +194,6 @@ pub(super) fn advise_paced(
                     Ok(out) => {
                         bytes += out.bytes;
                         refused.add(out.refused);
-                        skipped.extend(out.skipped.iter().map(|r| (*pid, *r)));
                     }
                     Err(MadviseError::Vanished { .. }) => return Ok(false),
                     Err(e) => return Err(e.to_string()),
@@ -218,7 +215,6 @@ pub(super) fn advise_paced(
                 return Ok(Paced {
                     pages: bytes / page,
                     refused,
-                    skipped,
                     done,
                     stopped: !vanished,
                 });
@@ -231,7 +227,6 @@ pub(super) fn advise_paced(
     Ok(Paced {
         pages: bytes / page,
         refused,
-        skipped,
         done,
         stopped: false,
     })
