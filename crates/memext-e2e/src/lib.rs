@@ -102,6 +102,14 @@ pub fn events_named(log: &std::path::Path, event: &str) -> Vec<serde_json::Value
         .collect()
 }
 
+/// The last `n` lines of a daemon's log, for a failed test's message: what
+/// it saw and decided just before.
+pub fn log_tail(log: &std::path::Path, n: usize) -> String {
+    let text = std::fs::read_to_string(log).unwrap_or_default();
+    let lines: Vec<&str> = text.lines().collect();
+    lines[lines.len().saturating_sub(n)..].join("\n")
+}
+
 pub fn is_root() -> bool {
     rustix::process::geteuid().is_root()
 }
