@@ -223,7 +223,9 @@ fn run_bring_back(
     })?;
     let (mut mapped, mut ranges, mut stopped) = (0, read.done, read.stopped);
     if *map_back && !stopped {
-        let m = map_chunks_back(key, order, ranges, || gives_way(rx, queue, key, urgent))?;
+        let m = map_chunks_back(key, pids, order, ranges, || {
+            gives_way(rx, queue, key, urgent)
+        })?;
         (mapped, ranges, stopped) = (m.pages, m.rest, m.stopped);
     }
     if *map_back && *map_kept && !stopped {
