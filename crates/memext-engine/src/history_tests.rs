@@ -118,6 +118,20 @@ fn an_extra_wake_does_not_hide_a_schedule() {
     assert_eq!(hist(&three_extra).period(), Some(at(10.0)));
 }
 
+/// A 16.3 s timer (fn0026 of a bench/faas run, session 69) with two
+/// wakes recorded where no call came, 3.2 and 5.0 s before calls: the
+/// median interval (13.0 s) is no period, its longest are.
+#[test]
+fn extra_wakes_that_pull_the_median_down_do_not_hide_a_schedule() {
+    let timer = [2.2, 18.5, 30.53, 35.52, 51.52, 64.53, 67.73, 84.52];
+    let p = hist(&timer).period().expect("periodic").as_secs_f64();
+    assert!((p - 16.3).abs() < 0.6, "{p}");
+    let next = hist(&timer).next_wake(LATER).expect("next").as_secs_f64();
+    assert!((next - 84.52 - p).abs() < 1e-6, "{next}");
+    // Its call came at 100.35 s.
+    assert!((next - 100.35).abs() < 1.0, "{next}");
+}
+
 /// A 15.1 s timer whose third call went unseen (a warm call): the 30.5 s
 /// interval holds one wake, and the schedule stands.
 #[test]
@@ -260,4 +274,71 @@ fn one_interval_is_taken_for_a_period_until_the_next_disagrees() {
     assert_eq!(h.next_wake(at(50.0)), Some(at(70.0)));
     assert_eq!(h.expected_wake_in(at(60.0), at(0.0)), Some(at(10.0)));
     assert_eq!(hist(&[10.0, 40.0, 55.0]).period(), None);
+}
+
+/// `schedule_of` as it read schedules before `candidate_periods`: at the
+/// median interval only.
+fn schedule_at_the_median(wakes: &[Instant]) -> Option<(Instant, Duration)> {
+    schedule_read_at(wakes.iter().copied(), |_, median| vec![median])
+}
+
+/// Wake times of a function called at random (Poisson, mean gap `mean`
+/// s), from a fixed seed (xorshift64*).
+fn poisson_wakes(seed: u64, mean: f64, n: usize) -> Vec<Instant> {
+    let mut x = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+    let mut t = 0.0;
+    (0..n)
+        .map(|_| {
+            x ^= x >> 12;
+            x ^= x << 25;
+            x ^= x >> 27;
+            let u = (x.wrapping_mul(0x2545_F491_4F6C_DD1D) >> 11) as f64 / (1u64 << 53) as f64;
+            t += -mean * (1.0 - u).ln();
+            at(t)
+        })
+        .collect()
+}
+
+/// Reading schedules at the longer intervals too finds few more in calls
+/// that come at random: of the histories of 500 Poisson functions after
+/// each of their 3rd-12th calls, the share with a schedule rises by at
+/// most a tenth (measured: 342 -> 348 of 5,000; 474 without the evidence
+/// `LONGER_KEPT` asks, 351 at three intervals).
+#[test]
+fn random_calls_rarely_read_as_a_schedule_at_the_longer_intervals() {
+    let (mut before, mut now, mut all) = (0, 0, 0);
+    for seed in 1..=500 {
+        let wakes = poisson_wakes(seed, 30.0, 12);
+        for n in 3..=wakes.len() {
+            all += 1;
+            before += usize::from(schedule_at_the_median(&wakes[..n]).is_some());
+            now += usize::from(schedule_of(wakes[..n].iter().copied()).is_some());
+        }
+    }
+    eprintln!("schedules in random calls: {before} of {all} at the median, {now} now");
+    assert!(now * 10 <= before * 11, "{before} -> {now} of {all}");
+}
+
+/// Timers of 16 s called 6 times (as fn0026 above) with two wakes recorded where no call
+/// came (at random between calls, 1-6 s before one): their schedules are
+/// read after the last call more often than at the median alone
+/// (measured: 285 of 300 against 211).
+#[test]
+fn timers_with_two_extra_wakes_are_read_at_their_period() {
+    let (mut before, mut now) = (0, 0);
+    for seed in 1..=300 {
+        let noise = poisson_wakes(seed, 1.0, 4);
+        let mut wakes: Vec<f64> = (0..6).map(|k| 16.0 * f64::from(k)).collect();
+        for j in 0..2 {
+            let call = 1 + u32::try_from(noise[j].as_millis() % 5).unwrap_or(0);
+            let lead = 1.0 + (noise[j + 2].as_secs_f64() * 1e3) % 5.0;
+            wakes.push(16.0 * f64::from(call) - lead);
+        }
+        wakes.sort_by(f64::total_cmp);
+        let wakes: Vec<Instant> = wakes.into_iter().map(at).collect();
+        before += usize::from(schedule_at_the_median(&wakes).is_some());
+        now += usize::from(schedule_of(wakes.iter().copied()).is_some());
+    }
+    eprintln!("timers with two extra wakes read: {before} of 300 at the median, {now} now");
+    assert!(now >= before + 30, "{before} -> {now}");
 }
