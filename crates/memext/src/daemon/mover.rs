@@ -12,6 +12,8 @@ use memext_engine::workingset::ChunkKey;
 use memext_engine::ContextId;
 use memext_sys::madvise::Advice;
 use memext_sys::pagemap::PageState;
+use memext_sys::pidfd::{PidfdError, ProcessHandle};
+use memext_sys::populate::{populate, PopulateError};
 use memext_sys::AddrRange;
 
 use super::mover_map::{map_chunks_back, map_kept_back};
@@ -29,8 +31,9 @@ pub enum Job {
         keep: HashSet<ChunkKey>,
         bandwidth: u64,
     },
-    /// Bring back the swapped private anonymous memory of `pids`, chunks in
-    /// `order` first (hottest first), then the rest by address.
+    /// Bring back the swapped memory of `pids`: first the pages they wrote
+    /// of their private file mappings, then their anonymous memory, chunks
+    /// in `order` first (hottest first), the rest by address.
     BringBack {
         key: ContextId,
         pids: Vec<u32>,
@@ -307,13 +310,16 @@ fn bring_back(
 ) -> Result<Paced, String> {
     let rank: HashMap<ChunkKey, usize> = order.iter().enumerate().map(|(i, k)| (*k, i)).collect();
     let mut work = Vec::new();
-    let mut shared = 0u64;
+    let (mut shared, mut written) = (0u64, 0u64);
     for &pid in pids {
-        let (swapped, shared_absent) = read_back_ranges(pid)?;
-        let mut pieces = by_chunk(pid, &swapped);
+        let back = read_back_ranges(pid)?;
+        // First the pages it wrote of its libraries' data (a few hundred of
+        // an interpreter's, touched by every call): WILLNEED cannot read them.
+        written += populate_written(pid, &back.written_file)?;
+        let mut pieces = by_chunk(pid, &back.swapped);
         // Shared memory: pagemap does not say what is in swap; the recorded
         // working set's chunks of it that are not resident are asked for.
-        let absent: Vec<_> = by_chunk(pid, &shared_absent)
+        let absent: Vec<_> = by_chunk(pid, &back.shared_absent)
             .into_iter()
             .filter(|(k, _)| rank.contains_key(k))
             .collect();
@@ -326,7 +332,8 @@ fn bring_back(
         work.push((pid, pieces.into_iter().map(|(_, r)| r).collect::<Vec<_>>()));
     }
     let t0 = Instant::now();
-    let paced = advise_paced(&work, Advice::WillNeed, bandwidth, stop)?;
+    let mut paced = advise_paced(&work, Advice::WillNeed, bandwidth, stop)?;
+    paced.pages += written;
     let (bytes, seconds) = (
         paced.pages * memext_sys::page_size(),
         t0.elapsed().as_secs_f64(),
@@ -338,6 +345,7 @@ fn bring_back(
         context = %key,
         bytes,
         shared_bytes = shared,
+        written_file_bytes = written * memext_sys::page_size(),
         seconds,
         gave_way = paced.stopped,
         "{key}: read back {} in {seconds:.3} s{}",
@@ -352,6 +360,25 @@ fn bring_back(
         },
     );
     Ok(paced)
+}
+
+/// Reads the swapped pages of `ranges` (of private file mappings of `pid`)
+/// back through its page tables; returns the pages now mapped (0 if it has
+/// exited).
+fn populate_written(pid: u32, ranges: &[AddrRange]) -> Result<u64, String> {
+    if ranges.is_empty() {
+        return Ok(0);
+    }
+    let handle = match ProcessHandle::open(pid) {
+        Ok(h) => h,
+        Err(PidfdError::Vanished { .. }) => return Ok(0),
+        Err(e) => return Err(e.to_string()),
+    };
+    match populate(&handle, ranges) {
+        Ok(out) => Ok(out.pages),
+        Err(PopulateError::Vanished { .. }) => Ok(0),
+        Err(e) => Err(e.to_string()),
+    }
 }
 
 fn push_out(

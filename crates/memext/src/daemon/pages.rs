@@ -1,6 +1,7 @@
 //! Page ranges of a context's processes and advice on them, paced: which
 //! ranges of its swappable memory (private anonymous and shared memory) are
-//! resident or swapped, which of its shared memory is not resident, their split into
+//! resident or swapped, which of its shared memory is not resident, which
+//! pages of its private file mappings it wrote are in swap, their split into
 //! working-set chunks, `process_madvise` in batches at a bandwidth cap, and
 //! how many of the pages brought back were touched since (accuracy).
 
@@ -54,40 +55,89 @@ pub(super) fn whole_blocks(ranges: &[PageRange]) -> Vec<AddrRange> {
         .collect()
 }
 
-/// What a read-back of `pid` asks for, from one maps read and one pagemap
-/// scan: the swapped ranges of its swappable memory, and the ranges of the
-/// shared memory it maps that are not resident (pagemap cannot tell which
-/// shared pages are in swap: a swapped-out shared page leaves no entry in
-/// the page table; WILLNEED on such a range reads only what is in swap).
-pub(super) fn read_back_ranges(pid: u32) -> Result<(Vec<AddrRange>, Vec<AddrRange>), String> {
-    let (maps, scanned) = scan(pid, Mapping::is_swappable)?;
-    let of = |state: PageState| -> Vec<AddrRange> {
+/// What a read-back of one process asks for (`read_back_ranges`).
+#[derive(Debug, Default)]
+pub(super) struct ReadBack {
+    /// The swapped ranges of its swappable memory.
+    pub(super) swapped: Vec<AddrRange>,
+    /// The ranges of the shared memory it maps that are not resident
+    /// (pagemap cannot tell which shared pages are in swap: a swapped-out
+    /// shared page leaves no entry in the page table; WILLNEED on such a
+    /// range reads only what is in swap).
+    pub(super) shared_absent: Vec<AddrRange>,
+    /// The swapped pages of its private file mappings, pages it wrote (a
+    /// library's data): WILLNEED does not read them (`is_private_file`), a
+    /// read through its page tables does (`memext_sys::populate`).
+    pub(super) written_file: Vec<AddrRange>,
+}
+
+/// What a read-back of `pid` asks for, from one maps read and one pagemap.
+pub(super) fn read_back_ranges(pid: u32) -> Result<ReadBack, String> {
+    let Some(maps) = maps_of(pid)? else {
+        return Ok(ReadBack::default());
+    };
+    let (swappable, files): (Vec<Mapping>, Vec<Mapping>) = maps
+        .into_iter()
+        .filter(|m| m.is_swappable() || m.is_private_file())
+        .partition(Mapping::is_swappable);
+    // Scanned apart: a scan joins adjacent runs across mappings, and a
+    // library's data is often followed by its anonymous .bss.
+    let Some((scanned, of_files)) = pagemap_of(pid, |pm| {
+        Ok((pm.scan_mappings(&swappable)?, pm.scan_mappings(&files)?))
+    })?
+    else {
+        return Ok(ReadBack::default());
+    };
+    let of = |scanned: &[PageRange], state: PageState| -> Vec<AddrRange> {
         scanned
             .iter()
             .filter(|r| r.state == state)
             .map(|r| r.range)
             .collect()
     };
-    let resident = of(PageState::Resident);
-    let shared_absent = maps
+    let resident = of(&scanned, PageState::Resident);
+    let shared_absent = swappable
         .iter()
         .filter(|m| m.is_shared_memory())
         .flat_map(|m| absent(m.range, &resident))
         .collect();
-    Ok((of(PageState::Swapped), shared_absent))
+    Ok(ReadBack {
+        swapped: of(&scanned, PageState::Swapped),
+        shared_absent,
+        written_file: of(&of_files, PageState::Swapped),
+    })
 }
 
 /// The mappings of `pid` that `which` selects and their pages' states (none
 /// for a process that has exited).
 fn scan(pid: u32, which: fn(&Mapping) -> bool) -> Result<(Vec<Mapping>, Vec<PageRange>), String> {
-    let maps: Vec<Mapping> = match read_maps(pid) {
-        Ok(m) => m.into_iter().filter(which).collect(),
-        Err(memext_sys::maps::MapsError::Vanished { .. }) => return Ok(Default::default()),
-        Err(e) => return Err(e.to_string()),
+    let Some(maps) = maps_of(pid)? else {
+        return Ok(Default::default());
     };
-    match Pagemap::open(pid).and_then(|mut pm| pm.scan_mappings(&maps)) {
-        Ok(r) => Ok((maps, r)),
-        Err(memext_sys::pagemap::PagemapError::Vanished { .. }) => Ok(Default::default()),
+    let maps: Vec<Mapping> = maps.into_iter().filter(which).collect();
+    match pagemap_of(pid, |pm| pm.scan_mappings(&maps))? {
+        Some(r) => Ok((maps, r)),
+        None => Ok(Default::default()),
+    }
+}
+
+/// The mappings of `pid`, or None if it has exited.
+fn maps_of(pid: u32) -> Result<Option<Vec<Mapping>>, String> {
+    match read_maps(pid) {
+        Ok(m) => Ok(Some(m)),
+        Err(memext_sys::maps::MapsError::Vanished { .. }) => Ok(None),
+        Err(e) => Err(e.to_string()),
+    }
+}
+
+/// `f` on the pagemap of `pid`, or None if it has exited.
+fn pagemap_of<T>(
+    pid: u32,
+    f: impl FnOnce(&mut Pagemap) -> Result<T, memext_sys::pagemap::PagemapError>,
+) -> Result<Option<T>, String> {
+    match Pagemap::open(pid).and_then(|mut pm| f(&mut pm)) {
+        Ok(r) => Ok(Some(r)),
+        Err(memext_sys::pagemap::PagemapError::Vanished { .. }) => Ok(None),
         Err(e) => Err(e.to_string()),
     }
 }
