@@ -12,12 +12,10 @@ use memext_engine::workingset::ChunkKey;
 use memext_engine::ContextId;
 use memext_sys::madvise::Advice;
 use memext_sys::pagemap::PageState;
-use memext_sys::pidfd::{PidfdError, ProcessHandle};
-use memext_sys::populate::{populate, PopulateError};
 use memext_sys::AddrRange;
 
 use super::mover_map::{map_chunks_back, map_kept_back};
-use super::pages::{advise_paced, by_chunk, ranges_of, read_back_ranges, Paced};
+use super::pages::{advise_paced, by_chunk, populate_paced, ranges_of, read_back_ranges, Paced};
 use super::priority::{run_next_at, MovePriorities};
 use super::wake_gate::WakeGate;
 
@@ -306,16 +304,14 @@ fn bring_back(
     bandwidth: u64,
     from_the_end: bool,
     key: &ContextId,
-    stop: impl FnMut() -> bool,
+    mut stop: impl FnMut() -> bool,
 ) -> Result<Paced, String> {
     let rank: HashMap<ChunkKey, usize> = order.iter().enumerate().map(|(i, k)| (*k, i)).collect();
-    let mut work = Vec::new();
-    let (mut shared, mut written) = (0u64, 0u64);
+    let (mut work, mut files) = (Vec::new(), Vec::new());
+    let mut shared = 0u64;
     for &pid in pids {
         let back = read_back_ranges(pid)?;
-        // First the pages it wrote of its libraries' data (a few hundred of
-        // an interpreter's, touched by every call): WILLNEED cannot read them.
-        written += populate_written(pid, &back.written_file)?;
+        files.push((pid, back.written_file));
         let mut pieces = by_chunk(pid, &back.swapped);
         // Shared memory: pagemap does not say what is in swap; the recorded
         // working set's chunks of it that are not resident are asked for.
@@ -332,7 +328,19 @@ fn bring_back(
         work.push((pid, pieces.into_iter().map(|(_, r)| r).collect::<Vec<_>>()));
     }
     let t0 = Instant::now();
-    let mut paced = advise_paced(&work, Advice::WillNeed, bandwidth, stop)?;
+    // First the pages they wrote of their libraries' data (a few hundred of
+    // an interpreter's, touched by every call): WILLNEED cannot read them.
+    let (written, stopped) = populate_paced(&files, bandwidth, &mut stop)?;
+    let mut paced = if stopped {
+        Paced {
+            pages: 0,
+            refused: Default::default(),
+            done: Vec::new(),
+            stopped,
+        }
+    } else {
+        advise_paced(&work, Advice::WillNeed, bandwidth, &mut stop)?
+    };
     paced.pages += written;
     let (bytes, seconds) = (
         paced.pages * memext_sys::page_size(),
@@ -360,25 +368,6 @@ fn bring_back(
         },
     );
     Ok(paced)
-}
-
-/// Reads the swapped pages of `ranges` (of private file mappings of `pid`)
-/// back through its page tables; returns the pages now mapped (0 if it has
-/// exited).
-fn populate_written(pid: u32, ranges: &[AddrRange]) -> Result<u64, String> {
-    if ranges.is_empty() {
-        return Ok(0);
-    }
-    let handle = match ProcessHandle::open(pid) {
-        Ok(h) => h,
-        Err(PidfdError::Vanished { .. }) => return Ok(0),
-        Err(e) => return Err(e.to_string()),
-    };
-    match populate(&handle, ranges) {
-        Ok(out) => Ok(out.pages),
-        Err(PopulateError::Vanished { .. }) => Ok(0),
-        Err(e) => Err(e.to_string()),
-    }
 }
 
 fn push_out(

@@ -13,6 +13,7 @@ use memext_sys::madvise::{advise, Advice, MadviseError, Refusals};
 use memext_sys::maps::{read_maps, Mapping};
 use memext_sys::pagemap::{PageRange, PageState, Pagemap};
 use memext_sys::pidfd::ProcessHandle;
+use memext_sys::populate::{populate, PopulateError};
 use memext_sys::AddrRange;
 
 /// Pages are moved in batches of at most this many bytes.
@@ -282,6 +283,61 @@ pub(super) fn advise_paced(
     })
 }
 
+/// Maps `work` (per pid) into its processes' page tables by reading it
+/// (`memext_sys::populate`), in batches of 16 MiB paced to `bandwidth`
+/// bytes per second (0: no pacing); stops between batches when `stop` says
+/// so. Returns the pages mapped and whether it stopped.
+pub(super) fn populate_paced(
+    work: &[(u32, Vec<AddrRange>)],
+    bandwidth: u64,
+    mut stop: impl FnMut() -> bool,
+) -> Result<(u64, bool), String> {
+    let page = memext_sys::page_size();
+    let t0 = Instant::now();
+    let mut pages = 0;
+    for (pid, ranges) in work {
+        let handle = match ProcessHandle::open(*pid) {
+            Ok(h) => h,
+            Err(memext_sys::pidfd::PidfdError::Vanished { .. }) => continue,
+            Err(e) => return Err(e.to_string()),
+        };
+        for batch in batches(ranges, BATCH_BYTES) {
+            match populate(&handle, &batch) {
+                Ok(out) => pages += out.pages,
+                Err(PopulateError::Vanished { .. }) => break,
+                Err(e) => return Err(e.to_string()),
+            }
+            pace(t0, pages * page, bandwidth);
+            if stop() {
+                return Ok((pages, true));
+            }
+        }
+    }
+    Ok((pages, false))
+}
+
+/// `ranges` in batches of at most `limit` bytes each, a longer range split.
+fn batches(ranges: &[AddrRange], limit: u64) -> Vec<Vec<AddrRange>> {
+    let (mut out, mut batch, mut bytes) = (Vec::new(), Vec::new(), 0);
+    for r in ranges {
+        let mut at = r.start;
+        while at < r.end {
+            let end = r.end.min(at + (limit - bytes));
+            batch.push(AddrRange::new(at, end));
+            bytes += end - at;
+            at = end;
+            if bytes == limit {
+                out.push(std::mem::take(&mut batch));
+                bytes = 0;
+            }
+        }
+    }
+    if !batch.is_empty() {
+        out.push(batch);
+    }
+    out
+}
+
 /// Of the ranges brought back, the share now mapped (touched by the process).
 pub(super) fn accuracy(ranges: &[(u32, AddrRange)]) -> Option<f64> {
     let mut by_pid: HashMap<u32, Vec<AddrRange>> = HashMap::new();
@@ -347,6 +403,22 @@ mod tests {
         };
         assert_eq!(whole_blocks(&ranges), blocks(&[1, 2, 6]));
         assert_eq!(whole_blocks(&[]), vec![]);
+    }
+
+    #[test]
+    fn batches_hold_at_most_their_limit_and_split_a_longer_range() {
+        let r = |a: u64, b: u64| AddrRange::new(a << 12, b << 12);
+        let limit = 4 << 12;
+        assert_eq!(
+            batches(&[r(0, 3), r(10, 16), r(20, 21)], limit),
+            vec![
+                vec![r(0, 3), r(10, 11)],
+                vec![r(11, 15)],
+                vec![r(15, 16), r(20, 21)]
+            ]
+        );
+        assert_eq!(batches(&[r(0, 4)], limit), vec![vec![r(0, 4)]]);
+        assert!(batches(&[], limit).is_empty());
     }
 
     #[test]
