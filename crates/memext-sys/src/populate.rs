@@ -12,13 +12,10 @@
 //! every page and throws it away.
 //!
 //! Measured by `memext-e2e kbench` and checked by the root round trip (a
-//! touch after it takes no fault). The daemon does not map a context's
-//! anonymous memory with it: mapping the pages of bench/faas' refills and
-//! wakes made that bench worse (docs/faas/HISTORY.md, session 40): mapped and
-//! young, they are likely no longer what the kernel drops first, at no cost,
-//! when a cold call needs room. It reads with it only what nothing else
-//! reads back: the written pages of private file mappings in swap (session
-//! 71), on which MADV_WILLNEED reads the file ahead instead.
+//! touch after it takes no fault). The daemon does not use it: mapping the
+//! pages of bench/faas' refills and wakes made that bench worse (docs/faas/HISTORY.md,
+//! session 40): mapped and young, they are likely no longer
+//! what the kernel drops first, at no cost, when a cold call needs room.
 
 use crate::madvise::IOV_MAX;
 use crate::peer::pidfd_alive;

@@ -15,7 +15,7 @@ use memext_sys::pagemap::PageState;
 use memext_sys::AddrRange;
 
 use super::mover_map::{map_chunks_back, map_kept_back};
-use super::pages::{advise_paced, by_chunk, populate_paced, ranges_of, read_back_ranges, Paced};
+use super::pages::{advise_paced, by_chunk, ranges_of, read_back_ranges, Paced};
 use super::priority::{run_next_at, MovePriorities};
 use super::wake_gate::WakeGate;
 
@@ -29,9 +29,8 @@ pub enum Job {
         keep: HashSet<ChunkKey>,
         bandwidth: u64,
     },
-    /// Bring back the swapped memory of `pids`: first the pages they wrote
-    /// of their private file mappings, then their anonymous memory, chunks
-    /// in `order` first (hottest first), the rest by address.
+    /// Bring back the swapped private anonymous memory of `pids`, chunks in
+    /// `order` first (hottest first), then the rest by address.
     BringBack {
         key: ContextId,
         pids: Vec<u32>,
@@ -304,18 +303,17 @@ fn bring_back(
     bandwidth: u64,
     from_the_end: bool,
     key: &ContextId,
-    mut stop: impl FnMut() -> bool,
+    stop: impl FnMut() -> bool,
 ) -> Result<Paced, String> {
     let rank: HashMap<ChunkKey, usize> = order.iter().enumerate().map(|(i, k)| (*k, i)).collect();
-    let (mut work, mut files) = (Vec::new(), Vec::new());
+    let mut work = Vec::new();
     let mut shared = 0u64;
     for &pid in pids {
-        let back = read_back_ranges(pid)?;
-        files.push((pid, back.written_file));
-        let mut pieces = by_chunk(pid, &back.swapped);
+        let (swapped, shared_absent) = read_back_ranges(pid)?;
+        let mut pieces = by_chunk(pid, &swapped);
         // Shared memory: pagemap does not say what is in swap; the recorded
         // working set's chunks of it that are not resident are asked for.
-        let absent: Vec<_> = by_chunk(pid, &back.shared_absent)
+        let absent: Vec<_> = by_chunk(pid, &shared_absent)
             .into_iter()
             .filter(|(k, _)| rank.contains_key(k))
             .collect();
@@ -328,20 +326,7 @@ fn bring_back(
         work.push((pid, pieces.into_iter().map(|(_, r)| r).collect::<Vec<_>>()));
     }
     let t0 = Instant::now();
-    // First the pages they wrote of their libraries' data (a few hundred of
-    // an interpreter's, touched by every call): WILLNEED cannot read them.
-    let (written, stopped) = populate_paced(&files, bandwidth, &mut stop)?;
-    let mut paced = if stopped {
-        Paced {
-            pages: 0,
-            refused: Default::default(),
-            done: Vec::new(),
-            stopped,
-        }
-    } else {
-        advise_paced(&work, Advice::WillNeed, bandwidth, &mut stop)?
-    };
-    paced.pages += written;
+    let paced = advise_paced(&work, Advice::WillNeed, bandwidth, stop)?;
     let (bytes, seconds) = (
         paced.pages * memext_sys::page_size(),
         t0.elapsed().as_secs_f64(),
@@ -353,7 +338,6 @@ fn bring_back(
         context = %key,
         bytes,
         shared_bytes = shared,
-        written_file_bytes = written * memext_sys::page_size(),
         seconds,
         gave_way = paced.stopped,
         "{key}: read back {} in {seconds:.3} s{}",
