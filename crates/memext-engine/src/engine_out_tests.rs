@@ -325,9 +325,9 @@ fn held_for_its_call(e: &mut Engine) -> Ctx {
 
 /// A held timer's runtime seen 2 s before its call (its pages just read
 /// back: a blip of CPU at a poll) is recorded, but the call is still to
-/// come: it stays held and watched until 3 s after the blip (the call,
-/// recorded by then, would be the same wake), then the blip stands for
-/// the call. Before, the blip ended the hold, the schedule went a period
+/// come: it stays held and watched until 3 s after the call was due (the
+/// call, recorded by then, is the same wake and stands for it), then the
+/// blip stands for the call. Before, the blip ended the hold, the schedule went a period
 /// on, and in bench/faas the function was lowered or pushed out as its
 /// call came.
 #[test]
@@ -352,8 +352,9 @@ fn a_held_contexts_blip_before_its_call_keeps_it_held_until_the_call() {
     let t = e.get(&f.id).expect("tracked");
     assert_eq!(t.model.history.last(), Some(s(40.5)), "the call recorded");
     assert!(t.held.is_none(), "its call came");
-    // One wake for the schedule: the blip and the call 2.5 s apart.
-    assert_eq!(t.model.history.next_wake(s(41.5)), Some(s(48.02)));
+    // One wake for the schedule: the blip and the call 2.5 s apart, the
+    // call (nearer to when it was due) standing for both.
+    assert_eq!(t.model.history.next_wake(s(41.5)), Some(s(50.5)));
 }
 
 /// A hold ends with the call it was for: held for a call due at 40 s that

@@ -56,8 +56,20 @@ pub struct ActivationHistory {
 
 impl ActivationHistory {
     pub fn record(&mut self, at: Instant) {
-        if self.wakes.back().is_some_and(|&l| at <= l) {
+        let Some(&last) = self.wakes.back() else {
+            self.wakes.push_back(at);
+            return;
+        };
+        if at <= last {
             return; // time never goes back; a duplicate is ignored
+        }
+        // A precursor followed by its call further on than one wake's
+        // records go (`distinct_wakes`): it was not the call; the call
+        // stands for it, where nearer to when it was due.
+        if let Some((due, _)) = self.precursor(at) {
+            if at - last >= SAME_WAKE_WITHIN && at.abs_diff(due) < last.abs_diff(due) {
+                self.wakes.pop_back();
+            }
         }
         if self.wakes.len() == KEEP {
             self.wakes.pop_front();
@@ -104,30 +116,37 @@ impl ActivationHistory {
         self.precursor(now).is_some()
     }
 
-    /// A wake recorded within `SAME_WAKE_WITHIN` before the call its
+    /// A wake recorded within `precursor_within` before the call its
     /// schedule had due, with nothing recorded since, is not taken for
-    /// that call until `SAME_WAKE_WITHIN` has passed since it: a call
-    /// recorded by then is the same wake (`distinct_wakes`); if none came,
-    /// it was the call, early. Returns that call and the period while it
-    /// stands. (bench/faas: a held function's runtime, its pages just read
-    /// and mapped back, used 0.6-1.4 ms in a 20-47 ms poll 0.3-2.4 s before
-    /// its call, or a tick saw more than its rest; taken for the call, it
-    /// moved the schedule a period on, the hold ended, and the function
-    /// was lowered or pushed out as its call came. Replayed on 30 runs of
-    /// sessions 26-27, timer calls due and then no longer due before they
-    /// came fell from 176 to 20; docs/faas/ab-2026-11-26-s28.)
+    /// that call until `SAME_WAKE_WITHIN` after the call was due: a call
+    /// recorded by then stands for it (`record`, `distinct_wakes`); if none
+    /// came, it was the call, early. Returns that call and the period while
+    /// it stands. (bench/faas: a held function's runtime, its pages just
+    /// read and mapped back, used 0.6-1.4 ms in a 20-47 ms poll 0.3-2.4 s
+    /// before its call, or a tick saw more than its rest; taken for the
+    /// call, it moved the schedule a period on, the hold ended, and the
+    /// function was lowered or pushed out as its call came. Replayed on 30
+    /// runs of sessions 26-27, timer calls due and then no longer due
+    /// before they came fell from 176 to 20; docs/faas/ab-2026-11-26-s28.
+    /// Such records also came 3-5 s before calls of periods of 16-53 s, 20
+    /// in 18 runs of sessions 69-71, and the functions were pushed out
+    /// before their calls: a fifth of the period, the schedule's
+    /// tolerance, is the window where that is longer than 3 s; a wake
+    /// further before is an extra one, skipped by the schedule.)
     fn precursor(&self, now: Instant) -> Option<(Instant, Duration)> {
         let n = self.wakes.len();
         let (&last, &before) = (
             self.wakes.get(n.checked_sub(1)?)?,
             self.wakes.get(n.checked_sub(2)?)?,
         );
-        if last - before < SAME_WAKE_WITHIN || now >= last + SAME_WAKE_WITHIN {
+        if last - before < SAME_WAKE_WITHIN {
             return None;
         }
         let (on, period) = schedule_of(self.wakes.range(..n - 1).copied())?;
         let due = on + period;
-        (last < due && due - last <= SAME_WAKE_WITHIN).then_some((due, period))
+        let within = precursor_within(period);
+        (last < due && due - last <= within && now < due + SAME_WAKE_WITHIN)
+            .then_some((due, period))
     }
 
     /// The last wake on a regular schedule and its period, from the last
@@ -190,6 +209,13 @@ impl ActivationHistory {
         };
         Some(mean.max(now.saturating_sub(last)))
     }
+}
+
+/// How long before a due call a wake is taken for its precursor, and how
+/// long it stands: `SAME_WAKE_WITHIN`, or the period's tolerance where
+/// that is longer.
+fn precursor_within(period: Duration) -> Duration {
+    SAME_WAKE_WITHIN.max(period.mul_f64(PERIOD_TOLERANCE))
 }
 
 /// `ActivationHistory::schedule` of the wakes recorded at `wakes`, in order.
@@ -291,15 +317,48 @@ fn chain(wakes: &[Instant], period: Duration) -> (usize, Instant, Vec<Duration>)
 }
 
 /// `wakes` with each one recorded within `SAME_WAKE_WITHIN` after an
-/// earlier one kept left out: the first of each stands for it.
+/// earlier one kept left out: of each such group, the one nearest to a
+/// median interval after the ones before stands for it (the first, before
+/// there is an interval). The first stood for each before, and where a
+/// precursor (`ActivationHistory::precursor`) was followed by its call
+/// within 3 s, 166 times in 18 bench/faas runs of sessions 69-71 (1-3 s
+/// before the call), the schedule went on from it: the next call due up to
+/// 3 s early, the function read back that much earlier, and a record of
+/// its runtime 3-5 s before that call taken for it. Replayed on those
+/// runs' recorded wakes (`examples/replay_wakes.rs`), timer calls from
+/// the fourth due from before they came: 1,623 of 1,692 with this alone
+/// against 1,613; 1,642 with the precursor's window and `record` as well,
+/// due for nothing 26 times against 40 (Poisson functions' 329 against
+/// 313; docs/faas/s72-2026-12-05).
 fn distinct_wakes(wakes: impl Iterator<Item = Instant>) -> Vec<Instant> {
     let mut out: Vec<Instant> = Vec::with_capacity(KEEP);
+    let mut first: Option<Instant> = None;
     for w in wakes {
-        if out.last().is_none_or(|&l| w - l >= SAME_WAKE_WITHIN) {
-            out.push(w);
+        match first {
+            Some(f) if w - f < SAME_WAKE_WITHIN => {
+                let Some((rep, before)) = out.split_last_mut() else {
+                    continue;
+                };
+                let nearer =
+                    expected_after(before).is_some_and(|due| w.abs_diff(due) < rep.abs_diff(due));
+                if nearer {
+                    *rep = w;
+                }
+            }
+            _ => {
+                first = Some(w);
+                out.push(w);
+            }
         }
     }
     out
+}
+
+/// One median interval after the last of `wakes`.
+fn expected_after(wakes: &[Instant]) -> Option<Instant> {
+    let recent = &wakes[wakes.len().saturating_sub(9)..];
+    let intervals: Vec<Duration> = recent.windows(2).map(|w| w[1] - w[0]).collect();
+    Some(*wakes.last()? + median(&intervals)?)
 }
 
 /// The median of `d` (the upper one of an even count); None if empty or zero.
