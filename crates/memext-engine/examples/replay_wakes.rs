@@ -62,7 +62,7 @@ fn due_at_ticks(f: &Function) -> Vec<(f64, bool)> {
     out
 }
 
-fn replay(f: &Function, from_call: usize, tally: &mut Tally) {
+fn replay(name: &str, f: &Function, from_call: usize, tally: &mut Tally, show_misses: bool) {
     let ticks = due_at_ticks(f);
     // Episodes: runs of ticks due, [start, end).
     let mut episodes: Vec<(f64, f64)> = Vec::new();
@@ -89,6 +89,8 @@ fn replay(f: &Function, from_call: usize, tally: &mut Tally) {
         tally.judged += 1;
         if episodes.iter().any(|&(s, e)| s <= c - AHEAD && e > c) {
             tally.hit += 1;
+        } else if show_misses {
+            println!("  not due ahead: {name} call at {c:.2}");
         }
     }
 }
@@ -137,18 +139,21 @@ fn main() {
         eprintln!("replay_wakes: cannot read stdin");
         std::process::exit(2);
     }
+    // REPLAY_MISSES=1: each timer call from the 4th not due ahead.
+    let misses = std::env::var_os("REPLAY_MISSES").is_some();
     let mut total: BTreeMap<&str, Tally> = BTreeMap::new();
     let runs = parse(&text);
     println!("run | timer calls from the 4th: due ahead / judged | due episodes for nothing (timer, poisson, bursty)");
     for (run, fs) in &runs {
         let mut per: BTreeMap<&str, Tally> = BTreeMap::new();
-        for f in fs.values() {
+        for (name, f) in fs {
             let class = match f.class.as_str() {
                 "timer" => "timer",
                 "poisson" => "poisson",
                 _ => "bursty",
             };
-            replay(f, 3, per.entry(class).or_default());
+            let show = misses && class == "timer";
+            replay(name, f, 3, per.entry(class).or_default(), show);
         }
         let g = |c: &str, m: fn(&Tally) -> usize| per.get(c).map_or(0, m);
         println!(
