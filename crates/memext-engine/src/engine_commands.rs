@@ -172,18 +172,8 @@ impl Engine {
                     out.extend(reclaim);
                 }
                 Action::BringBack { reason, .. } => {
-                    // Already back (held for its predicted wake), unless it
-                    // woke while the mover still reads or maps it back: the
-                    // wake's bring-back replaces that one (the mover drops
-                    // it), at a wake's priority, and maps nothing. A
-                    // map-back's MADV_COLLAPSE holds the process's mmap lock
-                    // a block at a time against the call's faults
-                    // (bench/faas, session 72: 5 of 1,398 map-backs under
-                    // way as their function's call ran, the calls 88-375
-                    // ms, with 4-10,000 faults).
-                    let woke_in_flight = *reason == PrefetchReason::Woke && busy(id);
-                    if t.held.is_some() && !t.out && !t.squeezed && !woke_in_flight {
-                        continue;
+                    if t.held.is_some() && !t.out && !t.squeezed {
+                        continue; // already back (held for its predicted wake)
                     }
                     if short.contains(id) {
                         continue; // its limit waits for room (above)

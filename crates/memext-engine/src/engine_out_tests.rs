@@ -48,39 +48,6 @@ fn a_context_its_limit_paged_out_is_watched_between_ticks_and_read_back_when_it_
     assert_eq!(bring_backs(&cmds).len(), 1, "read back in bulk: {cmds:?}");
 }
 
-/// A context that wakes while its predicted bring-back is under way (the
-/// mover reads or maps it back: busy) is read back for its wake at once,
-/// which replaces that bring-back; with the mover done with it, it is
-/// back and nothing is sent.
-#[test]
-fn a_wake_during_its_predicted_bring_back_is_read_back_as_a_wake() {
-    for busy in [true, false] {
-        let mut e = Engine::new(params());
-        let mut c = paged_out_by_its_limit(&mut e, fast());
-        // What `executed` leaves of a predicted bring-back, for a call due
-        // at 10 s (a 5 s period).
-        let t = e.contexts.get_mut(&c.id).expect("tracked");
-        (t.out, t.squeezed, t.reading_back) = (false, false, true);
-        t.held = Some((s(20.0), PrefetchReason::Periodic));
-        t.model.history = crate::history::ActivationHistory::default();
-        t.model.history.record(s(0.0));
-        t.model.history.record(s(5.0));
-        let polls = poll_twice(&mut e, &mut c, (9.5, 9.52), 10);
-        assert_eq!(polls, (None, Some(Transition::Woke)), "a wake");
-        // Just before the call due: taken for it only once it is over due
-        // (`ActivationHistory::precursor`), so still held.
-        assert!(e.get(&c.id).is_some_and(|t| t.held.is_some()), "held");
-        let cmds = e.serve_wake(&c.id, s(9.52), &HOST, &|_: &ContextId| busy);
-        let reasons: Vec<PrefetchReason> = bring_backs(&cmds).iter().map(|b| b.reason).collect();
-        let want = if busy {
-            vec![PrefetchReason::Woke]
-        } else {
-            vec![]
-        };
-        assert_eq!(reasons, want, "busy {busy}: {cmds:?}");
-    }
-}
-
 #[test]
 fn without_fast_wakes_a_context_its_limit_paged_out_is_left_to_fault_back() {
     let mut e = Engine::new(params());
