@@ -327,9 +327,9 @@ fn held_for_its_call(e: &mut Engine) -> Ctx {
 /// back: a blip of CPU at a poll) is recorded, but the call is still to
 /// come: it stays held and watched until 3 s after the call was due (the
 /// call, recorded by then, is the same wake and stands for it), then the
-/// blip stands for the call. Before, the blip ended the hold, the schedule went a period
-/// on, and in bench/faas the function was lowered or pushed out as its
-/// call came.
+/// blip stands for the call. Before, the blip ended the hold, the schedule
+/// went a period on, and in bench/faas the function was lowered or pushed
+/// out as its call came.
 #[test]
 fn a_held_contexts_blip_before_its_call_keeps_it_held_until_the_call() {
     let mut e = Engine::new(params());

@@ -63,9 +63,9 @@ impl ActivationHistory {
         if at <= last {
             return; // time never goes back; a duplicate is ignored
         }
-        // A precursor followed by its call further on than one wake's
-        // records go (`distinct_wakes`): it was not the call; the call
-        // stands for it, where nearer to when it was due.
+        // A precursor whose call comes too long after it to be read as one
+        // wake with it (`distinct_wakes`) was not the call: the call
+        // replaces it, where nearer to when it was due.
         if let Some((due, _)) = self.precursor(at) {
             if at - last >= SAME_WAKE_WITHIN && at.abs_diff(due) < last.abs_diff(due) {
                 self.wakes.pop_back();
@@ -211,9 +211,8 @@ impl ActivationHistory {
     }
 }
 
-/// How long before a due call a wake is taken for its precursor, and how
-/// long it stands: `SAME_WAKE_WITHIN`, or the period's tolerance where
-/// that is longer.
+/// How long before a due call a wake is taken for its precursor:
+/// `SAME_WAKE_WITHIN`, or the period's tolerance where that is longer.
 fn precursor_within(period: Duration) -> Duration {
     SAME_WAKE_WITHIN.max(period.mul_f64(PERIOD_TOLERANCE))
 }
@@ -317,9 +316,9 @@ fn chain(wakes: &[Instant], period: Duration) -> (usize, Instant, Vec<Duration>)
 }
 
 /// `wakes` with each one recorded within `SAME_WAKE_WITHIN` after an
-/// earlier one kept left out: of each such group, the one nearest to a
-/// median interval after the ones before stands for it (the first, before
-/// there is an interval). The first stood for each before, and where a
+/// earlier one kept left out: of each such group, the one nearest to the
+/// median of the (last eight) intervals before it after the last one kept
+/// stands for it (the first, before there is an interval). The first stood for each before, and where a
 /// precursor (`ActivationHistory::precursor`) was followed by its call
 /// within 3 s, 166 times in 18 bench/faas runs of sessions 69-71 (1-3 s
 /// before the call), the schedule went on from it: the next call due up to
@@ -329,7 +328,9 @@ fn chain(wakes: &[Instant], period: Duration) -> (usize, Instant, Vec<Duration>)
 /// the fourth due from before they came: 1,623 of 1,692 with this alone
 /// against 1,613; 1,642 with the precursor's window and `record` as well,
 /// due for nothing 26 times against 40 (Poisson functions' 329 against
-/// 313; docs/faas/s72-2026-12-05).
+/// 313); in six rotated pairs of bench/faas runs, as many timer calls
+/// from the fourth over 16 ms as before (30 against 31), every figure
+/// within the spread (docs/faas/s72-2026-12-05).
 fn distinct_wakes(wakes: impl Iterator<Item = Instant>) -> Vec<Instant> {
     let mut out: Vec<Instant> = Vec::with_capacity(KEEP);
     let mut first: Option<Instant> = None;
