@@ -22,6 +22,9 @@ const LEAD: Duration = Duration::from_secs(3);
 /// A call counts as predicted if it was due at least this long before it.
 const AHEAD: f64 = 0.2;
 const TICK: f64 = 1.0;
+/// Calls judged: from the 4th of each function, as bench/faas counts its
+/// timer calls from the 4th.
+const FROM_CALL: usize = 3;
 
 #[derive(Default)]
 struct Tally {
@@ -62,7 +65,7 @@ fn due_at_ticks(f: &Function) -> Vec<(f64, bool)> {
     out
 }
 
-fn replay(name: &str, f: &Function, from_call: usize, tally: &mut Tally, show_misses: bool) {
+fn replay(name: &str, f: &Function, tally: &mut Tally, show_misses: bool) {
     let ticks = due_at_ticks(f);
     // Episodes: runs of ticks due, [start, end).
     let mut episodes: Vec<(f64, f64)> = Vec::new();
@@ -85,7 +88,7 @@ fn replay(name: &str, f: &Function, from_call: usize, tally: &mut Tally, show_mi
         .iter()
         .filter(|(s, e)| !f.calls.iter().any(|c| c >= s && c < e))
         .count();
-    for &c in f.calls.iter().skip(from_call) {
+    for &c in f.calls.iter().skip(FROM_CALL) {
         tally.judged += 1;
         if episodes.iter().any(|&(s, e)| s <= c - AHEAD && e > c) {
             tally.hit += 1;
@@ -153,7 +156,7 @@ fn main() {
                 _ => "bursty",
             };
             let show = misses && class == "timer";
-            replay(name, f, 3, per.entry(class).or_default(), show);
+            replay(name, f, per.entry(class).or_default(), show);
         }
         let g = |c: &str, m: fn(&Tally) -> usize| per.get(c).map_or(0, m);
         println!(
