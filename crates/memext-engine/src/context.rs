@@ -112,6 +112,17 @@ pub struct ContextState {
     /// faults): (minor, major), left out of what the model sees, so that
     /// memext's own bring-back is never taken for a wake.
     pub faults_by_memext: (u64, u64),
+    /// Faults memext caused in the context's processes that its readings
+    /// have not shown yet, (minor, major): its mover's reads of their pages
+    /// from outside (`memext_sys::populate`), which the kernel counts to the
+    /// context's cgroup as its own. Each reading leaves out as many of its
+    /// faults as are pending (`take_faults_by_memext`): the mover's moving
+    /// flag alone does not cover them where the context is read seconds
+    /// apart (bench/faas, session 68: a map-back's 120-1,403 such faults
+    /// read 1 s later as an onset or a wake, 50-70 a run, 2 s before the
+    /// predicted call).
+    #[serde(default)]
+    pub faults_pending_by_memext: (u64, u64),
     /// CPU time the context spent refaulting what memext took from it
     /// (`refault`), left out of what the model sees, as `faults_by_memext`.
     #[serde(default)]
@@ -186,6 +197,7 @@ impl ContextState {
             held: None,
             unmapped: false,
             faults_by_memext: (0, 0),
+            faults_pending_by_memext: (0, 0),
             cpu_by_memext: Duration::ZERO,
             cpu_seen: None,
             refaults: Refaults::default(),
@@ -228,6 +240,16 @@ impl ContextState {
     /// Whether a limit of `bytes` takes pages from it: below what it holds.
     pub(crate) fn takes_pages(&self, bytes: u64) -> bool {
         bytes < self.memory.usage
+    }
+
+    /// Of `faults` and `majors` a reading shows (increments since the
+    /// last), those memext caused (`faults_pending_by_memext`), taken from
+    /// what is pending; the rest stays pending for the next reading.
+    pub(crate) fn take_faults_by_memext(&mut self, faults: u64, majors: u64) -> (u64, u64) {
+        let (pending, pending_majors) = self.faults_pending_by_memext;
+        let taken = (pending.min(faults), pending_majors.min(majors));
+        self.faults_pending_by_memext = (pending - taken.0, pending_majors - taken.1);
+        taken
     }
 
     /// Its CPU time `cpu` (as the kernel counts it) at `now`, less what it

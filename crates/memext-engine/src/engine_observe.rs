@@ -24,6 +24,18 @@ impl Engine {
         self.observe_asking(id, sample, moving, true, &mut touch::unknown)
     }
 
+    /// Faults memext itself caused in `id`'s processes (its mover mapping
+    /// their pages from outside), (minor, major): the kernel counts them to
+    /// the context's cgroup as its own, and the readings that show them
+    /// leave them out, as the mover's while it moves the context's pages
+    /// (`ContextState::faults_pending_by_memext`).
+    pub fn faults_caused(&mut self, id: &ContextId, faults: (u64, u64)) {
+        if let Some(t) = self.contexts.get_mut(id) {
+            t.faults_pending_by_memext.0 += faults.0;
+            t.faults_pending_by_memext.1 += faults.1;
+        }
+    }
+
     /// `observe` (`fired`: `observe_fired`), asking the host what the
     /// context touched where its CPU alone says it was called as it rested
     /// with its pages in (`memext_engine::touch`).
@@ -43,18 +55,25 @@ impl Engine {
         let m = sample.memory;
         // t.memory is still the last tick's reading (zero before the first).
         let majflt = m.pgmajfault.saturating_sub(t.memory.pgmajfault);
-        t.under_pressure = sample.psi_some_avg10.is_some_and(|p| p > PRESSURE_PSI)
-            || (t.memory.pgmajfault > 0 && majflt > PRESSURE_MAJFLT);
         let faults = m.pgfault.saturating_sub(t.memory.pgfault);
+        let caused = t.take_faults_by_memext(faults, majflt);
+        t.under_pressure = sample.psi_some_avg10.is_some_and(|p| p > PRESSURE_PSI)
+            || (t.memory.pgmajfault > 0 && majflt - caused.1 > PRESSURE_MAJFLT);
         let by_mover = moving || t.was_moving;
+        let by_memext = if by_mover { (faults, majflt) } else { caused };
         if by_mover {
-            t.faults_by_memext.0 += faults;
-            t.faults_by_memext.1 += majflt;
+            // Every fault of this reading and the next is memext's already:
+            // what the mover said it caused is among them, none left over to
+            // hide the context's own faults later.
+            t.faults_pending_by_memext = (0, 0);
         }
+        t.faults_by_memext.0 += by_memext.0;
+        t.faults_by_memext.1 += by_memext.1;
         t.was_moving = moving;
+        let (own, own_majors) = (faults - caused.0, majflt - caused.1);
         let cpu = sample
             .cpu
-            .map(|cpu| t.own_cpu(now, cpu, faults, majflt, by_mover));
+            .map(|cpu| t.own_cpu(now, cpu, own, own_majors, by_mover));
         // A sample after the read-back sees what came in.
         let read_back = t.reading_back;
         t.reading_back &= moving;

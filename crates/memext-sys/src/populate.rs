@@ -12,10 +12,12 @@
 //! every page and throws it away.
 //!
 //! Measured by `memext-e2e kbench` and checked by the root round trip (a
-//! touch after it takes no fault). The daemon does not use it: mapping the
-//! pages of bench/faas' refills and wakes made that bench worse (docs/faas/HISTORY.md,
-//! session 40): mapped and young, they are likely no longer
-//! what the kernel drops first, at no cost, when a cold call needs room.
+//! touch after it takes no fault). The daemon maps so the read-back pages of
+//! the blocks a predicted call's map-back could not make huge pages. Each
+//! fault a read takes is counted by the kernel to the target's memory cgroup
+//! as the target's own (`pgfault`): [`PopulateOutcome::faults`] says how
+//! many, so that they are not taken for the target's activity (bench/faas,
+//! session 68: read as its wake 2 s before its call, 50-70 times a run).
 
 use crate::madvise::IOV_MAX;
 use crate::peer::pidfd_alive;
@@ -46,6 +48,14 @@ pub struct PopulateOutcome {
     pub skipped: u64,
     /// Number of system calls made.
     pub calls: usize,
+    /// Page faults the reads took in the target's page tables, (minor,
+    /// major). The kernel counts each to the target's memory cgroup as the
+    /// target's own (`pgfault`, and `pgmajfault` for a page read from swap)
+    /// and to the thread that read (not to the target's processes): a
+    /// caller that judges the target's activity by its cgroup's faults
+    /// leaves these out. Measured as this thread's fault counters across the
+    /// reads (getrusage(RUSAGE_THREAD)).
+    pub faults: (u64, u64),
 }
 
 /// Maps every page of `ranges` into the page tables of the process behind
@@ -65,6 +75,7 @@ pub fn populate(
         return Err(PopulateError::Vanished { pid });
     }
     let mut out = PopulateOutcome::default();
+    let before = thread_faults();
     let mut scratch = vec![0u8; IOV_MAX];
     let mut batch: Vec<u64> = Vec::with_capacity(IOV_MAX);
     for page in pages_of(ranges) {
@@ -77,10 +88,33 @@ pub fn populate(
     if !batch.is_empty() {
         read_batch(pid, &batch, &mut scratch, &mut out)?;
     }
+    let after = thread_faults();
+    out.faults = (
+        after.0.saturating_sub(before.0),
+        after.1.saturating_sub(before.1),
+    );
     if !pidfd_alive(target) {
         return Err(PopulateError::Vanished { pid });
     }
     Ok(out)
+}
+
+/// The page faults this thread has taken, (minor, major): faults it took in
+/// another process's memory through process_vm_readv count here too (the
+/// kernel's `mm_account_fault` for a fault on another's behalf). (0, 0) if
+/// the kernel will not say.
+fn thread_faults() -> (u64, u64) {
+    let mut usage = std::mem::MaybeUninit::<libc::rusage>::zeroed();
+    // SAFETY: `usage` is a live, writable rusage for the kernel to fill;
+    // RUSAGE_THREAD asks for the calling thread only.
+    let ret = unsafe { libc::getrusage(libc::RUSAGE_THREAD, usage.as_mut_ptr()) };
+    if ret != 0 {
+        return (0, 0);
+    }
+    // SAFETY: getrusage succeeded, so it filled `usage` (and it was zeroed).
+    let u = unsafe { usage.assume_init() };
+    let count = |v: libc::c_long| u64::try_from(v).unwrap_or(0);
+    (count(u.ru_minflt), count(u.ru_majflt))
 }
 
 /// The first address of every page `ranges` touch, in order.
@@ -211,6 +245,19 @@ mod tests {
         let out = populate(&me, &[split, rest]).expect("populate");
         assert_eq!(mincore_own(a, n * page).expect("mincore"), n);
         assert_eq!((out.pages, out.skipped, out.calls), (n as u64, 0, 1));
+        unmap(a, n);
+    }
+
+    #[test]
+    fn the_faults_the_reads_took_are_counted_and_none_where_pages_were_mapped() {
+        let n = 48;
+        let a = untouched(n);
+        let me = ProcessHandle::open(std::process::id()).expect("own pidfd");
+        let first = populate(&me, &[range(a, n)]).expect("populate");
+        // Each untouched page is a fault (the zero page mapped), none major.
+        assert_eq!(first.faults, (n as u64, 0));
+        let again = populate(&me, &[range(a, n)]).expect("populate");
+        assert_eq!(again.faults, (0, 0), "mapped already: no fault");
         unmap(a, n);
     }
 

@@ -122,6 +122,13 @@ impl Actuator {
         self.mover.is_none()
     }
 
+    /// The page faults the mover caused in `id`'s processes since last asked.
+    pub fn take_faults_caused(&self, id: &ContextId) -> (u64, u64) {
+        self.mover
+            .as_ref()
+            .map_or((0, 0), |m| m.take_faults_caused(id))
+    }
+
     /// Whether the mover or the reclaimer has a job queued or running for `id`.
     pub fn is_busy(&self, id: &ContextId) -> bool {
         self.mover.as_ref().is_some_and(|m| m.is_busy(id))

@@ -67,6 +67,10 @@ pub struct MoveStats {
     pub mapped_back_pages: u64,
     /// A job for this context is queued or running.
     pub busy: bool,
+    /// Faults the mover took in the context's processes mapping their pages
+    /// from outside, (minor, major), not yet handed to the engine
+    /// (`Mover::take_faults_caused`): the kernel counts them to the context.
+    pub faults_caused: (u64, u64),
     /// The ranges of the last bring-back and when it ended (for accuracy).
     #[serde(skip)]
     pub last_bring_back: Option<(Instant, Vec<(u32, AddrRange)>)>,
@@ -104,6 +108,16 @@ impl Mover {
         }
         // The receiver lives as long as the mover thread, which outlives us.
         self.tx.send(job).ok();
+    }
+
+    /// The faults the mover caused in `key`'s processes since the last call
+    /// (`MoveStats::faults_caused`), for the engine to leave out.
+    pub fn take_faults_caused(&self, key: &ContextId) -> (u64, u64) {
+        self.stats
+            .lock()
+            .ok()
+            .and_then(|mut s| s.get_mut(key).map(|m| std::mem::take(&mut m.faults_caused)))
+            .unwrap_or_default()
     }
 
     pub fn is_busy(&self, key: &ContextId) -> bool {
@@ -222,11 +236,12 @@ fn run_bring_back(
         gives_way(rx, queue, key, urgent)
     })?;
     let (mut mapped, mut ranges, mut stopped) = (0, read.done, read.stopped);
+    let mut faults = (0, 0);
     if *map_back && !stopped {
         let m = map_chunks_back(key, pids, order, ranges, || {
             gives_way(rx, queue, key, urgent)
         })?;
-        (mapped, ranges, stopped) = (m.pages, m.rest, m.stopped);
+        (mapped, ranges, stopped, faults) = (m.pages, m.rest, m.stopped, m.faults);
     }
     if *map_back && *map_kept && !stopped {
         let m = map_kept_back(key, pids, ranges, || gives_way(rx, queue, key, urgent))?;
@@ -236,6 +251,8 @@ fn run_bring_back(
         let m = s.entry(key.clone()).or_default();
         m.brought_back_pages += read.pages;
         m.mapped_back_pages += mapped;
+        m.faults_caused.0 += faults.0;
+        m.faults_caused.1 += faults.1;
         if !stopped {
             m.last_bring_back = Some((Instant::now(), ranges));
         }

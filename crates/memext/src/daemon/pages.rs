@@ -154,6 +154,8 @@ pub(super) struct Paced {
     pub(super) pages: u64,
     /// Ranges the kernel refused or skipped, by its error (see `AdviseOutcome`).
     pub(super) refused: Refusals,
+    /// Those ranges, per pid.
+    pub(super) skipped: Vec<(u32, AddrRange)>,
     /// The ranges advised, per pid.
     pub(super) done: Vec<(u32, AddrRange)>,
     /// `stop` ended it before the end of `work`.
@@ -179,7 +181,7 @@ pub(super) fn advise_paced(
     };
     let t0 = Instant::now();
     let (mut bytes, mut done) = (0u64, Vec::new());
-    let mut refused = Refusals::default();
+    let (mut refused, mut skipped) = (Refusals::default(), Vec::new());
     for (pid, ranges) in work {
         let handle = match ProcessHandle::open(*pid) {
             Ok(h) => h,
@@ -194,6 +196,7 @@ pub(super) fn advise_paced(
                     Ok(out) => {
                         bytes += out.bytes;
                         refused.add(out.refused);
+                        skipped.extend(out.skipped.iter().map(|r| (*pid, *r)));
                     }
                     Err(MadviseError::Vanished { .. }) => return Ok(false),
                     Err(e) => return Err(e.to_string()),
@@ -215,6 +218,7 @@ pub(super) fn advise_paced(
                 return Ok(Paced {
                     pages: bytes / page,
                     refused,
+                    skipped,
                     done,
                     stopped: !vanished,
                 });
@@ -227,6 +231,7 @@ pub(super) fn advise_paced(
     Ok(Paced {
         pages: bytes / page,
         refused,
+        skipped,
         done,
         stopped: false,
     })

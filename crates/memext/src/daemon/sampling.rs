@@ -78,6 +78,12 @@ impl Daemon {
             Err(e) => return Err(e.into()),
         };
         let (at, moving) = (sample.at, self.act.is_busy(id));
+        // Taken after the reading: what the mover says it caused by now, the
+        // reading holds (or the next one will: the engine keeps the rest).
+        let caused = self.act.take_faults_caused(id);
+        if caused != (0, 0) {
+            self.engine.faults_caused(id, caused);
+        }
         if let Some(t) = self.tracked.get_mut(id) {
             t.sampled = Some(at);
         }
