@@ -35,6 +35,11 @@ pub struct RoundTrip {
     /// (`memext_sys::populate`): should take no fault at all.
     pub touch_after_populate: TouchReport,
     pub populated_pages: u64,
+    /// The faults populate said it took in the toucher (minor, major), and
+    /// the faults its cgroup counted meanwhile (`pgfault`): the same faults,
+    /// which the daemon leaves out of the context's activity.
+    pub populate_faults: (u64, u64),
+    pub populate_cgroup_faults: u64,
     /// Control: page out again and touch without WILLNEED.
     pub touch_without_willneed: TouchReport,
     pub backend: String,
@@ -103,7 +108,9 @@ pub fn pageout_roundtrip(h: &Hierarchy, helper: &Path, bytes: usize) -> anyhow::
     // Out again, read back, then every page mapped from outside.
     page_out_again(&target, &mut pm, &c, range)?;
     read_back_everything(&mut t, &target, &mut pm)?;
+    let pgfault_before = c.memory()?.pgfault;
     let populated = populate(&target, &[range])?;
+    let populate_cgroup_faults = c.memory()?.pgfault.saturating_sub(pgfault_before);
     let touch_populated = t.touch()?;
 
     // Control: the same push-out, no WILLNEED: the touch must fault from swap.
@@ -126,6 +133,8 @@ pub fn pageout_roundtrip(h: &Hierarchy, helper: &Path, bytes: usize) -> anyhow::
         touch_after_willneed: touch_after,
         touch_after_populate: touch_populated,
         populated_pages: populated.pages,
+        populate_faults: populated.faults,
+        populate_cgroup_faults,
         touch_without_willneed: touch_without,
         backend,
         willneed_complete,
@@ -270,6 +279,15 @@ pub fn check_roundtrip(r: &RoundTrip) -> Vec<String> {
         bad.push(format!(
             "touch after mapping {} of {} pages from outside took {faults} faults (expected at most 1%)",
             r.populated_pages, r.pages
+        ));
+    }
+    // The faults populate says it took are those the cgroup counted (the
+    // toucher sleeps meanwhile: a handful of its own at most).
+    let said = r.populate_faults.0 + r.populate_faults.1;
+    if said < r.pages / 2 || r.populate_cgroup_faults.abs_diff(said) > 16 {
+        bad.push(format!(
+            "populate said it took {said} faults in {} pages, the cgroup counted {}",
+            r.pages, r.populate_cgroup_faults
         ));
     }
     if r.touch_after_willneed.minor_faults < r.pages / 2 {

@@ -309,7 +309,11 @@ fn an_extend_context_runs_at_a_low_cpu_weight_until_the_daemon_stops() {
 /// brought back `prefetch_lead` (3 s) before the next one and mapped back as huge
 /// pages, and held in DRAM until the wake comes. The wake then finds its working
 /// set mapped and touches it with almost no page faults (plain Linux: one fault a
-/// page). About a minute: the period is known from the fifth wake.
+/// page). About half a minute: the schedule is read from two intervals that
+/// agree (since session 67), so the third wake is the first that can be
+/// predicted. (Under CI's load the kernel refused up to 28 of 62 blocks of a
+/// later wake's map-back as busy, EAGAIN, while the third and fourth were
+/// mapped whole: the test now counts those.)
 #[test]
 fn a_periodic_context_is_mapped_back_before_its_predicted_wake() {
     const PERIOD: Duration = Duration::from_secs(10);
@@ -343,7 +347,7 @@ fn a_periodic_context_is_mapped_back_before_its_predicted_wake() {
         let (res, total) = mapped(&t);
         let touch = t.touch().expect("touch");
         found.push((k + 1, res, total, touch.minor_faults, touch.major_faults));
-        let predicted = k >= 4 && res * 10 >= total * 9 && touch.minor_faults * 10 <= total;
+        let predicted = k >= 2 && res * 10 >= total * 9 && touch.minor_faults * 10 <= total;
         if predicted {
             // A wake served by the prediction takes no fault and a few ms of CPU;
             // the daemon must still see it, or it drops out of the history.

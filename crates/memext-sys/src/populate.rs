@@ -75,9 +75,11 @@ pub fn populate(
         return Err(PopulateError::Vanished { pid });
     }
     let mut out = PopulateOutcome::default();
+    // Written now, so that their own first touches are not counted below.
+    let mut scratch = vec![1u8; IOV_MAX];
+    let mut batch: Vec<u64> = vec![0; IOV_MAX];
+    batch.clear();
     let before = thread_faults();
-    let mut scratch = vec![0u8; IOV_MAX];
-    let mut batch: Vec<u64> = Vec::with_capacity(IOV_MAX);
     for page in pages_of(ranges) {
         batch.push(page);
         if batch.len() == IOV_MAX {
