@@ -25,7 +25,8 @@ impl Engine {
     }
 
     /// Faults memext itself caused in `id`'s processes (its mover mapping
-    /// their pages from outside), (minor, major): the kernel counts them to
+    /// their pages from outside), (all, major) as its cgroup counts them
+    /// (`pgfault`, `pgmajfault`): the kernel counts them to
     /// the context's cgroup as its own, and the readings that show them
     /// leave them out, as the mover's while it moves the context's pages
     /// (`ContextState::faults_pending_by_memext`).

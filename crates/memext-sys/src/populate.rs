@@ -48,13 +48,14 @@ pub struct PopulateOutcome {
     pub skipped: u64,
     /// Number of system calls made.
     pub calls: usize,
-    /// Page faults the reads took in the target's page tables, (minor,
-    /// major). The kernel counts each to the target's memory cgroup as the
-    /// target's own (`pgfault`, and `pgmajfault` for a page read from swap)
-    /// and to the thread that read (not to the target's processes): a
-    /// caller that judges the target's activity by its cgroup's faults
-    /// leaves these out. Measured as this thread's fault counters across the
-    /// reads (getrusage(RUSAGE_THREAD)).
+    /// Page faults the reads took in the target's page tables, (all, major),
+    /// as its memory cgroup counts them: every one in `pgfault`, those that
+    /// read a page from swap in `pgmajfault` too. The kernel counts them to
+    /// that cgroup as the target's own, and to the thread that read (not to
+    /// the target's processes): a caller that judges the target's activity
+    /// by its cgroup's faults leaves these out. Measured as this thread's
+    /// fault counters across the reads (getrusage(RUSAGE_THREAD): minor and
+    /// major apart, so all is their sum).
     pub faults: (u64, u64),
 }
 
@@ -91,10 +92,8 @@ pub fn populate(
         read_batch(pid, &batch, &mut scratch, &mut out)?;
     }
     let after = thread_faults();
-    out.faults = (
-        after.0.saturating_sub(before.0),
-        after.1.saturating_sub(before.1),
-    );
+    let major = after.1.saturating_sub(before.1);
+    out.faults = (after.0.saturating_sub(before.0) + major, major);
     if !pidfd_alive(target) {
         return Err(PopulateError::Vanished { pid });
     }

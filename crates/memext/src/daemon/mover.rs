@@ -68,7 +68,7 @@ pub struct MoveStats {
     /// A job for this context is queued or running.
     pub busy: bool,
     /// Faults the mover took in the context's processes mapping their pages
-    /// from outside, (minor, major), not yet handed to the engine
+    /// from outside, (all, major) as its cgroup counts them, not yet handed to the engine
     /// (`Mover::take_faults_caused`): the kernel counts them to the context.
     pub faults_caused: (u64, u64),
     /// The ranges of the last bring-back and when it ended (for accuracy).

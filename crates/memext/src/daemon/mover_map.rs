@@ -23,7 +23,7 @@ pub(super) struct Mapped {
     pub(super) pages: u64,
     pub(super) rest: Vec<(u32, AddrRange)>,
     pub(super) stopped: bool,
-    /// The faults mapping pages one by one took, (minor, major): counted by
+    /// The faults mapping pages one by one took, (all, major) as the cgroup counts them: counted by
     /// the kernel to the context as its own (`PopulateOutcome::faults`).
     pub(super) faults: (u64, u64),
 }
