@@ -38,6 +38,8 @@ def lines(run):
     logf = _one(run, "memext-daemon-*.log*")
     with (gzip.open if logf.endswith(".gz") else open)(logf, "rt") as f:
         for line in f:
+            if not line.startswith("{"):
+                continue  # a plain line: the daemon's last error, as bench/faas tore its cgroups down
             j = json.loads(line)
             ts = datetime.datetime.fromisoformat(j["timestamp"].replace("Z", "+00:00")).timestamp() - t0
             yield ts, j
