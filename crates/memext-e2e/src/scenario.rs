@@ -307,7 +307,10 @@ pub fn check_roundtrip(r: &RoundTrip) -> Vec<String> {
     }
     // The faults populate says it took are those the cgroup counted (the
     // toucher sleeps meanwhile: a handful of its own at most), majors among
-    // them where it read from swap.
+    // them where it read from swap. A kernel that counts `pgfault` at each
+    // try of a fault (the cgroup-v2 VM's: a major fault tries again once its
+    // page is read) counts a major one up to twice there (131,071 said,
+    // 147,378 counted, 16,389 majors): all said and counted may differ so.
     let near = |a: u64, b: u64| a.abs_diff(b) <= 16 + b / 100;
     for (what, said, counted) in [
         (
@@ -321,7 +324,9 @@ pub fn check_roundtrip(r: &RoundTrip) -> Vec<String> {
             r.populate_from_swap_cgroup_faults,
         ),
     ] {
-        if said.0 < r.pages / 2 || !near(said.0, counted.0) || !near(said.1, counted.1) {
+        let all_near = near(said.0, counted.0)
+            || (counted.0 > said.0 && counted.0 <= said.0 + said.1 + 16 + said.0 / 100);
+        if said.0 < r.pages / 2 || !all_near || !near(said.1, counted.1) {
             bad.push(format!(
                 "populate {what} said it took {said:?} faults (all, major) in {} pages, the cgroup counted {counted:?}",
                 r.pages

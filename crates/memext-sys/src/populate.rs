@@ -55,7 +55,10 @@ pub struct PopulateOutcome {
     /// the target's processes): a caller that judges the target's activity
     /// by its cgroup's faults leaves these out. Measured as this thread's
     /// fault counters across the reads (getrusage(RUSAGE_THREAD): minor and
-    /// major apart, so all is their sum).
+    /// major apart, so all is their sum). A kernel that counts `pgfault` at
+    /// each try of a fault counts a major one up to twice there (the
+    /// cgroup-v2 VM's: 147,378 against 131,071 said, 16,389 of them major):
+    /// up to that many are then left in what the caller sees.
     pub faults: (u64, u64),
 }
 
