@@ -114,14 +114,14 @@ pub struct ContextState {
     /// memext's own bring-back is never taken for a wake.
     pub faults_by_memext: (u64, u64),
     /// Faults memext caused in the context's processes that its readings
-    /// have not shown yet, (all, major) as its cgroup counts them: its mover's reads of their pages
-    /// from outside (`memext_sys::populate`), which the kernel counts to the
-    /// context's cgroup as its own. Each reading leaves out as many of its
-    /// faults as are pending (`take_faults_by_memext`): the mover's moving
-    /// flag alone does not cover them where the context is read seconds
-    /// apart (bench/faas, session 68: a map-back's 120-1,403 such faults
-    /// read 1 s later as an onset or a wake, 50-70 a run, 2 s before the
-    /// predicted call).
+    /// have not shown yet, (all, major) as its cgroup counts them: its
+    /// mover's reads of their pages from outside (`memext_sys::populate`),
+    /// which the kernel counts to the context's cgroup as its own. Each
+    /// reading leaves out as many of its faults as are pending
+    /// (`take_faults_by_memext`): the mover's moving flag alone does not
+    /// cover them where the context is read seconds apart (bench/faas,
+    /// session 68: 113 map-backs' 120-1,968 such faults read within 1.5 s
+    /// as an onset or a wake, a median 2.3 s before the predicted call).
     #[serde(default)]
     pub faults_pending_by_memext: (u64, u64),
     /// CPU time the context spent refaulting what memext took from it

@@ -26,9 +26,9 @@ impl Engine {
 
     /// Faults memext itself caused in `id`'s processes (its mover mapping
     /// their pages from outside), (all, major) as its cgroup counts them
-    /// (`pgfault`, `pgmajfault`): the kernel counts them to
-    /// the context's cgroup as its own, and the readings that show them
-    /// leave them out, as the mover's while it moves the context's pages
+    /// (`pgfault`, `pgmajfault`): the kernel counts them to the context's
+    /// cgroup as its own, and the readings that show them leave them out,
+    /// as the mover's while it moves the context's pages
     /// (`ContextState::faults_pending_by_memext`).
     pub fn faults_caused(&mut self, id: &ContextId, faults: (u64, u64)) {
         if let Some(t) = self.contexts.get_mut(id) {
