@@ -73,6 +73,15 @@ impl Mapping {
                 if SHARED_MEMORY_NAMES.iter().any(|n| p.starts_with(n)))
     }
 
+    /// A private mapping of a file (a library's data and relocations, the
+    /// program's own): its pages are the file's until the process writes
+    /// one, which is then anonymous memory of the process's own, swapped as
+    /// any other and shown as swapped by pagemap. MADV_WILLNEED does not read
+    /// such a page back: on a file mapping it reads the file ahead instead.
+    pub fn is_private_file(&self) -> bool {
+        !self.shared && self.readable && matches!(self.backing, Backing::File(_))
+    }
+
     /// Memory that swap holds when the process is pushed out: its private
     /// anonymous memory and the shared memory it maps.
     pub fn is_swappable(&self) -> bool {
@@ -203,6 +212,14 @@ ffffffffff600000-ffffffffff601000 --xp 00000000 00:00 0                  [vsysca
         // heap, anonymous mmap, [anon:jemalloc], stack; not the guard page,
         // not the shared /dev/zero segment, not files or [vdso].
         assert_eq!(anon, vec![1, 2, 5, 6]);
+        let private_file: Vec<usize> = maps
+            .iter()
+            .enumerate()
+            .filter(|(_, m)| m.is_private_file())
+            .map(|(i, _)| i)
+            .collect();
+        // The program's own file; neither [vdso] nor [vsyscall].
+        assert_eq!(private_file, vec![0]);
     }
 
     #[test]
@@ -228,6 +245,11 @@ ffffffffff600000-ffffffffff601000 --xp 00000000 00:00 0                  [vsysca
         assert_eq!(
             swappable,
             [true, true, true, true, false, false, true, false]
+        );
+        let private_file: Vec<bool> = maps.iter().map(Mapping::is_private_file).collect();
+        assert_eq!(
+            private_file,
+            [false, false, false, false, false, true, false, false]
         );
     }
 

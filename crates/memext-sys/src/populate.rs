@@ -18,6 +18,9 @@
 //! as the target's own (`pgfault`): [`PopulateOutcome::faults`] says how
 //! many, so that they are not taken for the target's activity (bench/faas,
 //! session 68: read as its wake 2 s before its call, 50-70 times a run).
+//! It also reads what nothing else reads back: the written pages of private
+//! file mappings in swap (session 71), on which MADV_WILLNEED reads the file
+//! ahead instead.
 
 use crate::madvise::IOV_MAX;
 use crate::peer::pidfd_alive;

@@ -15,7 +15,9 @@ use memext_sys::pagemap::PageState;
 use memext_sys::AddrRange;
 
 use super::mover_map::{map_chunks_back, map_kept_back};
-use super::pages::{advise_paced, by_chunk, ranges_of, read_back_ranges, Paced};
+use super::pages::{
+    advise_paced, by_chunk, populate_paced, ranges_of, read_back_ranges, Paced, PopulatedFiles,
+};
 use super::priority::{run_next_at, MovePriorities};
 use super::wake_gate::WakeGate;
 
@@ -29,8 +31,9 @@ pub enum Job {
         keep: HashSet<ChunkKey>,
         bandwidth: u64,
     },
-    /// Bring back the swapped private anonymous memory of `pids`, chunks in
-    /// `order` first (hottest first), then the rest by address.
+    /// Bring back the swapped memory of `pids`: their anonymous memory,
+    /// chunks in `order` first (hottest first), the rest by address; then,
+    /// unless `urgent`, the pages they wrote of their private file mappings.
     BringBack {
         key: ContextId,
         pids: Vec<u32>,
@@ -232,16 +235,17 @@ fn run_bring_back(
         return Ok(false);
     };
     let urgent = *urgent;
-    let read = bring_back(pids, order, *bandwidth, *from_the_end, key, || {
-        gives_way(rx, queue, key, urgent)
-    })?;
+    let (read, mut faults) =
+        bring_back(pids, order, *bandwidth, *from_the_end, !urgent, key, || {
+            gives_way(rx, queue, key, urgent)
+        })?;
     let (mut mapped, mut ranges, mut stopped) = (0, read.done, read.stopped);
-    let mut faults = (0, 0);
     if *map_back && !stopped {
         let m = map_chunks_back(key, pids, order, ranges, || {
             gives_way(rx, queue, key, urgent)
         })?;
-        (mapped, ranges, stopped, faults) = (m.pages, m.rest, m.stopped, m.faults);
+        (mapped, ranges, stopped) = (m.pages, m.rest, m.stopped);
+        faults = (faults.0 + m.faults.0, faults.1 + m.faults.1);
     }
     if *map_back && *map_kept && !stopped {
         let m = map_kept_back(key, pids, ranges, || gives_way(rx, queue, key, urgent))?;
@@ -313,24 +317,28 @@ fn enqueue(queue: &mut Vec<Job>, job: Job) {
 }
 
 /// Reads back the swapped memory of `pids`, chunks of `order` first (or
-/// from the end); stops between batches when `stop` says so.
+/// from the end); stops between batches when `stop` says so. Returns also
+/// the faults it took reading written file pages (the kernel counts them to
+/// the context).
 fn bring_back(
     pids: &[u32],
     order: &[ChunkKey],
     bandwidth: u64,
     from_the_end: bool,
+    written_too: bool,
     key: &ContextId,
-    stop: impl FnMut() -> bool,
-) -> Result<Paced, String> {
+    mut stop: impl FnMut() -> bool,
+) -> Result<(Paced, (u64, u64)), String> {
     let rank: HashMap<ChunkKey, usize> = order.iter().enumerate().map(|(i, k)| (*k, i)).collect();
-    let mut work = Vec::new();
+    let (mut work, mut files) = (Vec::new(), Vec::new());
     let mut shared = 0u64;
     for &pid in pids {
-        let (swapped, shared_absent) = read_back_ranges(pid)?;
-        let mut pieces = by_chunk(pid, &swapped);
+        let back = read_back_ranges(pid)?;
+        files.push((pid, back.written_file));
+        let mut pieces = by_chunk(pid, &back.swapped);
         // Shared memory: pagemap does not say what is in swap; the recorded
         // working set's chunks of it that are not resident are asked for.
-        let absent: Vec<_> = by_chunk(pid, &shared_absent)
+        let absent: Vec<_> = by_chunk(pid, &back.shared_absent)
             .into_iter()
             .filter(|(k, _)| rank.contains_key(k))
             .collect();
@@ -343,7 +351,17 @@ fn bring_back(
         work.push((pid, pieces.into_iter().map(|(_, r)| r).collect::<Vec<_>>()));
     }
     let t0 = Instant::now();
-    let paced = advise_paced(&work, Advice::WillNeed, bandwidth, stop)?;
+    let mut paced = advise_paced(&work, Advice::WillNeed, bandwidth, &mut stop)?;
+    // Then, ahead of a call (not for a woken context, whose heap comes
+    // first and whose runtime faults them itself), the pages they wrote of
+    // their libraries' data (a few hundred of an interpreter's, touched by
+    // every call): WILLNEED cannot read them.
+    let mut written = PopulatedFiles::default();
+    if written_too && !paced.stopped {
+        written = populate_paced(&files, bandwidth, &mut stop)?;
+        paced.stopped = written.stopped;
+    }
+    paced.pages += written.pages;
     let (bytes, seconds) = (
         paced.pages * memext_sys::page_size(),
         t0.elapsed().as_secs_f64(),
@@ -355,6 +373,8 @@ fn bring_back(
         context = %key,
         bytes,
         shared_bytes = shared,
+        written_file_bytes = written.pages * memext_sys::page_size(),
+        written_file_faults = written.faults.0,
         seconds,
         gave_way = paced.stopped,
         "{key}: read back {} in {seconds:.3} s{}",
@@ -368,7 +388,7 @@ fn bring_back(
             String::new()
         },
     );
-    Ok(paced)
+    Ok((paced, written.faults))
 }
 
 fn push_out(

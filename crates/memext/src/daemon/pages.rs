@@ -1,6 +1,7 @@
 //! Page ranges of a context's processes and advice on them, paced: which
 //! ranges of its swappable memory (private anonymous and shared memory) are
-//! resident or swapped, which of its shared memory is not resident, their split into
+//! resident or swapped, which of its shared memory is not resident, which
+//! pages of its private file mappings it wrote are in swap, their split into
 //! working-set chunks, `process_madvise` in batches at a bandwidth cap, and
 //! how many of the pages brought back were touched since (accuracy).
 
@@ -12,6 +13,7 @@ use memext_sys::madvise::{advise, Advice, MadviseError, Refusals};
 use memext_sys::maps::{read_maps, Mapping};
 use memext_sys::pagemap::{PageRange, PageState, Pagemap};
 use memext_sys::pidfd::ProcessHandle;
+use memext_sys::populate::{populate, PopulateError};
 use memext_sys::AddrRange;
 
 /// Pages are moved in batches of at most this many bytes.
@@ -54,40 +56,89 @@ pub(super) fn whole_blocks(ranges: &[PageRange]) -> Vec<AddrRange> {
         .collect()
 }
 
-/// What a read-back of `pid` asks for, from one maps read and one pagemap
-/// scan: the swapped ranges of its swappable memory, and the ranges of the
-/// shared memory it maps that are not resident (pagemap cannot tell which
-/// shared pages are in swap: a swapped-out shared page leaves no entry in
-/// the page table; WILLNEED on such a range reads only what is in swap).
-pub(super) fn read_back_ranges(pid: u32) -> Result<(Vec<AddrRange>, Vec<AddrRange>), String> {
-    let (maps, scanned) = scan(pid, Mapping::is_swappable)?;
-    let of = |state: PageState| -> Vec<AddrRange> {
+/// What a read-back of one process asks for (`read_back_ranges`).
+#[derive(Debug, Default)]
+pub(super) struct ReadBack {
+    /// The swapped ranges of its swappable memory.
+    pub(super) swapped: Vec<AddrRange>,
+    /// The ranges of the shared memory it maps that are not resident
+    /// (pagemap cannot tell which shared pages are in swap: a swapped-out
+    /// shared page leaves no entry in the page table; WILLNEED on such a
+    /// range reads only what is in swap).
+    pub(super) shared_absent: Vec<AddrRange>,
+    /// The swapped pages of its private file mappings, pages it wrote (a
+    /// library's data): WILLNEED does not read them (`is_private_file`), a
+    /// read through its page tables does (`memext_sys::populate`).
+    pub(super) written_file: Vec<AddrRange>,
+}
+
+/// What a read-back of `pid` asks for, from one maps read and one pagemap.
+pub(super) fn read_back_ranges(pid: u32) -> Result<ReadBack, String> {
+    let Some(maps) = maps_of(pid)? else {
+        return Ok(ReadBack::default());
+    };
+    let (swappable, files): (Vec<Mapping>, Vec<Mapping>) = maps
+        .into_iter()
+        .filter(|m| m.is_swappable() || m.is_private_file())
+        .partition(Mapping::is_swappable);
+    // Scanned apart: a scan joins adjacent runs across mappings, and a
+    // library's data is often followed by its anonymous .bss.
+    let Some((scanned, of_files)) = pagemap_of(pid, |pm| {
+        Ok((pm.scan_mappings(&swappable)?, pm.scan_mappings(&files)?))
+    })?
+    else {
+        return Ok(ReadBack::default());
+    };
+    let of = |scanned: &[PageRange], state: PageState| -> Vec<AddrRange> {
         scanned
             .iter()
             .filter(|r| r.state == state)
             .map(|r| r.range)
             .collect()
     };
-    let resident = of(PageState::Resident);
-    let shared_absent = maps
+    let resident = of(&scanned, PageState::Resident);
+    let shared_absent = swappable
         .iter()
         .filter(|m| m.is_shared_memory())
         .flat_map(|m| absent(m.range, &resident))
         .collect();
-    Ok((of(PageState::Swapped), shared_absent))
+    Ok(ReadBack {
+        swapped: of(&scanned, PageState::Swapped),
+        shared_absent,
+        written_file: of(&of_files, PageState::Swapped),
+    })
 }
 
 /// The mappings of `pid` that `which` selects and their pages' states (none
 /// for a process that has exited).
 fn scan(pid: u32, which: fn(&Mapping) -> bool) -> Result<(Vec<Mapping>, Vec<PageRange>), String> {
-    let maps: Vec<Mapping> = match read_maps(pid) {
-        Ok(m) => m.into_iter().filter(which).collect(),
-        Err(memext_sys::maps::MapsError::Vanished { .. }) => return Ok(Default::default()),
-        Err(e) => return Err(e.to_string()),
+    let Some(maps) = maps_of(pid)? else {
+        return Ok(Default::default());
     };
-    match Pagemap::open(pid).and_then(|mut pm| pm.scan_mappings(&maps)) {
-        Ok(r) => Ok((maps, r)),
-        Err(memext_sys::pagemap::PagemapError::Vanished { .. }) => Ok(Default::default()),
+    let maps: Vec<Mapping> = maps.into_iter().filter(which).collect();
+    match pagemap_of(pid, |pm| pm.scan_mappings(&maps))? {
+        Some(r) => Ok((maps, r)),
+        None => Ok(Default::default()),
+    }
+}
+
+/// The mappings of `pid`, or None if it has exited.
+fn maps_of(pid: u32) -> Result<Option<Vec<Mapping>>, String> {
+    match read_maps(pid) {
+        Ok(m) => Ok(Some(m)),
+        Err(memext_sys::maps::MapsError::Vanished { .. }) => Ok(None),
+        Err(e) => Err(e.to_string()),
+    }
+}
+
+/// `f` on the pagemap of `pid`, or None if it has exited.
+fn pagemap_of<T>(
+    pid: u32,
+    f: impl FnOnce(&mut Pagemap) -> Result<T, memext_sys::pagemap::PagemapError>,
+) -> Result<Option<T>, String> {
+    match Pagemap::open(pid).and_then(|mut pm| f(&mut pm)) {
+        Ok(r) => Ok(Some(r)),
+        Err(memext_sys::pagemap::PagemapError::Vanished { .. }) => Ok(None),
         Err(e) => Err(e.to_string()),
     }
 }
@@ -237,6 +288,77 @@ pub(super) fn advise_paced(
     })
 }
 
+/// Maps `work` (per pid) into its processes' page tables by reading it
+/// (`memext_sys::populate`), in batches of 16 MiB paced to `bandwidth`
+/// bytes per second (0: no pacing); stops between batches when `stop` says
+/// so. Returns the pages mapped and whether it stopped.
+pub(super) fn populate_paced(
+    work: &[(u32, Vec<AddrRange>)],
+    bandwidth: u64,
+    mut stop: impl FnMut() -> bool,
+) -> Result<PopulatedFiles, String> {
+    let page = memext_sys::page_size();
+    let t0 = Instant::now();
+    let mut out = PopulatedFiles::default();
+    for (pid, ranges) in work {
+        let handle = match ProcessHandle::open(*pid) {
+            Ok(h) => h,
+            Err(memext_sys::pidfd::PidfdError::Vanished { .. }) => continue,
+            Err(e) => return Err(e.to_string()),
+        };
+        for batch in batches(ranges, BATCH_BYTES) {
+            match populate(&handle, &batch) {
+                Ok(p) => {
+                    out.pages += p.pages;
+                    out.faults.0 += p.faults.0;
+                    out.faults.1 += p.faults.1;
+                }
+                Err(PopulateError::Vanished { .. }) => break,
+                Err(e) => return Err(e.to_string()),
+            }
+            pace(t0, out.pages * page, bandwidth);
+            if stop() {
+                out.stopped = true;
+                return Ok(out);
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// What [`populate_paced`] did.
+#[derive(Debug, Default)]
+pub(super) struct PopulatedFiles {
+    pub(super) pages: u64,
+    /// The faults reading them took, (all, major): counted by the kernel to
+    /// the context as its own (`PopulateOutcome::faults`).
+    pub(super) faults: (u64, u64),
+    /// `stop` ended it before the end of `work`.
+    pub(super) stopped: bool,
+}
+
+/// `ranges` in batches of at most `limit` bytes each, a longer range split.
+fn batches(ranges: &[AddrRange], limit: u64) -> Vec<Vec<AddrRange>> {
+    let (mut out, mut batch, mut bytes) = (Vec::new(), Vec::new(), 0);
+    for r in ranges {
+        let mut at = r.start;
+        while at < r.end {
+            let end = r.end.min(at + (limit - bytes));
+            batch.push(AddrRange::new(at, end));
+            bytes += end - at;
+            at = end;
+            if bytes == limit {
+                out.push(std::mem::take(&mut batch));
+                bytes = 0;
+            }
+        }
+    }
+    if !batch.is_empty() {
+        out.push(batch);
+    }
+    out
+}
+
 /// Of the ranges brought back, the share now mapped (touched by the process).
 pub(super) fn accuracy(ranges: &[(u32, AddrRange)]) -> Option<f64> {
     let mut by_pid: HashMap<u32, Vec<AddrRange>> = HashMap::new();
@@ -302,6 +424,22 @@ mod tests {
         };
         assert_eq!(whole_blocks(&ranges), blocks(&[1, 2, 6]));
         assert_eq!(whole_blocks(&[]), vec![]);
+    }
+
+    #[test]
+    fn batches_hold_at_most_their_limit_and_split_a_longer_range() {
+        let r = |a: u64, b: u64| AddrRange::new(a << 12, b << 12);
+        let limit = 4 << 12;
+        assert_eq!(
+            batches(&[r(0, 3), r(10, 16), r(20, 21)], limit),
+            vec![
+                vec![r(0, 3), r(10, 11)],
+                vec![r(11, 15)],
+                vec![r(15, 16), r(20, 21)]
+            ]
+        );
+        assert_eq!(batches(&[r(0, 4)], limit), vec![vec![r(0, 4)]]);
+        assert!(batches(&[], limit).is_empty());
     }
 
     #[test]
