@@ -6,7 +6,10 @@
 //!
 //! Input on stdin, as `docs/faas/s72-2026-12-05/extract_wakes.py` writes it:
 //! `r RUN`, then per function `f NAME CLASS`, `c CALL_TIMES...`,
-//! `w RECORDED_WAKES...` (seconds, none negative).
+//! `w RECORDED_WAKES...` (seconds, none negative), and optionally
+//! `v WAKES...`: those of the wakes seen by CPU alone (warm calls), as
+//! `docs/faas/s74-2026-12-06/extract_wakes.py` writes them (recorded with
+//! `record_by_cpu`; without the line, all as wakes).
 //!
 //!   python3 extract_wakes.py RUN_DIR... | cargo run -q --example replay_wakes -p memext-engine
 
@@ -38,6 +41,7 @@ struct Function {
     class: String,
     calls: Vec<f64>,
     wakes: Vec<f64>,
+    by_cpu: Vec<f64>,
 }
 
 fn secs(t: f64) -> Duration {
@@ -56,7 +60,12 @@ fn due_at_ticks(f: &Function) -> Vec<(f64, bool)> {
     let mut out = Vec::new();
     while t <= last + 5.0 {
         while next < f.wakes.len() && f.wakes[next] <= t {
-            h.record(secs(f.wakes[next]));
+            let w = f.wakes[next];
+            if f.by_cpu.contains(&w) {
+                h.record_by_cpu(secs(w));
+            } else {
+                h.record(secs(w));
+            }
             next += 1;
         }
         out.push((t, is_due(&h, secs(t), LEAD)));
@@ -116,6 +125,7 @@ fn parse(text: &str) -> Vec<(String, BTreeMap<String, Function>)> {
                         class,
                         calls: Vec::new(),
                         wakes: Vec::new(),
+                        by_cpu: Vec::new(),
                     };
                     fs.insert(name.clone(), f);
                 }
@@ -128,6 +138,11 @@ fn parse(text: &str) -> Vec<(String, BTreeMap<String, Function>)> {
             Some("w") => {
                 if let Some(f) = runs.last_mut().and_then(|(_, fs)| fs.get_mut(&name)) {
                     f.wakes = times(words);
+                }
+            }
+            Some("v") => {
+                if let Some(f) = runs.last_mut().and_then(|(_, fs)| fs.get_mut(&name)) {
+                    f.by_cpu = times(words);
                 }
             }
             _ => {}

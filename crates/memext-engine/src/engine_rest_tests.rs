@@ -49,6 +49,8 @@ fn a_resident_idle_contexts_warm_call_is_remembered_at_the_tick() {
         assert_eq!(t.model.state, State::Idle, "it rests on");
         let calls = usize::from(want.is_some());
         assert_eq!(t.model.history.count(), calls, "{swapped} MiB in swap");
+        // Seen by its CPU alone (`ActivationHistory::record_by_cpu`).
+        assert_eq!(t.model.history.count_by_cpu(), calls);
     }
 }
 

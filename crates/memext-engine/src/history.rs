@@ -8,6 +8,11 @@ use std::time::Duration;
 
 use crate::Instant;
 
+mod following;
+#[cfg(test)]
+use following::binomial_tail;
+pub use following::{following, Following};
+
 /// How many wakes are remembered.
 const KEEP: usize = 32;
 /// Intervals needed before a period is believed: one (two calls) is taken
@@ -49,9 +54,16 @@ const MAX_UNSEEN_IN_ONE: u32 = 2;
 /// (docs/faas/ab-2026-11-26-s27).
 const SAME_WAKE_WITHIN: Duration = Duration::from_secs(3);
 
+/// Wakes not seen by CPU alone a schedule read from them alone needs at
+/// least (two intervals that agree), where all the wakes make none.
+const MIN_SURE_WAKES: usize = 3;
+
 #[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct ActivationHistory {
     wakes: VecDeque<Instant>,
+    /// Those of `wakes` seen by CPU alone (`record_by_cpu`).
+    #[serde(default)]
+    by_cpu: VecDeque<Instant>,
 }
 
 impl ActivationHistory {
@@ -77,12 +89,35 @@ impl ActivationHistory {
         self.wakes.push_back(at);
     }
 
+    /// A wake seen by its CPU alone: a resting context's warm call, told
+    /// from its runtime's bursts by nothing else (`rest`). About 40% of
+    /// those recorded in a bench/faas run were no call (31-35 of 73-81 a
+    /// run, docs/faas/s74-2026-12-06), and among a timer's calls they
+    /// break its schedule: fn0014, a 35 s timer, had four between its first
+    /// three calls, was never read as periodic, and its next three calls
+    /// came cold. Where all the wakes make no schedule, the others alone
+    /// may (`schedule_in`).
+    pub fn record_by_cpu(&mut self, at: Instant) {
+        let before = self.last();
+        self.record(at);
+        if self.last() == Some(at) && before != Some(at) {
+            self.by_cpu.push_back(at);
+        }
+        let wakes = &self.wakes;
+        self.by_cpu.retain(|t| wakes.contains(t));
+    }
+
     pub fn last(&self) -> Option<Instant> {
         self.wakes.back().copied()
     }
 
     pub fn count(&self) -> usize {
         self.wakes.len()
+    }
+
+    /// How many of the wakes were seen by CPU alone (`record_by_cpu`).
+    pub fn count_by_cpu(&self) -> usize {
+        self.by_cpu.len()
     }
 
     pub fn wakes(&self) -> impl Iterator<Item = Instant> + '_ {
@@ -142,7 +177,7 @@ impl ActivationHistory {
         if last - before < SAME_WAKE_WITHIN {
             return None;
         }
-        let (on, period) = schedule_of(self.wakes.range(..n - 1).copied())?;
+        let (on, period) = self.schedule_in(n - 1)?;
         let due = on + period;
         let within = precursor_within(period);
         (last < due && due - last <= within && now < due + SAME_WAKE_WITHIN)
@@ -166,7 +201,20 @@ impl ActivationHistory {
     /// (on 66 runs of sessions 20-25, 5,746 and 289 against 5,857 and 322;
     /// docs/faas/ab-2026-11-26-s28).
     fn schedule(&self) -> Option<(Instant, Duration)> {
-        schedule_of(self.wakes.iter().copied())
+        self.schedule_in(self.wakes.len())
+    }
+
+    /// The schedule of the first `n` wakes; where they make none, that of
+    /// those among them not seen by CPU alone, if there are
+    /// `MIN_SURE_WAKES` distinct ones.
+    fn schedule_in(&self, n: usize) -> Option<(Instant, Duration)> {
+        let first = || self.wakes.range(..n.min(self.wakes.len())).copied();
+        schedule_of(first()).or_else(|| {
+            let sure = distinct_wakes(first().filter(|w| !self.by_cpu.contains(w)));
+            (sure.len() >= MIN_SURE_WAKES)
+                .then(|| schedule_of(sure.into_iter()))
+                .flatten()
+        })
     }
 
     /// Whether a wake at `at` is the one a periodic history predicts: within
@@ -386,77 +434,6 @@ fn median_of_agreeing(kept: &[Duration], halves: usize) -> Option<Duration> {
     }
     let m = median(kept)?;
     agree(kept, m).then_some(m)
-}
-
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Following {
-    /// Of the leader's wakes the follower could have followed (after its
-    /// own first wake, and at least `window` ago), how many it did.
-    pub followed: usize,
-    pub of: usize,
-    /// The chance that the follower wakes within `window` after any given
-    /// instant, at its own rate.
-    pub chance: f64,
-}
-
-impl Following {
-    pub fn ratio(&self) -> f64 {
-        self.followed as f64 / self.of as f64
-    }
-
-    /// How likely following at least this often is by chance alone (the
-    /// binomial tail): among a hundred functions that wake every 10-60 s
-    /// independently, two in three of a leader's wakes are followed within
-    /// 2 s by chance often enough that most co-wake predictions of a
-    /// bench/faas run (whose trace has no co-wakes) were read-backs for nothing.
-    pub fn by_chance(&self) -> f64 {
-        binomial_tail(self.followed, self.of, self.chance)
-    }
-}
-
-/// `follower`'s following of `leader` within `window`, judged at `now`.
-/// `None` until there are at least three leader wakes to judge.
-pub fn following(
-    leader: &ActivationHistory,
-    follower: &ActivationHistory,
-    window: Duration,
-    now: Instant,
-) -> Option<Following> {
-    let first = follower.wakes.front().copied()?;
-    let candidates: Vec<Instant> = leader
-        .wakes()
-        .filter(|&w| w + window >= first && w + window <= now)
-        .collect();
-    if candidates.len() < 3 {
-        return None;
-    }
-    let followed = candidates
-        .iter()
-        .filter(|&&w| follower.wakes().any(|f| f >= w && f <= w + window))
-        .count();
-    let span = now.saturating_sub(first).max(window).as_secs_f64();
-    let rate = follower.count() as f64 / span;
-    Some(Following {
-        followed,
-        of: candidates.len(),
-        chance: 1.0 - (-rate * window.as_secs_f64()).exp(),
-    })
-}
-
-/// P(X >= k) for X ~ Binomial(n, p).
-fn binomial_tail(k: usize, n: usize, p: f64) -> f64 {
-    let mut choose = 1.0; // C(n, j), from j = 0
-    let mut tail = 0.0;
-    for j in 0..=n {
-        if j > 0 {
-            choose = choose * (n + 1 - j) as f64 / j as f64;
-        }
-        if j >= k {
-            let pow = |x: f64, e: usize| x.powi(i32::try_from(e).unwrap_or(i32::MAX));
-            tail += choose * pow(p, j) * pow(1.0 - p, n - j);
-        }
-    }
-    tail.min(1.0)
 }
 
 #[cfg(test)]

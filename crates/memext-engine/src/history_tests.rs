@@ -396,3 +396,74 @@ fn timers_with_two_extra_wakes_are_read_at_their_period() {
     eprintln!("timers with two extra wakes read: {before} of 300 at the median, {now} now");
     assert!(now >= before + 30, "{before} -> {now}");
 }
+
+/// bench/faas wp-r2 (session 74), fn0014: a 35 s timer whose calls at 0.7,
+/// 35.8 and 71.2 s were wakes, with four warm calls seen by CPU alone
+/// between them (its runtime's bursts; no call came then).
+fn timer_with_bursts(by_cpu: bool) -> ActivationHistory {
+    let mut h = ActivationHistory::default();
+    for (t, cpu_only) in [
+        (0.7, false),
+        (9.2, true),
+        (35.8, false),
+        (41.2, true),
+        (58.2, true),
+        (64.2, true),
+        (71.2, false),
+    ] {
+        if cpu_only && by_cpu {
+            h.record_by_cpu(at(t));
+        } else {
+            h.record(at(t));
+        }
+    }
+    h
+}
+
+#[test]
+fn warm_calls_seen_by_cpu_alone_do_not_hide_a_schedule_the_wakes_make() {
+    // All seven as wakes: no schedule (four extra wakes among two periods).
+    assert_eq!(timer_with_bursts(false).next_wake(at(72.0)), None);
+    let h = timer_with_bursts(true);
+    let next = h.next_wake(at(72.0)).expect("the wakes' schedule");
+    assert!(
+        next.abs_diff(at(106.45)) < Duration::from_millis(500),
+        "next call due at {next:?}, not one period (35.25 s) after 71.2 s"
+    );
+    assert!(h.is_on_schedule(at(106.0)));
+}
+
+#[test]
+fn two_wakes_and_bursts_make_no_schedule() {
+    // Two sure wakes are one interval: not enough to overrule the rest.
+    let mut h = ActivationHistory::default();
+    h.record(at(0.7));
+    h.record_by_cpu(at(9.2));
+    h.record(at(35.8));
+    h.record_by_cpu(at(41.2));
+    h.record_by_cpu(at(58.2));
+    assert_eq!(h.next_wake(at(59.0)), None);
+}
+
+#[test]
+fn a_schedule_all_the_wakes_make_stands() {
+    // Warm calls on the timer's own beat are calls like the others.
+    let mut h = ActivationHistory::default();
+    for (k, t) in [10.0, 30.0, 50.0, 70.0].into_iter().enumerate() {
+        if k % 2 == 1 {
+            h.record_by_cpu(at(t));
+        } else {
+            h.record(at(t));
+        }
+    }
+    assert_eq!(h.next_wake(at(71.0)), Some(at(90.0)));
+}
+
+#[test]
+fn a_history_saved_before_cpu_only_wakes_were_kept_apart_still_loads() {
+    let h = timer_with_bursts(false);
+    let mut v = serde_json::to_value(&h).expect("serialize");
+    v.as_object_mut().expect("object").remove("by_cpu");
+    let back: ActivationHistory = serde_json::from_value(v).expect("deserialize");
+    assert_eq!(back, h);
+}

@@ -432,9 +432,11 @@ impl ContextModel {
         Some(call)
     }
 
-    /// A warm call while it rests: in its history, nothing else changes.
+    /// A warm call while it rests: in its history (as seen by CPU alone),
+    /// nothing else changes.
     fn warm_call(&mut self, now: Instant) -> Transition {
-        self.remember(now);
+        self.history.record_by_cpu(now);
+        self.quiet_since_call = false;
         Transition::WarmCall
     }
 
