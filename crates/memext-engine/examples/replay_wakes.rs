@@ -8,7 +8,7 @@
 //! `r RUN`, then per function `f NAME CLASS`, `c CALL_TIMES...`,
 //! `w RECORDED_WAKES...` (seconds, none negative), and optionally
 //! `v WAKES...`: those of the wakes seen by CPU alone (warm calls), as
-//! `docs/faas/s74-2026-12-06/extract_wakes.py` writes them (recorded with
+//! `docs/faas/s72-2026-12-05/extract_wakes.py` writes them (recorded with
 //! `record_by_cpu`; without the line, all as wakes).
 //!
 //!   python3 extract_wakes.py RUN_DIR... | cargo run -q --example replay_wakes -p memext-engine

@@ -210,6 +210,9 @@ impl ActivationHistory {
     fn schedule_in(&self, n: usize) -> Option<(Instant, Duration)> {
         let first = || self.wakes.range(..n.min(self.wakes.len())).copied();
         schedule_of(first()).or_else(|| {
+            if self.by_cpu.is_empty() {
+                return None; // the same wakes: read already
+            }
             let sure = distinct_wakes(first().filter(|w| !self.by_cpu.contains(w)));
             (sure.len() >= MIN_SURE_WAKES)
                 .then(|| schedule_of(sure.into_iter()))

@@ -16,7 +16,7 @@ use memext_sys::AddrRange;
 
 use super::mover_map::{map_chunks_back, map_kept_back};
 use super::pages::{
-    advise_paced, by_chunk, populate_paced, ranges_of, read_back_ranges, Paced, PopulatedFiles,
+    advise_paced, by_chunk, populate_paced, ranges_of, read_back_ranges, Paced, Populated,
 };
 use super::priority::{run_next_at, MovePriorities};
 use super::wake_gate::WakeGate;
@@ -356,7 +356,7 @@ fn bring_back(
     // first and whose runtime faults them itself), the pages they wrote of
     // their libraries' data (a few hundred of an interpreter's, touched by
     // every call): WILLNEED cannot read them.
-    let mut written = PopulatedFiles::default();
+    let mut written = Populated::default();
     if written_too && !paced.stopped {
         written = populate_paced(&files, bandwidth, &mut stop)?;
         paced.stopped = written.stopped;

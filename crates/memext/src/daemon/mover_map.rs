@@ -13,7 +13,7 @@ use memext_sys::pidfd::{PidfdError, ProcessHandle};
 use memext_sys::populate::{populate, PopulateError};
 use memext_sys::AddrRange;
 
-use super::pages::{advise_paced, by_chunk, per_pid, whole_blocks_of};
+use super::pages::{advise_paced, by_chunk, per_pid, whole_blocks_of, Populated};
 
 /// What a map-back did: the pages it mapped (as huge pages, and one by one),
 /// the brought-back ranges outside
@@ -131,15 +131,6 @@ fn blocks_to_map(
     rest.sort();
     chunks.extend(rest);
     chunks
-}
-
-/// What [`populate_refused`] did.
-#[derive(Default)]
-struct Populated {
-    pages: u64,
-    seconds: f64,
-    stopped: bool,
-    faults: (u64, u64),
 }
 
 /// Maps into their process's page tables, from outside (`memext_sys::populate`:

@@ -291,15 +291,15 @@ pub(super) fn advise_paced(
 /// Maps `work` (per pid) into its processes' page tables by reading it
 /// (`memext_sys::populate`), in batches of 16 MiB paced to `bandwidth`
 /// bytes per second (0: no pacing); stops between batches when `stop` says
-/// so. Returns the pages mapped and whether it stopped.
+/// so. Returns what it mapped, the faults that took and whether it stopped.
 pub(super) fn populate_paced(
     work: &[(u32, Vec<AddrRange>)],
     bandwidth: u64,
     mut stop: impl FnMut() -> bool,
-) -> Result<PopulatedFiles, String> {
+) -> Result<Populated, String> {
     let page = memext_sys::page_size();
     let t0 = Instant::now();
-    let mut out = PopulatedFiles::default();
+    let mut out = Populated::default();
     for (pid, ranges) in work {
         let handle = match ProcessHandle::open(*pid) {
             Ok(h) => h,
@@ -317,6 +317,7 @@ pub(super) fn populate_paced(
                 Err(e) => return Err(e.to_string()),
             }
             pace(t0, out.pages * page, bandwidth);
+            out.seconds = t0.elapsed().as_secs_f64();
             if stop() {
                 out.stopped = true;
                 return Ok(out);
@@ -326,14 +327,16 @@ pub(super) fn populate_paced(
     Ok(out)
 }
 
-/// What [`populate_paced`] did.
+/// What a populate of a context's pages did ([`populate_paced`], and the
+/// mover's populate of the blocks MADV_COLLAPSE refused).
 #[derive(Debug, Default)]
-pub(super) struct PopulatedFiles {
+pub(super) struct Populated {
     pub(super) pages: u64,
+    pub(super) seconds: f64,
     /// The faults reading them took, (all, major): counted by the kernel to
     /// the context as its own (`PopulateOutcome::faults`).
     pub(super) faults: (u64, u64),
-    /// `stop` ended it before the end of `work`.
+    /// `stop` ended it before the end of its work.
     pub(super) stopped: bool,
 }
 
