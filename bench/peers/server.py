@@ -101,10 +101,11 @@ def zswap_on(cleanup, compressor="lzo-rle"):
 
 
 def start_senpai(cgroups, args, log_path, cleanup):
-    """bench/peers/senpai.py on `cgroups`; stopped (limits put back) by `cleanup`."""
+    """bench/peers/senpai.py on `cgroups`; stopped (limits put back) by `cleanup`.
+    In a session of its own, as a service (memextbench.start_daemon)."""
     with open(log_path, "a") as out:
         p = subprocess.Popen(["python3", os.path.join(HERE, "senpai.py"), *args, *cgroups],
-                             stdout=out, stderr=subprocess.STDOUT)
+                             stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
 
     def stop():
         if p.poll() is None:

@@ -14,6 +14,7 @@ pub mod hierarchy;
 pub mod parse;
 mod path;
 mod procs;
+pub mod threads;
 pub mod v1;
 pub mod v2;
 mod wake;
@@ -23,6 +24,7 @@ use std::time::Duration;
 pub use hierarchy::{Hierarchy, HierarchyError};
 pub use parse::{Limit, ParseError, Pressure, PressureLine};
 pub use path::{CgroupPath, PathError};
+pub use threads::{GroupWeight, ThreadGroup, ThreadGroupError};
 pub use wake::{WakeEvent, WakeSource};
 
 /// Control files read by this process so far (every read of a cgroup file

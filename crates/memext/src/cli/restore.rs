@@ -23,6 +23,7 @@ pub fn run(g: Global) -> anyhow::Result<()> {
         .cgroup_root
         .unwrap_or_else(|| cfg.host.cgroup_root.clone());
     let h = Hierarchy::probe(&root)?;
+    remove_move_group(&h);
     let path = cfg.host.state_dir.join("daemon.json");
     let mut ledger = Ledger::load(&path)?;
     if ledger.records().is_empty() {
@@ -52,4 +53,22 @@ pub fn run(g: Global) -> anyhow::Result<()> {
         bail!("{failed} knob(s) could not be restored (above)");
     }
     Ok(())
+}
+
+/// Removes the cpu cgroup a killed daemon's background moves ran in (its
+/// threads gone with it, it is empty).
+fn remove_move_group(h: &Hierarchy) {
+    let Some(dir) = h
+        .cpu_root
+        .as_ref()
+        .map(|r| r.join(crate::daemon::priority::GROUP_NAME))
+    else {
+        return;
+    };
+    if dir.is_dir() {
+        match std::fs::remove_dir(&dir) {
+            Ok(()) => println!("{}: the moves' cpu cgroup, removed", dir.display()),
+            Err(e) => println!("{}: the moves' cpu cgroup, NOT removed: {e}", dir.display()),
+        }
+    }
 }

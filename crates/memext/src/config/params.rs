@@ -202,6 +202,15 @@ pub struct DaemonConfig {
     /// wants; a task that wakes takes the CPU from them at once).
     #[serde(default)]
     pub move_priority: MovePriority,
+    /// On a v1 cpu hierarchy, the background moves (those at nice 19, or
+    /// SCHED_IDLE) run in a cpu cgroup of their own, `memext-moves`, beside
+    /// the contexts' cgroups at the weight their priority means (`true`,
+    /// the default). A thread's nice value weighs only against the threads
+    /// of its own group: the daemon's cpu cgroup, or its session's
+    /// autogroup, which the kernel weighs against each container's cgroup
+    /// as a nice-0 task's (`false`: so).
+    #[serde(default = "default_move_group")]
+    pub move_group: bool,
     /// How often an active context's working set is snapshotted.
     #[serde(default = "default_ws_interval")]
     pub ws_interval: HumanDuration,
@@ -224,6 +233,9 @@ pub(crate) fn default_tick() -> HumanDuration {
 }
 pub(crate) fn default_poll() -> HumanDuration {
     HumanDuration(Duration::from_millis(20))
+}
+pub(crate) fn default_move_group() -> bool {
+    true
 }
 pub(crate) fn default_limit_room() -> bool {
     true
@@ -255,6 +267,7 @@ impl Default for DaemonConfig {
             observer: ObserverKind::default(),
             reclaim: ReclaimIn::default(),
             limit_room: default_limit_room(),
+            move_group: default_move_group(),
             yield_to_wakes: None,
             keep_free: None,
             touches: false,

@@ -212,7 +212,13 @@ impl Daemon {
         if !self.opts.dry_run {
             let gate = wake_gate::WakeGate::default();
             let priorities = priority::MovePriorities::from_config(&self.cfg.daemon);
-            self.act.start_mover(Mover::start(gate.clone(), priorities));
+            let group = self.cfg.daemon.move_group.then(|| {
+                let h = &self.observer.host().hierarchy;
+                priority::background_group(h.cpu_root.as_deref(), priorities.background)
+            });
+            let priorities = priorities.in_group(group.flatten());
+            self.act
+                .start_mover(Mover::start(gate.clone(), priorities.clone()));
             if self.cfg.daemon.reclaim.in_background() {
                 let h = self.observer.host().hierarchy.clone();
                 let page_out = self.cfg.daemon.reclaim == crate::config::ReclaimIn::PageOut;

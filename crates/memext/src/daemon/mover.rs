@@ -18,7 +18,7 @@ use super::mover_map::{map_chunks_back, map_kept_back};
 use super::pages::{
     advise_paced, by_chunk, populate_paced, ranges_of, read_back_ranges, Paced, Populated,
 };
-use super::priority::{run_next_at, MovePriorities};
+use super::priority::MovePriorities;
 use super::wake_gate::WakeGate;
 
 #[derive(Debug, Clone)]
@@ -177,7 +177,7 @@ fn run(rx: &Receiver<Job>, stats: &Shared, gate: &WakeGate, priorities: MovePrio
         } else {
             priorities.background
         };
-        run_next_at(priority, "mover", &mut said);
+        priorities.run_next_at(priority, "mover", &mut said);
         let serving = urgent.then(|| gate.serve());
         let result = match &job {
             Job::BringBack { .. } => match run_bring_back(&job, rx, &mut queue, stats) {

@@ -2,6 +2,10 @@
 //! read-backs and the reclaimer's limit steps are kernel work (compression,
 //! decompression, reclaim) done for the contexts on the daemon's threads.
 
+use std::path::Path;
+use std::sync::Arc;
+
+use memext_cgroup::{GroupWeight, ThreadGroup};
 use memext_sys::sched::Priority;
 
 use crate::config::{DaemonConfig, MovePriority};
@@ -15,7 +19,7 @@ use crate::config::{DaemonConfig, MovePriority};
 pub const MOVER_NICE: i32 = 19;
 
 /// What each kind of move runs at (`daemon.move_priority`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone)]
 pub struct MovePriorities {
     /// Moves no wake waits for: push-outs, predicted read-backs, lowerings.
     pub background: Priority,
@@ -23,10 +27,13 @@ pub struct MovePriorities {
     pub wake_read_back: Priority,
     /// A lowering a wake waits for the room of.
     pub urgent: Priority,
+    /// Where a thread runs while at `background` (`background_group`):
+    /// beside the contexts' cgroups, at the weight its nice value means.
+    pub group: Option<Arc<ThreadGroup>>,
 }
 
 impl Default for MovePriorities {
-    /// `move_priority = "nice"` with its defaults.
+    /// `move_priority = "nice"` with its defaults, no group.
     fn default() -> Self {
         Self::from_config(&DaemonConfig::default())
     }
@@ -39,22 +46,82 @@ impl MovePriorities {
                 background: Priority::Nice(MOVER_NICE),
                 wake_read_back: Priority::Nice(d.wake_read_back_nice.0),
                 urgent: Priority::Nice(0),
+                group: None,
             },
             MovePriority::Idle => Self {
                 background: Priority::Idle,
                 wake_read_back: Priority::Idle,
                 urgent: Priority::Idle,
+                group: None,
             },
+        }
+    }
+
+    /// These priorities, a thread at `background` in `group`.
+    pub fn in_group(self, group: Option<Arc<ThreadGroup>>) -> Self {
+        Self { group, ..self }
+    }
+
+    /// Sets thread `tid` (of this process) to `priority`, in the group
+    /// while that is `background`, else at home.
+    pub fn apply(&self, tid: i32, priority: Priority) -> std::io::Result<()> {
+        if let Some(g) = &self.group {
+            if priority == self.background {
+                g.join(tid)?;
+            } else {
+                g.leave(tid)?;
+            }
+        }
+        memext_sys::sched::set_priority_of(tid, priority)
+    }
+
+    /// Sets the calling thread's priority for its next job; a refusal is
+    /// said once per thread (`said`), and the job runs at the priority it
+    /// has.
+    pub fn run_next_at(&self, priority: Priority, who: &str, said: &mut bool) {
+        if let Err(e) = self.apply(memext_sys::sched::thread_id(), priority) {
+            if !std::mem::replace(said, true) {
+                tracing::warn!("the {who} runs at the daemon's CPU priority: {e}");
+            }
         }
     }
 }
 
-/// Sets the calling thread's priority for its next job; a refusal is said
-/// once per thread (`said`), and the job runs at the priority it has.
-pub fn run_next_at(priority: Priority, who: &str, said: &mut bool) {
-    if let Err(e) = memext_sys::sched::set_thread_priority(priority) {
-        if !std::mem::replace(said, true) {
-            tracing::warn!("the {who} runs at the daemon's CPU priority: {e}");
+/// Name of the cpu cgroup the background moves run in.
+pub const GROUP_NAME: &str = "memext-moves";
+
+/// The cpu cgroup the daemon's background moves run in: on a v1 cpu
+/// hierarchy, `memext-moves` at its top, beside the contexts' cgroups, at
+/// the weight of `background`'s nice value (SCHED_IDLE: `cpu.idle`). A
+/// nice value alone weighs only within the daemon's own group (its cpu
+/// cgroup, or its session's autogroup), which the kernel weighs against
+/// each container's cgroup as a nice-0 task's: bench/faas' daemon ran
+/// its "nice 19" push-outs at the weight of a whole function. None
+/// (said why) where there is no such hierarchy (cgroup v2: see
+/// `memext_cgroup::threads`) or it cannot be made.
+pub fn background_group(cpu_root: Option<&Path>, background: Priority) -> Option<Arc<ThreadGroup>> {
+    let Some(root) = cpu_root else {
+        tracing::info!(
+            "moves run at their nice values within the daemon's cgroup: no v1 cpu hierarchy to give them a group of their own"
+        );
+        return None;
+    };
+    let weight = match background {
+        Priority::Nice(n) => GroupWeight::of_nice(n),
+        Priority::Idle => GroupWeight::Idle,
+    };
+    match ThreadGroup::create(root, GROUP_NAME, weight) {
+        Ok(g) => {
+            tracing::info!(
+                group = %g.dir().display(),
+                weight = ?weight,
+                "background moves run in a cpu cgroup of their own"
+            );
+            Some(Arc::new(g))
+        }
+        Err(e) => {
+            tracing::warn!("moves run at their nice values within the daemon's cgroup: {e}");
+            None
         }
     }
 }

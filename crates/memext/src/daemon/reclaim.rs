@@ -26,7 +26,7 @@ use memext_sys::pagemap::PageState;
 use memext_sys::sched::Priority;
 
 use super::pages::{advise_paced, ranges_of};
-use super::priority::{run_next_at, MovePriorities};
+use super::priority::MovePriorities;
 use super::wake_gate::WakeGate;
 
 /// How far one write lowers a limit: the reclaim it costs is the longest a
@@ -200,7 +200,7 @@ impl Reclaimer {
         self.shared.hurried.store(true, Ordering::Relaxed);
         let tid = self.shared.tid.load(Ordering::Relaxed);
         if tid > 0 {
-            memext_sys::sched::set_priority_of(tid, priority).ok();
+            self.shared.priorities.apply(tid, priority).ok();
         }
     }
 
@@ -308,7 +308,9 @@ fn run(shared: &Shared, hierarchy: &Hierarchy) {
         } else {
             shared.priorities.background
         };
-        run_next_at(priority, "reclaimer", &mut said);
+        shared
+            .priorities
+            .run_next_at(priority, "reclaimer", &mut said);
         let ended = lower(shared, hierarchy, &job);
         let mut st = lock(&shared.state);
         st.running = None;

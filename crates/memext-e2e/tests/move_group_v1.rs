@@ -1,0 +1,116 @@
+//! The daemon's background moves in a cpu cgroup of their own, on this
+//! host's real v1 cgroups: a thread of this process at the background
+//! priority spins on the CPU a context's task spins on. At nice 19 alone,
+//! it weighs within this process's group (its cpu cgroup, or its session's
+//! autogroup), which the kernel weighs against the context's cgroup as a
+//! nice-0 task's: about half the CPU. In the group, it weighs what nice 19
+//! means: about 1.5%. Needs root; a few seconds; everything is removed on
+//! drop, also on failure.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use memext::daemon::priority::MovePriorities;
+use memext_cgroup::{GroupWeight, ThreadGroup};
+use memext_e2e::toucher::Toucher;
+use memext_e2e::{host_hierarchy, ScratchCgroup};
+use memext_sys::sched::Priority;
+
+mod common;
+use common::*;
+
+fn pin_to_cpu0(pid: i32) {
+    let mut cpus = rustix::thread::CpuSet::new();
+    cpus.set(0);
+    let pid = rustix::process::Pid::from_raw(pid).expect("pid");
+    rustix::thread::sched_setaffinity(Some(pid), &cpus).expect("pin to CPU 0");
+}
+
+/// The calling thread's CPU time so far (schedstat's first field, ns).
+fn thread_cpu() -> Duration {
+    let s = std::fs::read_to_string("/proc/thread-self/schedstat").expect("schedstat");
+    let ns: u64 = s
+        .split_whitespace()
+        .next()
+        .and_then(|f| f.parse().ok())
+        .expect("ns");
+    Duration::from_nanos(ns)
+}
+
+/// The cpu cgroup of thread `tid` of this process.
+fn cpu_cgroup_of_thread(tid: i32) -> String {
+    let text = std::fs::read_to_string(format!("/proc/self/task/{tid}/cgroup")).expect("cgroup");
+    memext_cgroup::threads::cpu_cgroup_of(&text)
+        .expect("a v1 cpu hierarchy")
+        .to_string()
+}
+
+/// The CPU a thread at `priorities.background` got over `wall` of spinning
+/// on CPU 0, beside `t` spinning there too, and the thread's cpu cgroup
+/// once back at nice 0.
+fn background_share(priorities: MovePriorities, t: &mut Toucher, wall: Duration) -> (f64, String) {
+    let spinner = std::thread::spawn(move || {
+        let tid = memext_sys::sched::thread_id();
+        pin_to_cpu0(tid);
+        let mut said = false;
+        priorities.run_next_at(priorities.background, "test", &mut said);
+        assert!(!said, "the priority was refused");
+        let (t0, c0) = (Instant::now(), thread_cpu());
+        while t0.elapsed() < wall {
+            std::hint::spin_loop();
+        }
+        let share = (thread_cpu() - c0).as_secs_f64() / wall.as_secs_f64();
+        // Back at the daemon's priority, the thread leaves the group.
+        priorities.apply(tid, Priority::Nice(0)).expect("home");
+        (share, cpu_cgroup_of_thread(tid))
+    });
+    let ms = u64::try_from(wall.as_millis()).expect("ms") + 300;
+    t.spin(ms).expect("the context's spin");
+    spinner.join().expect("spinner")
+}
+
+#[test]
+fn a_background_move_in_its_group_takes_little_cpu_from_a_context() {
+    let _g = serial();
+    let h = host_hierarchy().expect("hierarchy");
+    let cpu_root = h.cpu_root.clone().expect("a v1 cpu hierarchy");
+    let cg = ScratchCgroup::new(&h, "busy").expect("cgroup");
+    let mut t = toucher_in(&h, &cg.path, 4);
+    pin_to_cpu0(i32::try_from(t.pid()).expect("pid"));
+    let name = format!("memext-e2e-{}-moves", std::process::id());
+    let group =
+        Arc::new(ThreadGroup::create(&cpu_root, &name, GroupWeight::of_nice(19)).expect("group"));
+    let dir = group.dir().to_path_buf();
+    let wall = Duration::from_millis(1500);
+    let (alone, _) = background_share(MovePriorities::default(), &mut t, wall);
+    let (grouped, home) = background_share(
+        MovePriorities::default().in_group(Some(group.clone())),
+        &mut t,
+        wall,
+    );
+    eprintln!(
+        "a nice-19 thread beside a context's spinning task: {:.1}% of the CPU alone, {:.1}% in its group",
+        alone * 100.0,
+        grouped * 100.0
+    );
+    assert!(
+        grouped < 0.08,
+        "in its group at cpu.shares 15, the thread took {:.1}% of the CPU",
+        grouped * 100.0
+    );
+    assert!(
+        group.threads().expect("tasks").is_empty(),
+        "a thread back at nice 0 is still in the group"
+    );
+    assert_eq!(
+        home,
+        cpu_cgroup_of_thread(memext_sys::sched::thread_id()),
+        "back at nice 0, the thread is where this process's other threads are"
+    );
+    drop(group);
+    assert!(
+        !dir.exists(),
+        "the group was not removed: {}",
+        dir.display()
+    );
+}
