@@ -114,3 +114,41 @@ fn a_background_move_in_its_group_takes_little_cpu_from_a_context() {
         dir.display()
     );
 }
+
+/// The daemon with `move_group`: its group appears at nice 19's weight, a
+/// push-out (the idle toucher's) runs in it, and SIGTERM removes it.
+#[test]
+fn the_daemon_runs_its_push_outs_in_its_group_and_removes_it() {
+    let _g = serial();
+    let h = host_hierarchy().expect("hierarchy");
+    let dir = h
+        .cpu_root
+        .clone()
+        .expect("a v1 cpu hierarchy")
+        .join(memext::daemon::priority::GROUP_NAME);
+    assert!(
+        !dir.exists(),
+        "{} is there before the daemon",
+        dir.display()
+    );
+    // Dropped in reverse: the toucher leaves the cgroup before it goes.
+    let Setup {
+        cg: _cg,
+        sb,
+        t: _t,
+        c: _c,
+    } = setup_with("movegroup", 32, Some("128MiB"), "move_group = true");
+    let mut daemon = sb.daemon("daemon.log");
+    wait_for("the daemon's moves' group", 20, || dir.is_dir());
+    assert_eq!(
+        std::fs::read_to_string(dir.join("cpu.shares"))
+            .expect("shares")
+            .trim(),
+        "15"
+    );
+    // The mover stays in the group after its push-out until its next job.
+    let tasks = || std::fs::read_to_string(dir.join("tasks")).unwrap_or_default();
+    wait_for("a move in the group", 30, || !tasks().trim().is_empty());
+    assert!(daemon.terminate(20).expect("exits").success());
+    assert!(!dir.exists(), "the group is left after SIGTERM");
+}

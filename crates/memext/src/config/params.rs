@@ -204,12 +204,19 @@ pub struct DaemonConfig {
     pub move_priority: MovePriority,
     /// On a v1 cpu hierarchy, the background moves (those at nice 19, or
     /// SCHED_IDLE) run in a cpu cgroup of their own, `memext-moves`, beside
-    /// the contexts' cgroups at the weight their priority means (`true`,
-    /// the default). A thread's nice value weighs only against the threads
-    /// of its own group: the daemon's cpu cgroup, or its session's
-    /// autogroup, which the kernel weighs against each container's cgroup
-    /// as a nice-0 task's (`false`: so).
-    #[serde(default = "default_move_group")]
+    /// the contexts' cgroups at the weight their priority means (`true`).
+    /// A thread's nice value weighs only against the threads of its own
+    /// group: the daemon's cpu cgroup, or its session's autogroup, which
+    /// the kernel weighs against each container's cgroup as a nice-0
+    /// task's (37% of a CPU against a context's spinning task at "nice
+    /// 19", 1.6% in the group: `memext-e2e` `move_group_v1`). Off by
+    /// default: in bench/faas (session 75, three rotated rounds) warm calls
+    /// beside a cold call were served within 2x ideal twice as often, but
+    /// the p99 was higher in all three rounds and the warm calls no more;
+    /// in bench/peers' postgres x burst cell (two rounds) the critical
+    /// throughput was 8-15% higher and its p99 lower, the noise's wakes
+    /// slower (p50 23-30 s against 17-19).
+    #[serde(default)]
     pub move_group: bool,
     /// How often an active context's working set is snapshotted.
     #[serde(default = "default_ws_interval")]
@@ -233,9 +240,6 @@ pub(crate) fn default_tick() -> HumanDuration {
 }
 pub(crate) fn default_poll() -> HumanDuration {
     HumanDuration(Duration::from_millis(20))
-}
-pub(crate) fn default_move_group() -> bool {
-    true
 }
 pub(crate) fn default_limit_room() -> bool {
     true
@@ -267,7 +271,7 @@ impl Default for DaemonConfig {
             observer: ObserverKind::default(),
             reclaim: ReclaimIn::default(),
             limit_room: default_limit_room(),
-            move_group: default_move_group(),
+            move_group: false,
             yield_to_wakes: None,
             keep_free: None,
             touches: false,

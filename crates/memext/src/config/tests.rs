@@ -529,3 +529,15 @@ fn a_critical_class_keeps_its_anonymous_memory_unless_it_asks_not_to() {
     let (_, msg) = err_line("[class.extend]\nkeep_anon = true\n");
     assert!(msg.contains("keep_anon applies to critical"), "{msg}");
 }
+
+#[test]
+fn the_move_group_is_off_by_default_and_turned_on() {
+    assert!(!parse("").expect("valid").daemon.move_group);
+    assert!(
+        parse("[daemon]\nmove_group = true\n")
+            .expect("valid")
+            .daemon
+            .move_group
+    );
+    assert!(parse("[daemon]\nmove_group = 1\n").is_err());
+}
