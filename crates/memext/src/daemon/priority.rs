@@ -15,7 +15,10 @@ use crate::config::{DaemonConfig, MovePriority};
 /// are work for extend contexts, done on the CPU critical ones leave, as
 /// the extend contexts' own faults are (their CPU weight): bench/peers
 /// measured the daemon at 8-12% of the machine in the cells where the
-/// critical workload lost CPU.
+/// critical workload lost CPU. A nice value weighs only within the
+/// daemon's own scheduling group, which weighs as much as a container's
+/// cgroup: against the containers, it is what it says only in the
+/// group of `background_group` (`daemon.move_group`).
 pub const MOVER_NICE: i32 = 19;
 
 /// What each kind of move runs at (`daemon.move_priority`).
@@ -64,15 +67,18 @@ impl MovePriorities {
 
     /// Sets thread `tid` (of this process) to `priority`, in the group
     /// while that is `background`, else at home.
+    /// The nice value (or policy) is set even where the group refuses the
+    /// thread; the first refusal is returned.
     pub fn apply(&self, tid: i32, priority: Priority) -> std::io::Result<()> {
-        if let Some(g) = &self.group {
+        let set = memext_sys::sched::set_priority_of(tid, priority);
+        let placed = self.group.as_ref().map_or(Ok(()), |g| {
             if priority == self.background {
-                g.join(tid)?;
+                g.join(tid)
             } else {
-                g.leave(tid)?;
+                g.leave(tid)
             }
-        }
-        memext_sys::sched::set_priority_of(tid, priority)
+        });
+        set.and(placed)
     }
 
     /// Sets the calling thread's priority for its next job; a refusal is
