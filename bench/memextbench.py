@@ -253,13 +253,10 @@ def tiers_up(work, cleanup, zram=None, swapfile=None, page_cluster=None, large_f
 def start_daemon(config, log_path, cleanup):
     """Starts `memext --config CONFIG daemon`, its log (JSON events, see
     `daemon_events`) appended to `log_path`; returns a function that stops it
-    (also pushed on `cleanup`), its `pid` the daemon's. In a session of its
-    own, as systemd starts a service: with the kernel's autogroups on, a
-    session is a CPU group of its own, and the daemon does not share one
-    with the bench's load generator (see crates/memext-cgroup/src/threads.rs)."""
+    (also pushed on `cleanup`), its `pid` the daemon's."""
     with open(log_path, "a") as log_file:
         p = subprocess.Popen([os.path.join(BIN, "memext"), "--log-format", "json", "--config", config, "daemon"],
-                             stdout=subprocess.DEVNULL, stderr=log_file, start_new_session=True)
+                             stdout=subprocess.DEVNULL, stderr=log_file)
 
     def stop():
         if p.poll() is None:

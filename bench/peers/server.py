@@ -101,11 +101,10 @@ def zswap_on(cleanup, compressor="lzo-rle"):
 
 
 def start_senpai(cgroups, args, log_path, cleanup):
-    """bench/peers/senpai.py on `cgroups`; stopped (limits put back) by `cleanup`.
-    In a session of its own, as a service (memextbench.start_daemon)."""
+    """bench/peers/senpai.py on `cgroups`; stopped (limits put back) by `cleanup`."""
     with open(log_path, "a") as out:
         p = subprocess.Popen(["python3", os.path.join(HERE, "senpai.py"), *args, *cgroups],
-                             stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+                             stdout=out, stderr=subprocess.STDOUT)
 
     def stop():
         if p.poll() is None:
