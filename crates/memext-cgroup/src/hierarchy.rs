@@ -165,17 +165,11 @@ impl Hierarchy {
                 enable_controllers(&parent)?;
             }
             for dir in self.dirs(q) {
-                match std::fs::create_dir(&dir) {
-                    Ok(()) => {}
-                    Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
-                    Err(source) => {
-                        return Err(HierarchyError::Io {
-                            op: "mkdir",
-                            path: dir,
-                            source,
-                        })
-                    }
-                }
+                make_dir(&dir).map_err(|source| HierarchyError::Io {
+                    op: "mkdir",
+                    path: dir,
+                    source,
+                })?;
             }
         }
         Ok(self.open(path)?)
@@ -212,6 +206,14 @@ impl Hierarchy {
             }
         }
         first_err.map_or(Ok(()), Err)
+    }
+}
+
+/// Creates cgroup directory `dir`; one already there is not an error.
+pub(crate) fn make_dir(dir: &Path) -> std::io::Result<()> {
+    match std::fs::create_dir(dir) {
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(()),
+        r => r,
     }
 }
 

@@ -103,17 +103,11 @@ impl ThreadGroup {
             });
         }
         let dir = cpu_root.join(name);
-        match std::fs::create_dir(&dir) {
-            Ok(()) => {}
-            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
-            Err(source) => {
-                return Err(ThreadGroupError::Io {
-                    op: "mkdir",
-                    path: dir,
-                    source,
-                })
-            }
-        }
+        crate::hierarchy::make_dir(&dir).map_err(|source| ThreadGroupError::Io {
+            op: "mkdir",
+            path: dir.clone(),
+            source,
+        })?;
         let group = Self {
             home: home.under(cpu_root).join("tasks"),
             dir,
@@ -147,10 +141,6 @@ impl ThreadGroup {
     /// The group's directory.
     pub fn dir(&self) -> &Path {
         &self.dir
-    }
-
-    pub fn weight(&self) -> GroupWeight {
-        self.weight
     }
 
     /// Moves thread `tid` of this process into the group.
