@@ -153,6 +153,18 @@ impl ThreadGroup {
         std::fs::write(&self.home, tid.to_string())
     }
 
+    /// Sends every thread of this process in the group home (threads of
+    /// other processes someone put there are not the group's to move).
+    pub fn send_home(&self) -> std::io::Result<()> {
+        let ours = Path::new("/proc/self/task");
+        for tid in self.threads()? {
+            if ours.join(tid.to_string()).exists() {
+                self.leave(tid)?;
+            }
+        }
+        Ok(())
+    }
+
     /// The threads in the group now.
     pub fn threads(&self) -> std::io::Result<Vec<i32>> {
         Ok(std::fs::read_to_string(self.dir.join("tasks"))?
@@ -164,9 +176,7 @@ impl ThreadGroup {
 
 impl Drop for ThreadGroup {
     fn drop(&mut self) {
-        for tid in self.threads().unwrap_or_default() {
-            self.leave(tid).ok();
-        }
+        self.send_home().ok();
         std::fs::remove_dir(&self.dir).ok();
     }
 }

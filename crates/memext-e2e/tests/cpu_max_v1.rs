@@ -6,8 +6,6 @@
 //! there.
 //! Needs root; everything is removed on drop, also on failure.
 
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
 use std::time::Duration;
 
 use memext_cgroup::{Limit, LimitKnob, MemoryCgroup as _};
@@ -16,38 +14,6 @@ use memext_e2e::{host_hierarchy, sandbox::TierSandbox, status_row, ScratchCgroup
 
 mod common;
 use common::*;
-
-/// A process in the critical context burning CPU until dropped.
-struct Spinner {
-    stop: Arc<AtomicBool>,
-    thread: Option<std::thread::JoinHandle<()>>,
-}
-
-impl Spinner {
-    fn start(cg: &ScratchCgroup) -> Self {
-        let mut t = toucher_in(&cg.hierarchy, &cg.path, 4);
-        let stop = Arc::new(AtomicBool::new(false));
-        let flag = stop.clone();
-        let thread = std::thread::spawn(move || {
-            while !flag.load(Ordering::Relaxed) {
-                t.spin(200).expect("spin");
-            }
-        });
-        Self {
-            stop,
-            thread: Some(thread),
-        }
-    }
-}
-
-impl Drop for Spinner {
-    fn drop(&mut self) {
-        self.stop.store(true, Ordering::Relaxed);
-        if let Some(t) = self.thread.take() {
-            let _ = t.join();
-        }
-    }
-}
 
 /// A sandbox whose policy selects `cg` critical (idle after 2 s) and
 /// `noise` extend with a CPU budget of 0.2.

@@ -10,10 +10,11 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use memext::daemon::priority::MovePriorities;
+use memext::daemon::priority::{MoveGroup, MovePriorities};
 use memext_cgroup::{GroupWeight, ThreadGroup};
+use memext_e2e::sandbox::TierSandbox;
 use memext_e2e::toucher::Toucher;
-use memext_e2e::{host_hierarchy, ScratchCgroup};
+use memext_e2e::{events_named, host_hierarchy, ScratchCgroup};
 use memext_sys::sched::Priority;
 
 mod common;
@@ -78,9 +79,11 @@ fn a_background_move_in_its_group_takes_little_cpu_from_a_context() {
     let mut t = toucher_in(&h, &cg.path, 4);
     pin_to_cpu0(i32::try_from(t.pid()).expect("pid"));
     let name = format!("memext-e2e-{}-moves", std::process::id());
-    let group =
-        Arc::new(ThreadGroup::create(&cpu_root, &name, GroupWeight::of_nice(19)).expect("group"));
+    let threads = ThreadGroup::create(&cpu_root, &name, GroupWeight::of_nice(19)).expect("group");
+    let group = Arc::new(MoveGroup::new(threads));
+    assert!(group.switch(true).expect("on"), "a new group is off");
     let dir = group.dir().to_path_buf();
+    let in_group = || std::fs::read_to_string(dir.join("tasks")).expect("tasks");
     let wall = Duration::from_millis(1500);
     let (alone, _) = background_share(MovePriorities::default(), &mut t, wall);
     let (grouped, home) = background_share(
@@ -99,7 +102,7 @@ fn a_background_move_in_its_group_takes_little_cpu_from_a_context() {
         grouped * 100.0
     );
     assert!(
-        group.threads().expect("tasks").is_empty(),
+        in_group().trim().is_empty(),
         "a thread back at nice 0 is still in the group"
     );
     assert_eq!(
@@ -115,10 +118,25 @@ fn a_background_move_in_its_group_takes_little_cpu_from_a_context() {
     );
 }
 
-/// The daemon with `move_group`: its group appears at nice 19's weight, a
-/// push-out (the idle toucher's) runs in it, and SIGTERM removes it.
+/// A sandbox whose policy selects `cg` critical and `noise` extend (both
+/// idle after 2 s), a swap file of 128 MiB behind them, `move_group` on.
+fn sandbox(cg: &ScratchCgroup, noise: &Sibling) -> TierSandbox {
+    let toml = format!(
+        "[[select]]\ncgroup = \"{}\"\nclass = \"critical\"\n\n[[select]]\ncgroup = \"{}\"\nclass = \"extend\"\n\n\
+         [class.critical]\nidle_after = \"2s\"\n\n[class.extend]\nidle_after = \"2s\"\nfloor = \"4MiB\"\n\n\
+         [[tiers.swapfile]]\npath = \"@DIR@/swap0\"\nsize = \"128MiB\"\npriority = 10\n\n\
+         [daemon]\ncapacity = \"4GiB\"\ntick = \"200ms\"\npoll = \"20ms\"\nsocket = \"@DIR@/memext.sock\"\nmove_group = true\n",
+        cg.path, noise.path
+    );
+    TierSandbox::new("movegroup", &toml)
+}
+
+/// The daemon with `move_group`: its group appears at nice 19's weight;
+/// while a critical context runs the idle noise's push-out runs in it;
+/// once none runs its threads go home and the noise's next push-out runs
+/// at home; SIGTERM removes the group.
 #[test]
-fn the_daemon_runs_its_push_outs_in_its_group_and_removes_it() {
+fn the_daemon_runs_its_push_outs_in_its_group_while_a_critical_context_runs() {
     let _g = serial();
     let h = host_hierarchy().expect("hierarchy");
     let dir = h
@@ -131,14 +149,18 @@ fn the_daemon_runs_its_push_outs_in_its_group_and_removes_it() {
         "{} is there before the daemon",
         dir.display()
     );
-    // Dropped in reverse: the toucher leaves the cgroup before it goes.
-    let Setup {
-        cg: _cg,
-        sb,
-        t: _t,
-        c: _c,
-    } = setup_with("movegroup", 32, Some("128MiB"), "move_group = true");
+    let cg = ScratchCgroup::new(&h, "movegroup").expect("cgroup");
+    let noise = Sibling::new(&cg, "noise");
+    let sb = sandbox(&cg, &noise);
+    sb.up();
+    let mut t = toucher_in(&h, &noise.path, 32);
+    let spinner = Spinner::start(&cg);
+    let log = sb.dir.join("daemon.log");
     let mut daemon = sb.daemon("daemon.log");
+    let pushed_out = |t: &Toucher| {
+        let (res, total) = mapped(t);
+        res * 5 <= total
+    };
     wait_for("the daemon's moves' group", 20, || dir.is_dir());
     assert_eq!(
         std::fs::read_to_string(dir.join("cpu.shares"))
@@ -148,7 +170,34 @@ fn the_daemon_runs_its_push_outs_in_its_group_and_removes_it() {
     );
     // The mover stays in the group after its push-out until its next job.
     let tasks = || std::fs::read_to_string(dir.join("tasks")).unwrap_or_default();
-    wait_for("a move in the group", 30, || !tasks().trim().is_empty());
+    wait_for("the push-out", 30, || pushed_out(&t));
+    wait_for("a move in the group", 10, || !tasks().trim().is_empty());
+
+    drop(spinner);
+    let switched = |on: bool| {
+        events_named(&log, "move-group")
+            .iter()
+            .filter(|e| e["on"] == on)
+            .count()
+    };
+    wait_for("the group switched off", 30, || switched(false) > 0);
+    assert!(tasks().trim().is_empty(), "off, threads left: {}", tasks());
+    // The noise wakes, rests and is pushed out again: at home now.
+    t.touch().expect("touch");
+    wait_for("the noise back in DRAM", 20, || !pushed_out(&t));
+    wait_for("the second push-out", 30, || pushed_out(&t));
+    std::thread::sleep(Duration::from_millis(500));
+    assert!(
+        tasks().trim().is_empty(),
+        "a push-out joined the group while no critical context ran: {}",
+        tasks()
+    );
+    assert_eq!(
+        switched(true),
+        1,
+        "switched on once, before the first push-out"
+    );
     assert!(daemon.terminate(20).expect("exits").success());
     assert!(!dir.exists(), "the group is left after SIGTERM");
+    drop(t);
 }

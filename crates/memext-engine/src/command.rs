@@ -150,4 +150,8 @@ pub struct Decision {
     pub commands: Vec<Command>,
     /// Critical contexts under pressure (page-out and prefetch throttled).
     pub pressed: Vec<ContextId>,
+    /// A critical context runs now (`cpu_cap::critical_runs`): the moves
+    /// no wake waits for are to yield it the CPU (the daemon's
+    /// `move_group`).
+    pub critical_runs: bool,
 }

@@ -21,7 +21,7 @@ use std::time::Duration;
 pub use crate::command::{BringBack, Command, Decision, Observed, Outcome, PushOut};
 pub use crate::context::WAKE_CPU_WEIGHT;
 use crate::context::{ClassParams, ContextState, OUT_SWAPPED_BYTES};
-use crate::cpu_cap::cpu_caps;
+use crate::cpu_cap::{cpu_caps, critical_runs};
 use crate::model::State;
 use crate::planner::{Action, RoomAccount};
 use crate::predict::{self, PrefetchReason};
@@ -213,6 +213,7 @@ impl Engine {
             plan,
             commands,
             pressed,
+            critical_runs: critical_runs(self.contexts.values(), now),
         }
     }
 

@@ -212,3 +212,28 @@ fn without_a_critical_context_extend_contexts_run_at_the_default_weight() {
     let (_, cmds) = tick(&mut e, &[&cold, &warm, &db], 1.0);
     assert_eq!(weights(&cmds), vec![(cold.id.clone(), 1)], "{cmds:?}");
 }
+
+/// A tick says whether a critical context runs: the moves no wake waits
+/// for yield it the CPU then (the daemon's `move_group`). It runs while it
+/// takes CPU; not once it rests, nor where there is no critical context.
+#[test]
+fn a_decision_says_whether_a_critical_context_runs() {
+    let mut e = Engine::new(params());
+    let mut db = Ctx::new("/db", 400);
+    let noise = Ctx::new("/noise", 64);
+    e.track(noise.id.clone(), Class::Extend, class(16), s(0.0));
+    let runs = |e: &mut Engine, ctxs: &[&Ctx], at: f64| {
+        observe_all(e, ctxs, at);
+        e.decide(s(at), &HOST, &never_busy).critical_runs
+    };
+    assert!(!runs(&mut e, &[&noise], 0.0), "no critical context");
+    e.track(db.id.clone(), Class::Critical, class(16), s(1.0));
+    let mut seen = Vec::new();
+    for i in 1..=4 {
+        db.cpu += Duration::from_secs(1);
+        seen.push(runs(&mut e, &[&db, &noise], f64::from(i)));
+    }
+    assert_eq!(seen[1..], [true; 3], "busy: {seen:?}");
+    let rested = (5..=60).map(|i| runs(&mut e, &[&db, &noise], f64::from(i)));
+    assert_eq!(rested.last(), Some(false), "a minute without CPU");
+}

@@ -4,7 +4,8 @@
 //! an optional swap file. Each binary uses a subset.
 #![allow(dead_code)]
 
-use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
 
 use memext_cgroup::{AnyCgroup, MemoryCgroup};
 use memext_e2e::sandbox::TierSandbox;
@@ -137,4 +138,36 @@ pub fn toucher_in(
     h.attach(path, t.pid()).expect("attach");
     t.alloc().expect("alloc");
     t
+}
+
+/// A process in the critical context burning CPU until dropped.
+pub struct Spinner {
+    stop: Arc<AtomicBool>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Spinner {
+    pub fn start(cg: &ScratchCgroup) -> Self {
+        let mut t = toucher_in(&cg.hierarchy, &cg.path, 4);
+        let stop = Arc::new(AtomicBool::new(false));
+        let flag = stop.clone();
+        let thread = std::thread::spawn(move || {
+            while !flag.load(Ordering::Relaxed) {
+                t.spin(200).expect("spin");
+            }
+        });
+        Self {
+            stop,
+            thread: Some(thread),
+        }
+    }
+}
+
+impl Drop for Spinner {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
 }

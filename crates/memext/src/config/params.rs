@@ -204,19 +204,19 @@ pub struct DaemonConfig {
     pub move_priority: MovePriority,
     /// On a v1 cpu hierarchy, the background moves (those at nice 19, or
     /// SCHED_IDLE) run in a cpu cgroup of their own, `memext-moves`, beside
-    /// the contexts' cgroups at the weight their priority means (`true`).
-    /// A thread's nice value weighs only against the threads of its own
-    /// group: the daemon's cpu cgroup, or its session's autogroup, which
-    /// the kernel weighs against each container's cgroup as a nice-0
-    /// task's (37% of a CPU against a context's spinning task at "nice
-    /// 19", 1.6% in the group: `memext-e2e` `move_group_v1`). Off by
-    /// default: in bench/faas (session 75, three rotated rounds) warm calls
-    /// beside a cold call were served within 2x ideal twice as often, but
-    /// the p99 was higher in all three rounds and the warm calls no more;
-    /// in bench/peers' postgres x burst cell (two rounds) the critical
+    /// the contexts' cgroups at the weight their priority means, while a
+    /// critical context runs (`true`; where none runs they run at home, the
+    /// host's own work). A thread's nice value weighs only against the
+    /// threads of its own group: the daemon's cpu cgroup, or its session's
+    /// autogroup, which the kernel weighs against each container's cgroup
+    /// as a nice-0 task's (37-50% of a CPU against a context's spinning
+    /// task at "nice 19", 1.6% in the group: `memext-e2e` `move_group_v1`).
+    /// Measured in session 75 with the group on all the time: in
+    /// bench/peers' postgres x burst cell (two rounds) the critical
     /// throughput was 8-15% higher and its p99 lower, the noise's wakes
-    /// slower (p50 23-30 s against 17-19).
-    #[serde(default)]
+    /// slower (p50 23-30 s against 17-19); in bench/faas, which has no
+    /// critical context, the p99 was higher in all three rounds and the
+    /// warm calls no more (hence only while a critical context runs).
     pub move_group: bool,
     /// How often an active context's working set is snapshotted.
     #[serde(default = "default_ws_interval")]

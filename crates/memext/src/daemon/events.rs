@@ -305,6 +305,19 @@ pub fn room(a: &RoomAccount, woken: Option<&ContextId>) {
     );
 }
 
+/// The background moves' cpu group switched on (a critical context runs)
+/// or off (none runs: its threads went home).
+pub fn move_group(on: bool, dir: &std::path::Path) {
+    tracing::info!(
+        event = "move-group",
+        on,
+        group = %dir.display(),
+        "background moves {} their cpu group: {}",
+        if on { "join" } else { "leave" },
+        if on { "a critical context runs" } else { "no critical context runs" }
+    );
+}
+
 pub fn overcommitted() {
     tracing::warn!(
         event = "overcommitted",

@@ -98,6 +98,9 @@ pub struct Daemon {
     /// The cgroup whose limit is the capacity (`daemon.capacity_cgroup`):
     /// how often a charge met that limit goes to the metrics each tick.
     cap: Option<memext_cgroup::AnyCgroup>,
+    /// The background moves' cpu cgroup (`daemon.move_group`), switched on
+    /// while a critical context runs.
+    move_group: Option<Arc<priority::MoveGroup>>,
 }
 
 /// The longest the loop waits for events before it comes round again.
@@ -192,6 +195,7 @@ impl Daemon {
             tick_now: false,
             idle_cpu: idle_cpu::IdleCpu::default(),
             cap,
+            move_group: None,
         })
     }
 
@@ -212,11 +216,16 @@ impl Daemon {
         if !self.opts.dry_run {
             let gate = wake_gate::WakeGate::default();
             let priorities = priority::MovePriorities::from_config(&self.cfg.daemon);
-            let group = self.cfg.daemon.move_group.then(|| {
-                let h = &self.observer.host().hierarchy;
-                priority::background_group(h.cpu_root.as_deref(), priorities.background)
-            });
-            let priorities = priorities.in_group(group.flatten());
+            self.move_group = self
+                .cfg
+                .daemon
+                .move_group
+                .then(|| {
+                    let h = &self.observer.host().hierarchy;
+                    priority::background_group(h.cpu_root.as_deref(), priorities.background)
+                })
+                .flatten();
+            let priorities = priorities.in_group(self.move_group.clone());
             self.act
                 .start_mover(Mover::start(gate.clone(), priorities.clone()));
             if self.cfg.daemon.reclaim.in_background() {
@@ -324,6 +333,13 @@ impl Daemon {
             events::overcommitted();
         }
         events::room(&d.plan.room, None);
+        if let Some(g) = &self.move_group {
+            match g.switch(d.critical_runs) {
+                Ok(true) => events::move_group(d.critical_runs, g.dir()),
+                Ok(false) => {}
+                Err(e) => tracing::warn!("the moves' group at {}: {e}", g.dir().display()),
+            }
+        }
         if self
             .gauges
             .throttled

@@ -3,6 +3,7 @@
 //! decompression, reclaim) done for the contexts on the daemon's threads.
 
 use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use memext_cgroup::{GroupWeight, ThreadGroup};
@@ -30,9 +31,10 @@ pub struct MovePriorities {
     pub wake_read_back: Priority,
     /// A lowering a wake waits for the room of.
     pub urgent: Priority,
-    /// Where a thread runs while at `background` (`background_group`):
-    /// beside the contexts' cgroups, at the weight its nice value means.
-    pub group: Option<Arc<ThreadGroup>>,
+    /// Where a thread runs while at `background` and the group is on
+    /// (`background_group`): beside the contexts' cgroups, at the weight
+    /// its nice value means.
+    pub group: Option<Arc<MoveGroup>>,
 }
 
 impl Default for MovePriorities {
@@ -61,23 +63,20 @@ impl MovePriorities {
     }
 
     /// These priorities, a thread at `background` in `group`.
-    pub fn in_group(self, group: Option<Arc<ThreadGroup>>) -> Self {
+    pub fn in_group(self, group: Option<Arc<MoveGroup>>) -> Self {
         Self { group, ..self }
     }
 
     /// Sets thread `tid` (of this process) to `priority`, in the group
-    /// while that is `background`, else at home.
+    /// while that is `background` and the group is on, else at home.
     /// The nice value (or policy) is set even where the group refuses the
     /// thread; the first refusal is returned.
     pub fn apply(&self, tid: i32, priority: Priority) -> std::io::Result<()> {
         let set = memext_sys::sched::set_priority_of(tid, priority);
-        let placed = self.group.as_ref().map_or(Ok(()), |g| {
-            if priority == self.background {
-                g.join(tid)
-            } else {
-                g.leave(tid)
-            }
-        });
+        let placed = self
+            .group
+            .as_ref()
+            .map_or(Ok(()), |g| g.place(tid, priority == self.background));
         set.and(placed)
     }
 
@@ -89,6 +88,60 @@ impl MovePriorities {
             if !std::mem::replace(said, true) {
                 tracing::warn!("the {who} runs at the daemon's CPU priority: {e}");
             }
+        }
+    }
+}
+
+/// The cpu cgroup of the background moves, and whether they run in it
+/// now: only while a critical context runs (the engine's
+/// `Decision::critical_runs`), the CPU the group keeps from the moves being
+/// the critical workload's. Where none runs, the moves are the host's own
+/// work (a push-out makes the room the next cold call needs): in
+/// bench/faas, with no critical context, the group all the time lost warm
+/// calls and raised the p99 in all three rounds (session 75).
+#[derive(Debug)]
+pub struct MoveGroup {
+    threads: ThreadGroup,
+    on: AtomicBool,
+}
+
+impl MoveGroup {
+    /// `threads`, off until switched on.
+    pub fn new(threads: ThreadGroup) -> Self {
+        Self {
+            threads,
+            on: AtomicBool::new(false),
+        }
+    }
+
+    pub fn dir(&self) -> &Path {
+        self.threads.dir()
+    }
+
+    pub fn is_on(&self) -> bool {
+        self.on.load(Ordering::Relaxed)
+    }
+
+    /// Turns the group on or off; whether that changed it. Off, every
+    /// thread in it goes home at once (a move under way goes on at its nice
+    /// value); on, a thread joins at its next background move.
+    pub fn switch(&self, on: bool) -> std::io::Result<bool> {
+        if self.on.swap(on, Ordering::Relaxed) == on {
+            return Ok(false);
+        }
+        if !on {
+            self.threads.send_home()?;
+        }
+        Ok(true)
+    }
+
+    /// Puts thread `tid` in the group if it runs a `background` move and
+    /// the group is on, else at home.
+    fn place(&self, tid: i32, background: bool) -> std::io::Result<()> {
+        if background && self.is_on() {
+            self.threads.join(tid)
+        } else {
+            self.threads.leave(tid)
         }
     }
 }
@@ -105,7 +158,7 @@ pub const GROUP_NAME: &str = "memext-moves";
 /// its "nice 19" push-outs at the weight of a whole function. None
 /// (said why) where there is no such hierarchy (cgroup v2: see
 /// `memext_cgroup::threads`) or it cannot be made.
-pub fn background_group(cpu_root: Option<&Path>, background: Priority) -> Option<Arc<ThreadGroup>> {
+pub fn background_group(cpu_root: Option<&Path>, background: Priority) -> Option<Arc<MoveGroup>> {
     let Some(root) = cpu_root else {
         tracing::info!(
             "moves run at their nice values within the daemon's cgroup: no v1 cpu hierarchy to give them a group of their own"
@@ -121,9 +174,9 @@ pub fn background_group(cpu_root: Option<&Path>, background: Priority) -> Option
             tracing::info!(
                 group = %g.dir().display(),
                 weight = ?weight,
-                "background moves run in a cpu cgroup of their own"
+                "background moves run in a cpu cgroup of their own while a critical context runs"
             );
-            Some(Arc::new(g))
+            Some(Arc::new(MoveGroup::new(g)))
         }
         Err(e) => {
             tracing::warn!("moves run at their nice values within the daemon's cgroup: {e}");
