@@ -217,6 +217,7 @@ pub struct DaemonConfig {
     /// slower (p50 23-30 s against 17-19); in bench/faas, which has no
     /// critical context, the p99 was higher in all three rounds and the
     /// warm calls no more (hence only while a critical context runs).
+    #[serde(default)]
     pub move_group: bool,
     /// How often an active context's working set is snapshotted.
     #[serde(default = "default_ws_interval")]

@@ -69,18 +69,25 @@ fn a_job_writes_its_cgroups_limit_down_to_the_target() {
     r.stop();
 }
 
+/// Runs `j`, held by the test at its first step (the returned guard),
+/// and stops it there as `Reclaimer::stop_job` does.
+fn stopped_at_its_first_step(r: &Reclaimer, j: Job) -> MutexGuard<'_, ()> {
+    let id = j.id.clone();
+    let step = lock(&r.shared.step);
+    r.submit(j);
+    while lock(&r.shared.state).running.is_none() {
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    lock(&r.shared.state).stop.insert(id);
+    step
+}
+
 #[test]
 fn a_stopped_job_writes_nothing_more_and_a_vanished_cgroup_ends_it() {
     let dir = tempfile::tempdir().expect("tempdir");
     let (h, path) = fake_v1(dir.path(), "b");
     let r = Reclaimer::start(h, false, WakeGate::default());
-    // Held by the test: the thread waits at its first step.
-    let step = lock(&r.shared.step);
-    r.submit(job(&path, true));
-    while !r.in_flight(&"/b".into()) || lock(&r.shared.state).running.is_none() {
-        std::thread::sleep(Duration::from_millis(1));
-    }
-    lock(&r.shared.state).stop.insert("/b".into());
+    let step = stopped_at_its_first_step(&r, job(&path, true));
     drop(step);
     let e = wait_ended(&r);
     assert!(e.stopped);
@@ -93,6 +100,36 @@ fn a_stopped_job_writes_nothing_more_and_a_vanished_cgroup_ends_it() {
     r.submit(job(&path, false));
     let e = wait_ended(&r);
     assert!(e.error.is_some(), "a vanished cgroup ends the job");
+    r.stop();
+}
+
+/// A job queued for a context whose running job was stopped (a raise
+/// came, then a new lowering from the raised limit) leaves the stop
+/// standing: the stopped job writes nothing more, the new one runs after.
+#[test]
+fn a_job_queued_behind_a_stopped_one_of_its_context_does_not_undo_the_stop() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (h, path) = fake_v1(dir.path(), "b");
+    let r = Reclaimer::start(h, false, WakeGate::default());
+    let step = stopped_at_its_first_step(&r, job(&path, true));
+    r.submit(Job {
+        to: 32 * MIB,
+        leave_at: 32 * MIB,
+        ..job(&path, false)
+    });
+    drop(step);
+    let mut ended = Vec::new();
+    for _ in 0..500 {
+        ended.extend(wait_all(&r));
+        if ended.len() == 2 {
+            break;
+        }
+    }
+    assert_eq!(ended.len(), 2, "{ended:?}");
+    let first = &ended[0];
+    assert!(first.stopped, "the stopped job went on: {first:?}");
+    assert_eq!((first.reached, first.steps), (40 * MIB, 0), "{first:?}");
+    assert_eq!((ended[1].reached, ended[1].stopped), (32 * MIB, false));
     r.stop();
 }
 
