@@ -211,12 +211,15 @@ pub struct DaemonConfig {
     /// autogroup, which the kernel weighs against each container's cgroup
     /// as a nice-0 task's (37-50% of a CPU against a context's spinning
     /// task at "nice 19", 1.6% in the group: `memext-e2e` `move_group_v1`).
-    /// Measured in session 75 with the group on all the time: in
-    /// bench/peers' postgres x burst cell (two rounds) the critical
-    /// throughput was 8-15% higher and its p99 lower, the noise's wakes
-    /// slower (p50 23-30 s against 17-19); in bench/faas, which has no
-    /// critical context, the p99 was higher in all three rounds and the
-    /// warm calls no more (hence only while a critical context runs).
+    /// Off by default. bench/peers, the critical workload's throughput
+    /// on against off, four rounds a cell (session 76, medians): Redis
+    /// 1.03x (fetch), 1.24x (burst), 1.21x (grow), PostgreSQL 0.98x
+    /// (fetch), 1.07x (burst, higher in all four and in session 75's two)
+    /// and 0.84x (grow, lower in three of four, its p99 higher in all
+    /// four); the noise's wakes and jobs slower in the burst and grow
+    /// cells. In bench/faas, which has no critical context, the group all
+    /// the time raised the p99 in three rounds of three (session 75):
+    /// hence only while a critical context runs.
     #[serde(default)]
     pub move_group: bool,
     /// How often an active context's working set is snapshotted.
