@@ -121,14 +121,15 @@ fn a_background_move_in_its_group_takes_little_cpu_from_a_context() {
 /// A sandbox whose policy selects `cg` critical and `noise` extend (both
 /// idle after 2 s), a swap file of 128 MiB behind them, `move_group` on.
 fn sandbox(cg: &ScratchCgroup, noise: &Sibling) -> TierSandbox {
-    let toml = format!(
-        "[[select]]\ncgroup = \"{}\"\nclass = \"critical\"\n\n[[select]]\ncgroup = \"{}\"\nclass = \"extend\"\n\n\
-         [class.critical]\nidle_after = \"2s\"\n\n[class.extend]\nidle_after = \"2s\"\nfloor = \"4MiB\"\n\n\
-         [[tiers.swapfile]]\npath = \"@DIR@/swap0\"\nsize = \"128MiB\"\npriority = 10\n\n\
-         [daemon]\ncapacity = \"4GiB\"\ntick = \"200ms\"\npoll = \"20ms\"\nsocket = \"@DIR@/memext.sock\"\nmove_group = true\n",
-        cg.path, noise.path
-    );
-    TierSandbox::new("movegroup", &toml)
+    let classes = "[class.critical]\nidle_after = \"2s\"\n\n[class.extend]\nidle_after = \"2s\"\nfloor = \"4MiB\"\n\n\
+         [[tiers.swapfile]]\npath = \"@DIR@/swap0\"\nsize = \"128MiB\"\npriority = 10\n";
+    critical_and_noise_with(
+        "movegroup",
+        cg,
+        noise,
+        classes,
+        "poll = \"20ms\"\nmove_group = true",
+    )
 }
 
 /// The daemon with `move_group`: its group appears at nice 19's weight;

@@ -120,9 +120,20 @@ pub fn critical_and_noise(
     noise: &Sibling,
     classes: &str,
 ) -> TierSandbox {
+    critical_and_noise_with(name, cg, noise, classes, "")
+}
+
+/// `critical_and_noise` with more `[daemon]` keys (`daemon`: TOML lines).
+pub fn critical_and_noise_with(
+    name: &str,
+    cg: &ScratchCgroup,
+    noise: &Sibling,
+    classes: &str,
+    daemon: &str,
+) -> TierSandbox {
     let toml = format!(
         "[[select]]\ncgroup = \"{}\"\nclass = \"critical\"\n\n[[select]]\ncgroup = \"{}\"\nclass = \"extend\"\n\n\
-         {classes}\n\n[daemon]\ncapacity = \"4GiB\"\ntick = \"200ms\"\nsocket = \"@DIR@/memext.sock\"\n",
+         {classes}\n\n[daemon]\ncapacity = \"4GiB\"\ntick = \"200ms\"\nsocket = \"@DIR@/memext.sock\"\n{daemon}\n",
         cg.path, noise.path
     );
     TierSandbox::new(name, &toml)

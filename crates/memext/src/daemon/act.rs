@@ -292,8 +292,13 @@ impl Actuator {
     }
 
     fn report_foreign(&mut self, id: &ContextId, knob: LimitKnob, found: Limit, ours: Limit) {
+        self.say_foreign(id, knob, &found.to_string(), &ours.to_string());
+    }
+
+    /// Someone else's knob, said once per context.
+    pub(super) fn say_foreign(&mut self, id: &ContextId, knob: LimitKnob, found: &str, ours: &str) {
         if self.said_foreign.insert(id.clone()) {
-            events::foreign_knob(id, &knob.to_string(), &found.to_string(), &ours.to_string());
+            events::foreign_knob(id, &knob.to_string(), found, ours);
         }
     }
 

@@ -99,10 +99,7 @@ impl Actuator {
             Ok(Some(Limit::Bytes(b))) => Some(planned_limit(knob, b)),
             Ok(Some(Limit::Max)) => None,
             Ok(None) => {
-                // Said once per context, as every foreign knob is.
-                if self.said_foreign.insert(id.clone()) {
-                    events::foreign_knob(id, &knob.to_string(), "(changed)", "(lowering)");
-                }
+                self.say_foreign(id, knob, "(changed)", "(lowering)");
                 None
             }
             Err(e) => {
