@@ -38,6 +38,7 @@ mod mover_map;
 mod notify;
 pub mod observe;
 pub mod observe_events;
+mod paced;
 mod pages;
 pub mod priority;
 mod publish;

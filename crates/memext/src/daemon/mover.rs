@@ -15,9 +15,8 @@ use memext_sys::pagemap::PageState;
 use memext_sys::AddrRange;
 
 use super::mover_map::{map_chunks_back, map_kept_back};
-use super::pages::{
-    advise_paced, by_chunk, populate_paced, ranges_of, read_back_ranges, Paced, Populated,
-};
+use super::paced::{advise_paced, populate_paced, Paced, Populated};
+use super::pages::{by_chunk, ranges_of, read_back_ranges};
 use super::priority::MovePriorities;
 use super::wake_gate::WakeGate;
 

@@ -13,7 +13,8 @@ use memext_sys::pidfd::{PidfdError, ProcessHandle};
 use memext_sys::populate::{populate, PopulateError};
 use memext_sys::AddrRange;
 
-use super::pages::{advise_paced, by_chunk, per_pid, whole_blocks_of, Populated};
+use super::paced::{advise_paced, Populated};
+use super::pages::{by_chunk, per_pid, whole_blocks_of};
 
 /// What a map-back did: the pages it mapped (as huge pages, and one by one),
 /// the brought-back ranges outside

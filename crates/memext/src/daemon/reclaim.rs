@@ -25,7 +25,8 @@ use memext_sys::madvise::Advice;
 use memext_sys::pagemap::PageState;
 use memext_sys::sched::Priority;
 
-use super::pages::{advise_paced, ranges_of};
+use super::paced::advise_paced;
+use super::pages::ranges_of;
 use super::priority::MovePriorities;
 use super::wake_gate::WakeGate;
 
