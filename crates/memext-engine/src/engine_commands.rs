@@ -98,9 +98,12 @@ impl Engine {
                 }),
                 Action::Limit { bytes, .. } => {
                     // A lowering in the background is on its way down:
-                    // nothing to write unless the limit is to go up again
-                    // (that write stops it).
-                    if let Some(to) = t.reclaiming.filter(|_| *bytes < t.limit_in_force()) {
+                    // nothing to write unless the limit is to stay above
+                    // where it goes (that write stops it).
+                    if let Some(to) = t
+                        .reclaiming
+                        .filter(|&to| lowering_covers(*bytes, t.limit_in_force(), to))
+                    {
                         lowering.push((id, to));
                         continue;
                     }
@@ -289,5 +292,38 @@ impl Engine {
             // following memext's reads ahead of it.
             from_the_end: reason == PrefetchReason::Woke && host.next_swap_is_zram,
         }
+    }
+}
+
+/// Whether a lowering in the background to `to`, from the limit `in_force`,
+/// serves a new target of `bytes`: one below the limit in force and not
+/// above where the lowering goes (within `PUSH_SLACK_BYTES`). A target
+/// between the two is not a lowering already on its way: going on, the
+/// lowering would take the context below it. A bench/faas function
+/// planned a refill (its whole 53 MiB, read back at once) while its
+/// lowering to its 2 MiB floor ran on below it: its read-back charged into
+/// a 3 MiB limit and the function died of SIGSEGV 0.3 s later (session 77;
+/// the kernel's own writes to a process, its rseq area, fail where the
+/// cgroup can charge nothing).
+pub(super) fn lowering_covers(bytes: u64, in_force: u64, to: u64) -> bool {
+    bytes < in_force && bytes <= to.saturating_add(crate::planner::PUSH_SLACK_BYTES)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::lowering_covers;
+
+    const MIB: u64 = 1 << 20;
+
+    #[test]
+    fn a_lowering_on_its_way_covers_only_targets_it_does_not_go_below() {
+        // Held at 60 MiB, going to 16: a new target of 16-24 MiB is on its way.
+        assert!(lowering_covers(16 * MIB, 60 * MIB, 16 * MIB));
+        assert!(lowering_covers(24 * MIB, 60 * MIB, 16 * MIB));
+        // A target above the limit in force is a raise: written.
+        assert!(!lowering_covers(70 * MIB, 60 * MIB, 16 * MIB));
+        // Going to its 2 MiB floor, a refill's 53 MiB is not on its way:
+        // written, which stops the lowering.
+        assert!(!lowering_covers(53 * MIB, 66 * MIB, 2 * MIB));
     }
 }
