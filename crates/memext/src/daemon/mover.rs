@@ -467,23 +467,15 @@ fn push_out(
             .collect();
         work.push((pid, cold));
     }
+    // A push-out yields to any bring-back: stop, let it run, and the daemon
+    // pushes again later if the context is still idle.
     advise_paced(&work, Advice::PageOut, bandwidth, || {
         take_sent(rx, queue);
-        push_out_gives_way(queue, key)
+        queue
+            .iter()
+            .any(|j| matches!(j, Job::BringBack { .. }) || j.key() == key)
     })
     .map(|p| p.pages)
-}
-
-/// Whether the push-out of `key` under way stops for what is queued: a
-/// wake (the daemon pushes again later if the context is still idle), or a
-/// newer job of its own context. Not for a predicted bring-back of another
-/// context: that waits for the room the push-outs queued before it make
-/// (`enqueue`); stopped for it, a push-out left its room to the
-/// reclaimer's lowerings (with 2 MiB batches a push-out gave way within
-/// milliseconds, and bench/faas runs had 7-13% more reclaim time and more
-/// slow cold calls in three rounds of three, session 77).
-fn push_out_gives_way(queue: &[Job], key: &ContextId) -> bool {
-    queue.iter().any(|j| is_wake(j) || j.key() == key)
 }
 
 #[cfg(test)]

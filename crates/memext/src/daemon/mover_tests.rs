@@ -93,12 +93,3 @@ fn a_paused_read_back_goes_on_after_the_wakes_before_the_rest() {
     let order: Vec<&str> = q.iter().map(|j| j.key().as_str()).collect();
     assert_eq!(order, vec!["c", "d", "e", "a", "b"]);
 }
-
-#[test]
-fn a_push_out_stops_for_a_wake_or_its_own_context_not_for_a_predicted_read_back() {
-    let a: ContextId = "a".into();
-    assert!(!push_out_gives_way(&[po("b"), predicted("c")], &a));
-    assert!(push_out_gives_way(&[predicted("c"), bb("d")], &a));
-    assert!(push_out_gives_way(&[predicted("a")], &a));
-    assert!(push_out_gives_way(&[po("a")], &a));
-}
