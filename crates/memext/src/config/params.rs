@@ -228,12 +228,6 @@ pub struct DaemonConfig {
     /// See `daemon/mover_beside.rs` for why.
     #[serde(default)]
     pub wake_read_back_beside: bool,
-    /// A woken context's read-back from the end (zram) is also read from
-    /// the front, hottest first, on a second thread beside the mover while
-    /// that is free; only where no critical context runs. See
-    /// `daemon/mover_beside.rs`.
-    #[serde(default)]
-    pub wake_read_back_both_ends: bool,
     /// How often an active context's working set is snapshotted.
     #[serde(default = "default_ws_interval")]
     pub ws_interval: HumanDuration,
@@ -289,7 +283,6 @@ impl Default for DaemonConfig {
             limit_room: default_limit_room(),
             move_group: false,
             wake_read_back_beside: false,
-            wake_read_back_both_ends: false,
             yield_to_wakes: None,
             keep_free: None,
             touches: false,

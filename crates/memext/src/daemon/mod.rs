@@ -231,10 +231,7 @@ impl Daemon {
             self.act.start_mover(Mover::start(
                 gate.clone(),
                 priorities.clone(),
-                mover::ReadBeside {
-                    other_wakes: self.cfg.daemon.wake_read_back_beside,
-                    other_end: self.cfg.daemon.wake_read_back_both_ends,
-                },
+                self.cfg.daemon.wake_read_back_beside,
             ));
             if self.cfg.daemon.reclaim.in_background() {
                 let h = self.observer.host().hierarchy.clone();

@@ -81,18 +81,6 @@ pub struct MoveStats {
 
 pub type Shared = Arc<Mutex<HashMap<ContextId, MoveStats>>>;
 
-/// What a second reader beside the mover reads (`mover_beside`): nothing
-/// by default.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct ReadBeside {
-    /// A wake that comes while another wake is read back
-    /// (`daemon.wake_read_back_beside`).
-    pub other_wakes: bool,
-    /// A wake's read-back from the front while the mover reads it from the
-    /// end (`daemon.wake_read_back_both_ends`).
-    pub other_end: bool,
-}
-
 pub struct Mover {
     tx: Sender<Job>,
     pub stats: Shared,
@@ -101,9 +89,10 @@ pub struct Mover {
 
 impl Mover {
     /// `gate` is held while a woken context is read back (`wake_gate`);
-    /// each job runs at its priority of `priorities`; `beside` says what a
-    /// second reader beside the mover reads (`mover_beside`).
-    pub fn start(gate: WakeGate, priorities: MovePriorities, beside: ReadBeside) -> Self {
+    /// each job runs at its priority of `priorities`; with `beside`, a wake
+    /// that comes while another is read back is read beside it
+    /// (`mover_beside`).
+    pub fn start(gate: WakeGate, priorities: MovePriorities, beside: bool) -> Self {
         let (tx, rx) = std::sync::mpsc::channel();
         let stats: Shared = Arc::default();
         let s = stats.clone();
@@ -167,12 +156,11 @@ fn run(
     stats: &Shared,
     gate: &WakeGate,
     priorities: MovePriorities,
-    beside: ReadBeside,
+    beside: bool,
 ) {
     let mut said = false;
     let mut queue: Vec<Job> = Vec::new();
-    let mut beside = (beside.other_wakes || beside.other_end)
-        .then(|| Beside::new(stats.clone(), gate.clone(), priorities.clone(), beside));
+    let mut beside = beside.then(|| Beside::new(stats.clone(), gate.clone(), priorities.clone()));
     loop {
         // Take everything waiting; bring-backs first, a bring-back cancels a
         // queued push-out of the same context.
@@ -204,9 +192,6 @@ fn run(
         };
         priorities.run_next_at(priority, "mover", &mut said);
         let serving = urgent.then(|| gate.serve());
-        if let (true, Some(b)) = (urgent, beside.as_mut()) {
-            b.start_other_end(&job, &queue);
-        }
         let result = match &job {
             Job::BringBack { .. } => match read_back(&job, || {
                 let stop = gives_way(rx, &mut queue, &key, urgent);

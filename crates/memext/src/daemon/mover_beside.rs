@@ -14,44 +14,30 @@
 //! beside a critical context a wake's read-back is paced, and a second
 //! reader would take the CPU the pacing keeps for it), holding the wake
 //! gate as the mover does.
-//!
-//! With `daemon.wake_read_back_both_ends`, a woken context's read-back from
-//! the end (zram) is also read from the front, hottest chunks first, beside
-//! it while that thread is free: the mover reads at some 1.2-1.4 GiB/s on one
-//! CPU while the function faults its heap in from the front at a third of
-//! that a page. Two readers meet in the middle (a page one of them read is
-//! found in the swap cache by the other, at little cost).
 
 use std::thread::JoinHandle;
 
 use memext_engine::ContextId;
 
-use super::mover::{count_bring_back, is_wake, read_back, Job, ReadBeside, Shared};
+use super::mover::{count_bring_back, is_wake, read_back, Job, Shared};
 use super::priority::MovePriorities;
 use super::wake_gate::WakeGate;
 
-/// The mover's second reader: what it needs to run a wake's read-back, what
-/// it reads, and the one it runs.
+/// The mover's second reader: what it needs to run a wake's read-back, and
+/// the one it runs.
 pub(super) struct Beside {
     stats: Shared,
     gate: WakeGate,
     priorities: MovePriorities,
-    reads: ReadBeside,
     running: Option<(ContextId, JoinHandle<()>)>,
 }
 
 impl Beside {
-    pub(super) fn new(
-        stats: Shared,
-        gate: WakeGate,
-        priorities: MovePriorities,
-        reads: ReadBeside,
-    ) -> Self {
+    pub(super) fn new(stats: Shared, gate: WakeGate, priorities: MovePriorities) -> Self {
         Self {
             stats,
             gate,
             priorities,
-            reads,
             running: None,
         }
     }
@@ -67,7 +53,7 @@ impl Beside {
     /// than `reading`, the one the mover reads) beside the mover, unless one
     /// runs there already; whether it started one.
     pub(super) fn start_from(&mut self, queue: &mut Vec<Job>, reading: &ContextId) -> bool {
-        if !self.reads.other_wakes || self.is_running(queue) {
+        if self.is_running(queue) {
             return false;
         }
         let Some(at) = queue
@@ -77,42 +63,6 @@ impl Beside {
             return false;
         };
         let job = queue.remove(at);
-        match self.spawn(job, "another wake's") {
-            Ok(()) => true,
-            Err(job) => {
-                queue.insert(at, job);
-                false
-            }
-        }
-    }
-
-    /// Starts reading the unpaced wake `job`, which the mover reads from
-    /// the end, from the front beside it, if the thread is free and no other
-    /// wake in `queue` waits for it; whether it started.
-    pub(super) fn start_other_end(&mut self, job: &Job, queue: &[Job]) -> bool {
-        let waits = |j: &Job| is_wake(j) && is_unpaced(j);
-        if !self.reads.other_end
-            || self.is_running(queue)
-            || (self.reads.other_wakes && queue.iter().any(waits))
-        {
-            return false;
-        }
-        let mut front = job.clone();
-        match &mut front {
-            Job::BringBack {
-                from_the_end: end @ true,
-                urgent: true,
-                bandwidth: 0,
-                ..
-            } => *end = false,
-            _ => return false,
-        }
-        self.spawn(front, "its other end").is_ok()
-    }
-
-    /// Runs `job` on the thread beside the mover; gives it back where the
-    /// thread could not be made.
-    fn spawn(&mut self, job: Job, what: &str) -> Result<(), Job> {
         let (key, kept) = (job.key().clone(), job.clone());
         let (stats, gate, priorities) = (
             self.stats.clone(),
@@ -132,13 +82,14 @@ impl Beside {
             });
         match spawned {
             Ok(h) => {
-                tracing::debug!(event = "read-beside", context = %key, "{key}: read back beside the mover ({what})");
+                tracing::debug!(event = "read-beside", context = %key, "{key}: read back beside another wake's");
                 self.running = Some((key, h));
-                Ok(())
+                true
             }
             Err(e) => {
                 tracing::warn!("the mover reads one wake at a time: no second reader: {e}");
-                Err(kept)
+                queue.insert(at, kept);
+                false
             }
         }
     }
@@ -177,9 +128,8 @@ mod tests {
     use super::*;
     use std::time::{Duration, Instant};
 
-    /// A bring-back of nothing (no pids): a wake's (`urgent`) or a predicted
-    /// one, read from the end or not.
-    fn bring(key: &str, bandwidth: u64, urgent: bool, from_the_end: bool) -> Job {
+    /// A bring-back of nothing (no pids): a wake's (`urgent`) or a predicted one.
+    fn bring(key: &str, bandwidth: u64, urgent: bool) -> Job {
         Job::BringBack {
             key: key.into(),
             pids: vec![],
@@ -187,12 +137,12 @@ mod tests {
             bandwidth,
             map_back: false,
             map_kept: false,
-            from_the_end,
+            from_the_end: true,
             urgent,
         }
     }
     fn wake(key: &str, bandwidth: u64) -> Job {
-        bring(key, bandwidth, true, true)
+        bring(key, bandwidth, true)
     }
 
     fn keys(q: &[Job]) -> Vec<&str> {
@@ -215,18 +165,9 @@ mod tests {
     fn one_unpaced_wake_of_another_context_is_read_beside_at_a_time() {
         let stats = Shared::default();
         let gate = WakeGate::default();
-        let reads = ReadBeside {
-            other_wakes: true,
-            other_end: false,
-        };
-        let mut beside = Beside::new(
-            stats.clone(),
-            gate.clone(),
-            MovePriorities::default(),
-            reads,
-        );
+        let mut beside = Beside::new(stats.clone(), gate.clone(), MovePriorities::default());
         let mut q = vec![
-            bring("p", 0, false, true),
+            bring("p", 0, false),
             wake("paced", 512 << 20),
             wake("a", 0),
             wake("b", 0),
@@ -260,36 +201,5 @@ mod tests {
         // Left: a predicted read-back, a paced wake, the mover's own context.
         assert!(!beside.start_from(&mut q, &reading));
         assert_eq!(keys(&q), ["p", "paced", "a"]);
-    }
-
-    #[test]
-    fn a_wake_read_from_the_end_is_read_from_the_front_beside_it_while_no_other_wake_waits() {
-        let stats = Shared::default();
-        let gate = WakeGate::default();
-        let reads = ReadBeside {
-            other_wakes: true,
-            other_end: true,
-        };
-        let mut beside = Beside::new(stats.clone(), gate, MovePriorities::default(), reads);
-        let a = wake("a", 0);
-        // Another wake waits: the thread is for it.
-        assert!(!beside.start_other_end(&a, &[wake("b", 0)]));
-        // Paced (a critical context runs), or read from the front already: no.
-        assert!(!beside.start_other_end(&wake("a", 1 << 20), &[]));
-        let front = bring("a", 0, true, false);
-        assert!(!beside.start_other_end(&front, &[]));
-        let held = stats.lock().expect("stats");
-        assert!(beside.start_other_end(&a, &[]));
-        assert!(!beside.start_other_end(&a, &[]), "one at a time");
-        drop(held);
-        assert!(eventually(|| !beside.is_running(&[])));
-        // Off, never.
-        let mut off = Beside::new(
-            stats,
-            WakeGate::default(),
-            MovePriorities::default(),
-            ReadBeside::default(),
-        );
-        assert!(!off.start_other_end(&a, &[]));
     }
 }
