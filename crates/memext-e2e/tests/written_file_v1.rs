@@ -69,7 +69,7 @@ fn read_back_once(name: &str, urgent: bool) -> (u64, u64, u64) {
         out > 0,
         "no page of the toucher's private file mappings went to swap"
     );
-    let mover = Mover::start(WakeGate::default(), MovePriorities::default(), false);
+    let mover = Mover::start(WakeGate::default(), MovePriorities::default());
     let key = ContextId::new(name);
     mover.submit(Job::BringBack {
         key: key.clone(),

@@ -222,12 +222,6 @@ pub struct DaemonConfig {
     /// hence only while a critical context runs.
     #[serde(default)]
     pub move_group: bool,
-    /// While the mover reads a woken context back, the next woken context
-    /// is read back beside it on a second thread (one at most), not after
-    /// it; only where no critical context runs (its read-back unpaced).
-    /// See `daemon/mover_beside.rs` for why.
-    #[serde(default)]
-    pub wake_read_back_beside: bool,
     /// How often an active context's working set is snapshotted.
     #[serde(default = "default_ws_interval")]
     pub ws_interval: HumanDuration,
@@ -282,7 +276,6 @@ impl Default for DaemonConfig {
             reclaim: ReclaimIn::default(),
             limit_room: default_limit_room(),
             move_group: false,
-            wake_read_back_beside: false,
             yield_to_wakes: None,
             keep_free: None,
             touches: false,

@@ -34,7 +34,6 @@ mod ledger_store;
 pub mod metrics;
 pub mod model_store;
 pub mod mover;
-mod mover_beside;
 mod mover_map;
 mod notify;
 pub mod observe;
@@ -228,11 +227,8 @@ impl Daemon {
                 })
                 .flatten();
             let priorities = priorities.in_group(self.move_group.clone());
-            self.act.start_mover(Mover::start(
-                gate.clone(),
-                priorities.clone(),
-                self.cfg.daemon.wake_read_back_beside,
-            ));
+            self.act
+                .start_mover(Mover::start(gate.clone(), priorities.clone()));
             if self.cfg.daemon.reclaim.in_background() {
                 let h = self.observer.host().hierarchy.clone();
                 let page_out = self.cfg.daemon.reclaim == crate::config::ReclaimIn::PageOut;

@@ -14,7 +14,6 @@ use memext_sys::madvise::Advice;
 use memext_sys::pagemap::PageState;
 use memext_sys::AddrRange;
 
-use super::mover_beside::Beside;
 use super::mover_map::{map_chunks_back, map_kept_back};
 use super::paced::{advise_paced, populate_paced, Paced, Populated};
 use super::pages::{by_chunk, ranges_of, read_back_ranges};
@@ -54,7 +53,7 @@ pub enum Job {
 }
 
 impl Job {
-    pub(super) fn key(&self) -> &ContextId {
+    fn key(&self) -> &ContextId {
         match self {
             Job::PushOut { key, .. } | Job::BringBack { key, .. } => key,
         }
@@ -89,16 +88,14 @@ pub struct Mover {
 
 impl Mover {
     /// `gate` is held while a woken context is read back (`wake_gate`);
-    /// each job runs at its priority of `priorities`; with `beside`, a wake
-    /// that comes while another is read back is read beside it
-    /// (`mover_beside`).
-    pub fn start(gate: WakeGate, priorities: MovePriorities, beside: bool) -> Self {
+    /// each job runs at its priority of `priorities`.
+    pub fn start(gate: WakeGate, priorities: MovePriorities) -> Self {
         let (tx, rx) = std::sync::mpsc::channel();
         let stats: Shared = Arc::default();
         let s = stats.clone();
         let handle = std::thread::Builder::new()
             .name("memext-mover".into())
-            .spawn(move || run(&rx, &s, &gate, priorities, beside))
+            .spawn(move || run(&rx, &s, &gate, priorities))
             .expect("spawning the mover thread");
         Self {
             tx,
@@ -151,28 +148,17 @@ impl Mover {
     }
 }
 
-fn run(
-    rx: &Receiver<Job>,
-    stats: &Shared,
-    gate: &WakeGate,
-    priorities: MovePriorities,
-    beside: bool,
-) {
+fn run(rx: &Receiver<Job>, stats: &Shared, gate: &WakeGate, priorities: MovePriorities) {
     let mut said = false;
     let mut queue: Vec<Job> = Vec::new();
-    let mut beside = beside.then(|| Beside::new(stats.clone(), gate.clone(), priorities.clone()));
     loop {
         // Take everything waiting; bring-backs first, a bring-back cancels a
         // queued push-out of the same context.
-        let reading_beside = beside.as_mut().is_some_and(|b| b.is_running(&queue));
         loop {
-            match rx.recv_timeout(if !queue.is_empty() {
-                Duration::ZERO
-            } else if reading_beside {
-                // Looks soon again, to say its context is no longer busy.
-                Duration::from_millis(5)
-            } else {
+            match rx.recv_timeout(if queue.is_empty() {
                 Duration::from_millis(200)
+            } else {
+                Duration::ZERO
             }) {
                 Ok(j) => enqueue(&mut queue, j),
                 Err(RecvTimeoutError::Timeout) => break,
@@ -193,16 +179,7 @@ fn run(
         priorities.run_next_at(priority, "mover", &mut said);
         let serving = urgent.then(|| gate.serve());
         let result = match &job {
-            Job::BringBack { .. } => match read_back(&job, || {
-                let stop = gives_way(rx, &mut queue, &key, urgent);
-                // A wake that comes while a wake is read back is read beside it.
-                if let (false, true, Some(b)) = (stop, urgent, beside.as_mut()) {
-                    b.start_from(&mut queue, &key);
-                }
-                stop
-            })
-            .map(|b| count_bring_back(stats, &key, b))
-            {
+            Job::BringBack { .. } => match run_bring_back(&job, rx, &mut queue, stats) {
                 // A predicted read-back that gave way to a woken context's
                 // goes on after it (and after any other wake's), from what is
                 // still in swap; one a newer bring-back of its own context
@@ -235,22 +212,14 @@ fn run(
     }
 }
 
-/// What a bring-back job did.
-#[derive(Default)]
-pub(super) struct BroughtBack {
-    read_pages: u64,
-    mapped_pages: u64,
-    /// The faults it took in the context's processes, (all, major).
-    faults: (u64, u64),
-    /// The ranges read back and not mapped (for accuracy).
-    ranges: Vec<(u32, AddrRange)>,
-    /// `stop` ended it early.
-    stopped: bool,
-}
-
-/// Runs a bring-back job: reads back, then the map-backs it asks for; each
-/// stops early when `stop` says so.
-pub(super) fn read_back(job: &Job, mut stop: impl FnMut() -> bool) -> Result<BroughtBack, String> {
+/// Runs a bring-back job (read back, then the map-backs it asks for) and
+/// counts what it moved. Returns whether it stopped early (`gives_way`).
+fn run_bring_back(
+    job: &Job,
+    rx: &Receiver<Job>,
+    queue: &mut Vec<Job>,
+    stats: &Shared,
+) -> Result<bool, String> {
     let Job::BringBack {
         key,
         pids,
@@ -262,50 +231,36 @@ pub(super) fn read_back(job: &Job, mut stop: impl FnMut() -> bool) -> Result<Bro
         urgent,
     } = job
     else {
-        return Ok(BroughtBack::default());
+        return Ok(false);
     };
-    let (read, faults) = bring_back(
-        pids,
-        order,
-        *bandwidth,
-        *from_the_end,
-        !urgent,
-        key,
-        &mut stop,
-    )?;
-    let mut out = BroughtBack {
-        read_pages: read.pages,
-        faults,
-        ranges: read.done,
-        stopped: read.stopped,
-        ..Default::default()
-    };
-    if *map_back && !out.stopped {
-        let m = map_chunks_back(key, pids, order, std::mem::take(&mut out.ranges), &mut stop)?;
-        (out.mapped_pages, out.ranges, out.stopped) = (m.pages, m.rest, m.stopped);
-        out.faults = (out.faults.0 + m.faults.0, out.faults.1 + m.faults.1);
+    let urgent = *urgent;
+    let (read, mut faults) =
+        bring_back(pids, order, *bandwidth, *from_the_end, !urgent, key, || {
+            gives_way(rx, queue, key, urgent)
+        })?;
+    let (mut mapped, mut ranges, mut stopped) = (0, read.done, read.stopped);
+    if *map_back && !stopped {
+        let m = map_chunks_back(key, pids, order, ranges, || {
+            gives_way(rx, queue, key, urgent)
+        })?;
+        (mapped, ranges, stopped) = (m.pages, m.rest, m.stopped);
+        faults = (faults.0 + m.faults.0, faults.1 + m.faults.1);
     }
-    if *map_back && *map_kept && !out.stopped {
-        let m = map_kept_back(key, pids, std::mem::take(&mut out.ranges), &mut stop)?;
-        (out.ranges, out.stopped) = (m.rest, m.stopped);
-        out.mapped_pages += m.pages;
+    if *map_back && *map_kept && !stopped {
+        let m = map_kept_back(key, pids, ranges, || gives_way(rx, queue, key, urgent))?;
+        (mapped, ranges, stopped) = (mapped + m.pages, m.rest, m.stopped);
     }
-    Ok(out)
-}
-
-/// Counts what a bring-back of `key` moved; whether it stopped early.
-pub(super) fn count_bring_back(stats: &Shared, key: &ContextId, b: BroughtBack) -> bool {
     if let Ok(mut s) = stats.lock() {
         let m = s.entry(key.clone()).or_default();
-        m.brought_back_pages += b.read_pages;
-        m.mapped_back_pages += b.mapped_pages;
-        m.faults_caused.0 += b.faults.0;
-        m.faults_caused.1 += b.faults.1;
-        if !b.stopped {
-            m.last_bring_back = Some((Instant::now(), b.ranges));
+        m.brought_back_pages += read.pages;
+        m.mapped_back_pages += mapped;
+        m.faults_caused.0 += faults.0;
+        m.faults_caused.1 += faults.1;
+        if !stopped {
+            m.last_bring_back = Some((Instant::now(), ranges));
         }
     }
-    b.stopped
+    Ok(stopped)
 }
 
 /// Takes the jobs sent meanwhile into `queue`, and says whether the
@@ -326,7 +281,7 @@ fn take_sent(rx: &Receiver<Job>, queue: &mut Vec<Job>) {
 }
 
 /// A woken context's read-back: the context waits for it.
-pub(super) fn is_wake(job: &Job) -> bool {
+fn is_wake(job: &Job) -> bool {
     matches!(job, Job::BringBack { urgent: true, .. })
 }
 
