@@ -13,50 +13,18 @@ use memext_sys::AddrRange;
 /// Pages are moved in batches of at most this many bytes.
 const BATCH_BYTES: u64 = 16 << 20;
 
-/// A paced move (a bandwidth cap: a move no wake waits for) goes in batches
-/// of at most this many bytes, so that a wake's read-back queued behind it
-/// waits for one of them at most: at 16 MiB a push-out's batch was paced to
-/// 62 ms (256 MiB/s) and a predicted read-back's to 31 ms, and in session
-/// 75's bench/faas runs 38-42 wakes a run waited over 10 ms behind such
-/// moves (a median cold call 58 ms, those up to 190).
-const PACED_BATCH_BYTES: u64 = 2 << 20;
-
-/// How often a paced move's wait for its bandwidth looks at its `stop`.
-const LOOK_EVERY: Duration = Duration::from_millis(2);
-
-/// The batch size of a move at `bandwidth` (0: not paced).
-fn batch_bytes(bandwidth: u64) -> u64 {
-    if bandwidth > 0 {
-        PACED_BATCH_BYTES
-    } else {
-        BATCH_BYTES
-    }
-}
-
-/// Paces `bytes` done since `t0` to `bandwidth` bytes per second (0: no
-/// pacing), looking at `stop` every [`LOOK_EVERY`] while it waits; whether
-/// `stop` said so (then it waited no longer).
-pub(super) fn pace(
-    t0: Instant,
-    bytes: u64,
-    bandwidth: u64,
-    mut stop: impl FnMut() -> bool,
-) -> bool {
+/// Paces `bytes` done since `t0` to `bandwidth` bytes per second.
+pub(super) fn pace(t0: Instant, bytes: u64, bandwidth: u64) {
     if bandwidth == 0 {
-        return false;
+        return;
     }
     let due = Duration::from_secs_f64(bytes as f64 / bandwidth as f64);
-    while let Some(wait) = due.checked_sub(t0.elapsed()).filter(|w| !w.is_zero()) {
-        if stop() {
-            return true;
-        }
-        std::thread::sleep(wait.min(LOOK_EVERY));
+    if let Some(wait) = due.checked_sub(t0.elapsed()) {
+        std::thread::sleep(wait);
     }
-    false
 }
 
 /// What one [`advise_paced`] did.
-#[derive(Default)]
 pub(super) struct Paced {
     pub(super) pages: u64,
     /// Ranges the kernel refused or skipped, by its error (see `AdviseOutcome`).
@@ -69,76 +37,85 @@ pub(super) struct Paced {
     pub(super) stopped: bool,
 }
 
-/// `ranges` in groups of whole ranges, each group closed once it holds
-/// `limit` bytes or more (advice is given range by range: a range is not split).
-fn groups(ranges: &[AddrRange], limit: u64) -> Vec<&[AddrRange]> {
-    let (mut out, mut from, mut bytes) = (Vec::new(), 0, 0);
-    for (i, r) in ranges.iter().enumerate() {
-        bytes += r.len();
-        if bytes >= limit {
-            out.push(&ranges[from..=i]);
-            (from, bytes) = (i + 1, 0);
-        }
-    }
-    if from < ranges.len() {
-        out.push(&ranges[from..]);
-    }
-    out
-}
-
-/// Gives `advice` to `work` (per pid) in batches ([`batch_bytes`]; one
-/// range for `Advice::Collapse`: a 2 MiB block takes some 5-10 ms to
-/// collapse here), paced to `bandwidth` bytes per second (0: no pacing). Stops early (returning
-/// what it did) when `stop` says so: after a batch, and while it waits for
-/// the bandwidth. A process that has exited is passed over.
+/// Gives `advice` to `work` (per pid) in paced batches (`bandwidth` 0: no
+/// pacing). Stops early (returning what it did) when `stop` says so between
+/// batches: of 16 MiB, or of one range for `Advice::Collapse` (a 2 MiB block
+/// takes some 5-10 ms to collapse here: a batch of them would hold the
+/// caller's stop back for tens of ms).
 pub(super) fn advise_paced(
     work: &[(u32, Vec<AddrRange>)],
     advice: Advice,
     bandwidth: u64,
     mut stop: impl FnMut() -> bool,
 ) -> Result<Paced, String> {
-    let limit = if advice == Advice::Collapse {
+    let page = memext_sys::page_size();
+    let batch_limit = if advice == Advice::Collapse {
         1
     } else {
-        batch_bytes(bandwidth)
+        BATCH_BYTES
     };
     let t0 = Instant::now();
-    let (mut bytes, mut out) = (0u64, Paced::default());
-    let last_pid = work.len().saturating_sub(1);
-    'pids: for (p, (pid, ranges)) in work.iter().enumerate() {
+    let (mut bytes, mut done) = (0u64, Vec::new());
+    let (mut refused, mut skipped) = (Refusals::default(), Vec::new());
+    for (pid, ranges) in work {
         let handle = match ProcessHandle::open(*pid) {
             Ok(h) => h,
             Err(memext_sys::pidfd::PidfdError::Vanished { .. }) => continue,
             Err(e) => return Err(e.to_string()),
         };
-        let batches = groups(ranges, limit);
-        let last_batch = batches.len().saturating_sub(1);
-        for (b, batch) in batches.into_iter().enumerate() {
-            match advise(&handle, batch, advice) {
-                Ok(o) => {
-                    bytes += o.bytes;
-                    out.refused.add(o.refused);
-                    out.skipped.extend(o.skipped.iter().map(|r| (*pid, *r)));
+        let mut batch: Vec<AddrRange> = Vec::new();
+        let mut batch_bytes = 0;
+        let mut flush =
+            |batch: &mut Vec<AddrRange>, batch_bytes: &mut u64| -> Result<bool, String> {
+                match advise(&handle, batch, advice) {
+                    Ok(out) => {
+                        bytes += out.bytes;
+                        refused.add(out.refused);
+                        skipped.extend(out.skipped.iter().map(|r| (*pid, *r)));
+                    }
+                    Err(MadviseError::Vanished { .. }) => return Ok(false),
+                    Err(e) => return Err(e.to_string()),
                 }
-                Err(MadviseError::Vanished { .. }) => continue 'pids,
-                Err(e) => return Err(e.to_string()),
+                done.extend(batch.iter().map(|r| (*pid, *r)));
+                batch.clear();
+                *batch_bytes = 0;
+                pace(t0, bytes, bandwidth);
+                Ok(true)
+            };
+        for r in ranges {
+            batch.push(*r);
+            batch_bytes += r.len();
+            if batch_bytes < batch_limit {
+                continue;
             }
-            out.done.extend(batch.iter().map(|r| (*pid, *r)));
-            let more = p < last_pid || b < last_batch;
-            if more && (pace(t0, bytes, bandwidth, &mut stop) || stop()) {
-                out.stopped = true;
-                break 'pids;
+            let vanished = !flush(&mut batch, &mut batch_bytes)?;
+            if vanished || stop() {
+                return Ok(Paced {
+                    pages: bytes / page,
+                    refused,
+                    skipped,
+                    done,
+                    stopped: !vanished,
+                });
             }
         }
+        if !batch.is_empty() {
+            flush(&mut batch, &mut batch_bytes)?;
+        }
     }
-    out.pages = bytes / memext_sys::page_size();
-    Ok(out)
+    Ok(Paced {
+        pages: bytes / page,
+        refused,
+        skipped,
+        done,
+        stopped: false,
+    })
 }
 
 /// Maps `work` (per pid) into its processes' page tables by reading it
-/// (`memext_sys::populate`), in batches ([`batch_bytes`]) paced to
-/// `bandwidth` bytes per second (0: no pacing); stops when `stop` says so,
-/// after a batch or while it waits for the bandwidth. Returns what it mapped, the faults that took and whether it stopped.
+/// (`memext_sys::populate`), in batches of 16 MiB paced to `bandwidth`
+/// bytes per second (0: no pacing); stops between batches when `stop` says
+/// so. Returns what it mapped, the faults that took and whether it stopped.
 pub(super) fn populate_paced(
     work: &[(u32, Vec<AddrRange>)],
     bandwidth: u64,
@@ -153,7 +130,7 @@ pub(super) fn populate_paced(
             Err(memext_sys::pidfd::PidfdError::Vanished { .. }) => continue,
             Err(e) => return Err(e.to_string()),
         };
-        for batch in batches(ranges, batch_bytes(bandwidth)) {
+        for batch in batches(ranges, BATCH_BYTES) {
             match populate(&handle, &batch) {
                 Ok(p) => {
                     out.pages += p.pages;
@@ -163,9 +140,9 @@ pub(super) fn populate_paced(
                 Err(PopulateError::Vanished { .. }) => break,
                 Err(e) => return Err(e.to_string()),
             }
-            let stopped = pace(t0, out.pages * page, bandwidth, &mut stop);
+            pace(t0, out.pages * page, bandwidth);
             out.seconds = t0.elapsed().as_secs_f64();
-            if stopped || stop() {
+            if stop() {
                 out.stopped = true;
                 return Ok(out);
             }
@@ -254,52 +231,11 @@ mod tests {
     #[test]
     fn pacing_holds_the_bandwidth() {
         let t0 = Instant::now();
-        // 10 MiB at 100 MiB/s: 100 ms.
-        assert!(!pace(t0, 10 << 20, 100 << 20, || false));
+        pace(t0, 10 << 20, 100 << 20); // 10 MiB at 100 MiB/s: 100 ms
         let took = t0.elapsed();
         assert!(
             took >= Duration::from_millis(99) && took < Duration::from_millis(400),
             "{took:?}"
         );
-    }
-
-    #[test]
-    fn a_wait_for_the_bandwidth_ends_when_stop_says_so() {
-        let t0 = Instant::now();
-        let mut looks = 0;
-        // 10 MiB at 1 MiB/s would be 10 s; stop says so at its third look.
-        let stopped = pace(t0, 10 << 20, 1 << 20, || {
-            looks += 1;
-            looks == 3
-        });
-        let took = t0.elapsed();
-        assert!(stopped);
-        assert!(took < Duration::from_millis(500), "{took:?}");
-        assert!(!pace(t0, 10 << 20, 0, || true), "no bandwidth, no wait");
-    }
-
-    #[test]
-    fn a_paced_move_gives_way_after_its_first_small_batch_even_while_it_waits() {
-        let buf = vec![1u8; 8 << 20];
-        let work = vec![(std::process::id(), own_blocks(&buf))];
-        // At 1 MiB/s the first 2 MiB are due at 2 s: the wait looks at stop.
-        let t0 = Instant::now();
-        let paced = advise_paced(&work, Advice::WillNeed, 1 << 20, || true).expect("willneed");
-        let took = t0.elapsed();
-        assert!(paced.stopped);
-        assert_eq!(paced.done.len(), 1, "one block of the three, then stopped");
-        assert!(took < Duration::from_millis(500), "{took:?}");
-        // Not paced (a wake's read-back), the three blocks are one batch.
-        let whole = advise_paced(&work, Advice::WillNeed, 0, || true).expect("willneed");
-        assert!(!whole.stopped && whole.done.len() == 3);
-    }
-
-    #[test]
-    fn groups_close_at_their_limit_without_splitting_a_range() {
-        let r = |a: u64, b: u64| AddrRange::new(a << 12, b << 12);
-        let ranges = [r(0, 3), r(10, 12), r(20, 26), r(30, 31)];
-        let got = groups(&ranges, 4 << 12);
-        assert_eq!(got, vec![&ranges[0..2], &ranges[2..3], &ranges[3..4]]);
-        assert!(groups(&[], 4 << 12).is_empty());
     }
 }
