@@ -182,7 +182,6 @@ pub(super) fn per_pid(pairs: Vec<(u32, AddrRange)>) -> Vec<(u32, Vec<AddrRange>)
     work
 }
 
-
 /// Of the ranges brought back, the share now mapped (touched by the process).
 pub(super) fn accuracy(ranges: &[(u32, AddrRange)]) -> Option<f64> {
     let mut by_pid: HashMap<u32, Vec<AddrRange>> = HashMap::new();
@@ -249,7 +248,6 @@ mod tests {
         assert_eq!(whole_blocks(&ranges), blocks(&[1, 2, 6]));
         assert_eq!(whole_blocks(&[]), vec![]);
     }
-
 
     #[test]
     fn ranges_split_at_chunk_boundaries() {
