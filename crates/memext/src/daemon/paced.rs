@@ -1,7 +1,7 @@
 //! The daemon's page moves, paced: `process_madvise` advice and reads
 //! through page tables (`memext_sys::populate`) given in batches, held to a
 //! bandwidth cap, and stopped between batches when the caller's `stop` says
-//! so (a wake's read-back waits for nothing longer than a batch).
+//! so (a wake's read-back waits for the batch under way at most).
 
 use std::time::{Duration, Instant};
 
