@@ -93,6 +93,33 @@ def known_mode(mode):
         return False
 
 
+# `memext+daemon.foretold_calls=trace`: the daemon is told every call of the
+# trace ahead (an analysis mode: memext's engine with perfect foresight,
+# `daemon.foretold_calls`), written to this file in the bench's work
+# directory this long before the trace begins (the daemon reads it at its
+# next tick).
+FORETOLD = "foretold.json"
+FORETELL_S = 2.5
+
+
+def foretold_path(daemon, work):
+    """The daemon pairs of a variant with `foretold_calls = "trace"` made
+    the path of the file the bench writes, and that path (None without)."""
+    if ("foretold_calls", '"trace"') not in daemon:
+        return daemon, None
+    path = os.path.join(work, FORETOLD)
+    return [(k, f'"{path}"' if k == "foretold_calls" else v) for k, v in daemon], path
+
+
+def foretold_calls(calls, cgroups, t0):
+    """{cgroup: [epoch seconds of each of its calls]} from the trace's
+    (t, function index) calls starting at epoch `t0` (pure)."""
+    out = {cg: [] for cg in cgroups}
+    for t, i in calls:
+        out[cgroups[i]].append(round(t0 + t, 6))
+    return out
+
+
 def read_back_bandwidth(tier, server, cleanup, mib):
     """The tier's bulk read-back bandwidth, MiB/s: `memext-e2e kbench` pages
     out `mib` MiB and times MADV_WILLNEED until the swap cache holds 95%."""
@@ -135,10 +162,11 @@ def run_mode(a, server, fleet_names, heaps, trace, tier, mode, rnd, bandwidth, c
             server.tiers_up(a.swap, cleanup, tier, **mb.variant_tiers(mode))
         if mode == "zswap":
             srv.zswap_on(cleanup)
-        controller = None
+        controller, foretold = None, None
         if mode.startswith("memext"):
             push_out = "when-idle" if base_mode(mode) == "memext-idle" else "when-needed"
             extend, daemon = mb.variant_settings(mode)
+            daemon, foretold = foretold_path(daemon, a.work)
             cfg = mb.memext_config(a.work, PARENT, f"{ENGINE.dir}/root", (), a.idle_after, a.floor, push_out,
                                    a.admit_within, extend=extend, daemon=daemon)
             controller = mb.start_daemon(cfg, os.path.join(a.out, f"{mode}-daemon-{tier}-r{rnd}.log"), cleanup).pid
@@ -159,7 +187,12 @@ def run_mode(a, server, fleet_names, heaps, trace, tier, mode, rnd, bandwidth, c
         sockets = [fleet.socket(n) for n in fleet_names]
         hits0 = server.cap_hits()
         with srv.Window(server, controller, period=DRAM_PERIOD_S) as w:
-            t0 = time.time() + 0.5
+            t0 = time.time() + (FORETELL_S if foretold else 0.5)
+            if foretold:
+                cgroups = [f"{PARENT}/{cid}" for cid in fleet.ids()]
+                with open(foretold + ".new", "w") as f:
+                    json.dump(foretold_calls(trace.calls, cgroups, t0), f)
+                os.replace(foretold + ".new", foretold)
             records = host.replay(trace.calls, sockets, t0, timeout=a.call_timeout)
         hits = None if hits0 is None or mode == "ideal" else server.cap_hits() - hits0
         if controller is not None:  # to read the controller's log against the calls
@@ -190,6 +223,8 @@ def run_mode(a, server, fleet_names, heaps, trace, tier, mode, rnd, bandwidth, c
         return row, series
     finally:
         cleanup.run(mark)
+        if foretold and os.path.exists(foretold):
+            os.remove(foretold)
 
 
 def functions_oom_kills(fleet):

@@ -107,6 +107,16 @@ impl Engine {
         self.contexts.contains_key(id)
     }
 
+    /// `id`'s calls known ahead stand for its prediction from now on
+    /// (`history::Foretold`, an analysis setting). False if not tracked.
+    pub fn foretell(&mut self, id: &ContextId, calls: crate::history::Foretold) -> bool {
+        let Some(t) = self.contexts.get_mut(id) else {
+            return false;
+        };
+        t.model.history.foretell(calls);
+        true
+    }
+
     pub fn is_left_alone(&self, id: &ContextId) -> bool {
         self.left_alone.contains(id)
     }

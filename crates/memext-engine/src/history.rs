@@ -9,9 +9,11 @@ use std::time::Duration;
 use crate::Instant;
 
 mod following;
+mod foretold;
 #[cfg(test)]
 use following::binomial_tail;
 pub use following::{following, Following};
+pub use foretold::Foretold;
 
 /// How many wakes are remembered.
 const KEEP: usize = 32;
@@ -64,6 +66,10 @@ pub struct ActivationHistory {
     /// Those of `wakes` seen by CPU alone (`record_by_cpu`).
     #[serde(default)]
     by_cpu: VecDeque<Instant>,
+    /// Calls known ahead (`foretold`, an analysis setting): they stand for
+    /// the schedule and the rate. Not saved.
+    #[serde(skip)]
+    foretold: Option<Foretold>,
 }
 
 impl ActivationHistory {
@@ -107,6 +113,16 @@ impl ActivationHistory {
         self.by_cpu.retain(|t| wakes.contains(t));
     }
 
+    /// From now on the next wake is the next of these calls (`Foretold`).
+    pub fn foretell(&mut self, calls: Foretold) {
+        self.foretold = Some(calls);
+    }
+
+    /// Whether calls known ahead stand for the prediction (`foretell`).
+    pub fn is_foretold(&self) -> bool {
+        self.foretold.is_some()
+    }
+
     pub fn last(&self) -> Option<Instant> {
         self.wakes.back().copied()
     }
@@ -139,6 +155,9 @@ impl ActivationHistory {
     /// schedule; while a call's precursor stands (`precursor`), the call
     /// it came before.
     pub fn next_and_period(&self, now: Instant) -> Option<(Instant, Duration)> {
+        if let Some(f) = &self.foretold {
+            return f.next_and_period(now);
+        }
         if let Some(due) = self.precursor(now) {
             return Some(due);
         }
@@ -169,6 +188,9 @@ impl ActivationHistory {
     /// tolerance, is the window where that is longer than 3 s; a wake
     /// further before is an extra one, skipped by the schedule.)
     fn precursor(&self, now: Instant) -> Option<(Instant, Duration)> {
+        if self.foretold.is_some() {
+            return None;
+        }
         let n = self.wakes.len();
         let (&last, &before) = (
             self.wakes.get(n.checked_sub(1)?)?,
@@ -245,6 +267,9 @@ impl ActivationHistory {
     /// almost twice as rare 50 s into the trace, while a timer's due time
     /// does not depend on it.) None without wakes.
     pub fn expected_wake_in(&self, now: Instant, watched_since: Instant) -> Option<Duration> {
+        if let Some(f) = &self.foretold {
+            return Some(f.expected_wake_in(now));
+        }
         // Overdue by more than half a period, the period failed (or was a
         // chance match, or one interval's guess): the rate speaks instead,
         // so that it is not kept first for good.

@@ -35,7 +35,7 @@ def cgroups(run):
 def lines(run):
     """(seconds from the trace's start, event dict) for every line of the daemon's log."""
     _, t0 = cgroups(run)
-    logf = _one(run, "memext-daemon-*.log*")
+    logf = _one(run, "memext*-daemon-*.log*")
     with (gzip.open if logf.endswith(".gz") else open)(logf, "rt") as f:
         for line in f:
             if not line.startswith("{"):

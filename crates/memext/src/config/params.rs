@@ -234,6 +234,13 @@ pub struct DaemonConfig {
     /// The control socket `memext status` talks to.
     #[serde(default = "default_socket")]
     pub socket: PathBuf,
+    /// An analysis setting, not for production: a JSON file of cgroup
+    /// paths to the epoch seconds of every call each context will get
+    /// (bench/faas writes it from its trace), which stand for the engine's
+    /// prediction of those contexts (`daemon/foretold.rs`): the engine
+    /// with perfect foresight. Read again when it changes. Unset: none.
+    #[serde(default)]
+    pub foretold_calls: Option<PathBuf>,
 }
 
 pub(crate) fn default_reserve() -> ByteSize {
@@ -286,6 +293,7 @@ impl Default for DaemonConfig {
             prefetch_lead: default_lead(),
             accuracy_window: default_accuracy_window(),
             socket: default_socket(),
+            foretold_calls: None,
         }
     }
 }
@@ -386,6 +394,12 @@ pub(crate) fn validate_daemon(d: &DaemonConfig) -> Option<String> {
         return Some(format!(
             "daemon.socket {} must be absolute",
             d.socket.display()
+        ));
+    }
+    if let Some(f) = d.foretold_calls.as_ref().filter(|f| !f.is_absolute()) {
+        return Some(format!(
+            "daemon.foretold_calls {} must be absolute",
+            f.display()
         ));
     }
     None

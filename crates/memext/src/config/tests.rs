@@ -541,3 +541,15 @@ fn the_move_group_is_off_by_default_and_turned_on() {
     );
     assert!(parse("[daemon]\nmove_group = 1\n").is_err());
 }
+
+#[test]
+fn foretold_calls_is_an_absolute_path_and_unset_by_default() {
+    assert_eq!(parse("").expect("valid").daemon.foretold_calls, None);
+    let c = parse("[daemon]\nforetold_calls = \"/var/tmp/calls.json\"\n").expect("valid");
+    assert_eq!(
+        c.daemon.foretold_calls.as_deref(),
+        Some(std::path::Path::new("/var/tmp/calls.json"))
+    );
+    let (_, msg) = err_line("[daemon]\nforetold_calls = \"calls.json\"\n");
+    assert!(msg.contains("must be absolute"), "{msg}");
+}

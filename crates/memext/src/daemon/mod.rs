@@ -28,6 +28,7 @@ use crate::contexts::MemoryContext;
 
 pub mod act;
 pub mod events;
+mod foretold;
 mod idle_cpu;
 pub mod ledger;
 mod ledger_store;
@@ -102,6 +103,8 @@ pub struct Daemon {
     /// The background moves' cpu cgroup (`daemon.move_group`), switched on
     /// while a critical context runs.
     move_group: Option<Arc<priority::MoveGroup>>,
+    /// `daemon.foretold_calls`: calls known ahead, told to the engine.
+    foretold: Option<foretold::ForetoldCalls>,
 }
 
 /// The longest the loop waits for events before it comes round again.
@@ -179,6 +182,11 @@ impl Daemon {
                 Box::new(PollingObserver::new(host, cfg.daemon.poll.0))
             }
         };
+        let foretold = cfg
+            .daemon
+            .foretold_calls
+            .clone()
+            .map(foretold::ForetoldCalls::new);
         Ok(Self {
             cfg,
             opts,
@@ -195,6 +203,7 @@ impl Daemon {
             rewatch: true,
             tick_now: false,
             idle_cpu: idle_cpu::IdleCpu::default(),
+            foretold,
             cap,
             move_group: None,
         })
@@ -310,6 +319,7 @@ impl Daemon {
     fn tick(&mut self) -> anyhow::Result<()> {
         let (t0, reads0) = (std::time::Instant::now(), memext_cgroup::reads());
         self.sync_contexts()?;
+        self.tell_foretold();
         let t_sync = t0.elapsed();
         self.observe_all()?;
         let t_observe = t0.elapsed();
