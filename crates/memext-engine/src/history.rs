@@ -167,6 +167,9 @@ impl ActivationHistory {
     /// Whether the last wake recorded is, at `now`, a call's precursor
     /// (`precursor`): the call it came before is still to come.
     pub fn awaits_call(&self, now: Instant) -> bool {
+        if let Some(f) = &self.foretold {
+            return !f.is_a_call(now);
+        }
         self.precursor(now).is_some()
     }
 

@@ -95,13 +95,15 @@ pub fn decide(
                 if is_due(&m.history, now, p.lead) {
                     return Some(PrefetchReason::Periodic);
                 }
-                let follows = leaders.iter().any(|&l| {
-                    l != i
-                        && following(&models[l].history, &m.history, p.follow_window, now)
-                            .is_some_and(|f| {
-                                f.ratio() >= p.follow_ratio && f.by_chance() <= p.follow_chance
-                            })
-                });
+                // Calls known ahead (`Foretold`) leave nothing to guess.
+                let follows = !m.history.is_foretold()
+                    && leaders.iter().any(|&l| {
+                        l != i
+                            && following(&models[l].history, &m.history, p.follow_window, now)
+                                .is_some_and(|f| {
+                                    f.ratio() >= p.follow_ratio && f.by_chance() <= p.follow_chance
+                                })
+                    });
                 follows.then_some(PrefetchReason::FollowsLeader)
             }
         })
@@ -199,6 +201,23 @@ mod tests {
                 None
             ]
         );
+    }
+
+    /// With its calls known ahead, a follower is not guessed at: it is due
+    /// only before a call it will get.
+    #[test]
+    fn a_follower_told_its_calls_is_due_only_before_them() {
+        use crate::history::Foretold;
+        let leader = model_with_wakes(&[5.0, 20.0, 45.0, 65.0], 65.1);
+        let mut follower = model_with_wakes(&[5.5, 20.5, 45.5], 65.1);
+        follower
+            .history
+            .foretell(Foretold::new(vec![Duration::from_secs(90)]));
+        let p = PredictParams::default();
+        let d = decide(Duration::from_secs_f64(65.1), &[&leader, &follower], &p);
+        assert_eq!(d, vec![Some(PrefetchReason::Woke), None]);
+        let d = decide(Duration::from_secs_f64(88.0), &[&leader, &follower], &p);
+        assert_eq!(d[1], Some(PrefetchReason::Periodic));
     }
 
     /// A function called every 8 s, never judged idle (30 s): its calls are

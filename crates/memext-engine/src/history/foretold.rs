@@ -18,6 +18,10 @@ pub const STANDS_AFTER: Duration = Duration::from_secs(1);
 /// The period given for the last call known (none after it).
 const LAST_PERIOD: Duration = Duration::from_secs(3600);
 
+/// A wake seen this long before a call is taken for it (the clocks of the
+/// caller and the daemon agree to a few ms; a call is seen after it came).
+const SEEN_BEFORE: Duration = Duration::from_millis(500);
+
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Foretold {
     /// The calls, in order.
@@ -46,6 +50,15 @@ impl Foretold {
             // than the call stands.
             .min(2 * STANDS_AFTER);
         Some((next, period))
+    }
+
+    /// Whether a wake seen at `now` is one of the calls: from `SEEN_BEFORE`
+    /// before one until `STANDS_AFTER` after it. Else it is the context's
+    /// own activity (a runtime's timer, its pages read back), and a hold for
+    /// the next call stands (`ActivationHistory::awaits_call`).
+    pub fn is_a_call(&self, now: Instant) -> bool {
+        let i = self.calls.partition_point(|&c| c + STANDS_AFTER < now);
+        self.calls.get(i).is_some_and(|&c| c <= now + SEEN_BEFORE)
     }
 
     /// How long until the next call at `now`; with none to come, a long time.
@@ -89,6 +102,14 @@ mod tests {
             Some(LAST_PERIOD),
             "none to come: last in the keep order"
         );
-        assert!(!h.awaits_call(at(24.0)), "no precursor");
+        assert!(
+            h.awaits_call(at(23.0)),
+            "activity 2 s before a call is not it"
+        );
+        assert!(
+            !h.awaits_call(at(24.8)) && !h.awaits_call(at(25.9)),
+            "the call"
+        );
+        assert!(h.awaits_call(at(26.5)), "after it");
     }
 }
