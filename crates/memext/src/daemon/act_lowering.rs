@@ -38,6 +38,39 @@ impl Actuator {
                 cg,
             );
         }
+        // Another lowering of this context on its way is stopped first,
+        // settled where it stood. Left to run, it went on below this one's
+        // target while the ledger expected no lower than that target: it
+        // took the knob for someone else's, and the context was left alone
+        // for the rest of the run (bench/faas, session 78: a function's
+        // lowering to 45 MiB, a second one to 92 MiB asked meanwhile; its
+        // next timer call came cold). And this one, begun from a limit read
+        // before the first went down, would have raised it back. Where
+        // this one goes ahead, the engine is told of it alone; else of
+        // where the first stopped.
+        let stopped = self
+            .reclaimer
+            .as_ref()
+            .is_some_and(|r| r.in_flight(id))
+            .then(|| self.stop_and_settle(id, cg))
+            .flatten();
+        let outcome = self.submit_lowering(id, cg, bytes, urgent, resting, yields);
+        if let (Some(held), false) = (stopped, outcome == Outcome::Done) {
+            self.reclaimed.push((id.clone(), held));
+        }
+        outcome
+    }
+
+    /// `reclaim`'s lowering, recorded in the ledger and handed to the reclaimer.
+    fn submit_lowering(
+        &mut self,
+        id: &ContextId,
+        cg: &AnyCgroup,
+        bytes: u64,
+        urgent: bool,
+        resting: bool,
+        yields: bool,
+    ) -> Outcome {
         let Some(knob) = self.limit_knob(id, cg) else {
             return Outcome::Foreign;
         };
@@ -77,11 +110,18 @@ impl Actuator {
     /// A write of `id`'s limit ends its lowering in the background first
     /// (the reclaimer writes nothing more), settled at what the knob holds.
     pub(super) fn stop_reclaim(&mut self, id: &ContextId, cg: &AnyCgroup) {
-        if !self.reclaimer.as_ref().is_some_and(|r| r.stop_job(id)) {
-            return;
+        if let Some(held) = self.stop_and_settle(id, cg) {
+            self.reclaimed.push((id.clone(), held));
         }
-        let held = self.settle(id, cg, memory_limit_knob(cg.version()), None);
-        self.reclaimed.push((id.clone(), held));
+    }
+
+    /// Stops `id`'s lowering in the background, if any, and settles it in
+    /// the ledger: the limit it holds (`settle`); None without a lowering.
+    fn stop_and_settle(&mut self, id: &ContextId, cg: &AnyCgroup) -> Option<Option<u64>> {
+        if !self.reclaimer.as_ref().is_some_and(|r| r.stop_job(id)) {
+            return None;
+        }
+        Some(self.settle(id, cg, memory_limit_knob(cg.version()), None))
     }
 
     /// Records in the ledger where a lowering ended; the limit it holds, as
@@ -133,5 +173,83 @@ impl Actuator {
             out.push((e.id, held));
         }
         (out, waited)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+    use std::time::Duration;
+
+    use memext_cgroup::{CgroupPath, Hierarchy};
+
+    use super::*;
+    use crate::daemon::ledger::Ledger;
+    use crate::daemon::wake_gate::WakeGate;
+
+    const MIB: u64 = 1 << 20;
+    const DOCKER: &str = "/docker/a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1";
+
+    /// The v1 fixture tree, copied.
+    fn v1() -> tempfile::TempDir {
+        let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("../memext-cgroup/fixtures/v1");
+        let dst = tempfile::tempdir().expect("tempdir");
+        let status = std::process::Command::new("cp")
+            .arg("-r")
+            .arg(format!("{}/.", src.display()))
+            .arg(dst.path())
+            .status();
+        assert!(status.expect("cp").success());
+        dst
+    }
+
+    /// A lowering asked while another of the same context runs stops that
+    /// one first (it waits at the wake gate here, as a lowering does while
+    /// a woken context is read back), settled in the ledger where it stood
+    /// and not reported to the engine, which is told of the second alone.
+    #[test]
+    fn a_second_lowering_of_a_context_stops_the_first() {
+        let t = v1();
+        let h = Hierarchy::probe(t.path()).expect("v1");
+        let cg = h
+            .open(&CgroupPath::parse(DOCKER).expect("path"))
+            .expect("open");
+        let id = ContextId::new(DOCKER);
+        let ledger = Ledger::load(&t.path().join("state/daemon.json")).expect("ledger");
+        let mut act = Actuator::new(ledger, None);
+        let gate = WakeGate::default();
+        act.start_reclaimer(Reclaimer::start(h.clone(), false, gate.clone()), None);
+        let serving = gate.serve();
+        let lower = |act: &mut Actuator, bytes| act.reclaim(&id, &cg, bytes, false, false, true);
+        assert_eq!(lower(&mut act, 45 * MIB), Outcome::Done);
+        // Taken up by the reclaimer, it waits at the gate (up to 300 ms).
+        std::thread::sleep(Duration::from_millis(30));
+        assert_eq!(lower(&mut act, 92 * MIB), Outcome::Done);
+        assert!(
+            act.reclaimed.is_empty(),
+            "the engine is told of the second alone"
+        );
+        drop(serving);
+        let mut ended = Vec::new();
+        for _ in 0..500 {
+            ended.extend(
+                act.reclaimer
+                    .as_ref()
+                    .map(Reclaimer::take_ended)
+                    .unwrap_or_default(),
+            );
+            if ended.len() == 2 {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(2));
+        }
+        assert_eq!(ended.len(), 2, "{ended:?}");
+        assert!(
+            ended[0].stopped && ended[0].steps == 0,
+            "the first went on: {:?}",
+            ended[0]
+        );
+        assert_eq!((ended[1].to, ended[1].reached), (92 * MIB, 93 * MIB));
+        assert!(!act.ledger().is_foreign(cg.path()));
     }
 }
