@@ -54,57 +54,49 @@ impl Actuator {
             .is_some_and(|r| r.in_flight(id))
             .then(|| self.stop_and_settle(id, cg))
             .flatten();
-        let outcome = self.submit_lowering(id, cg, bytes, urgent, resting, yields);
+        // Recorded in the ledger, then handed to the reclaimer.
+        let outcome = 'submitted: {
+            let Some(knob) = self.limit_knob(id, cg) else {
+                break 'submitted Outcome::Foreign;
+            };
+            let from = match self.ledger.begin_lowering(cg, knob, bytes) {
+                Ok(Lowering::From(Limit::Bytes(b))) => b,
+                // No number to step down from: one write.
+                Ok(Lowering::From(Limit::Max)) => bytes.saturating_add(STEP),
+                Ok(Lowering::Nothing) => break 'submitted Outcome::Failed,
+                Ok(Lowering::Foreign { found, ours }) => {
+                    self.report_foreign(id, knob, found, ours);
+                    break 'submitted Outcome::Foreign;
+                }
+                Err(LedgerError::Cgroup(CgroupError::Vanished { .. })) => {
+                    break 'submitted Outcome::Failed
+                }
+                Err(e) => {
+                    if self.said_failed.insert((id.clone(), knob)) {
+                        events::knob_failed(id, &knob.to_string(), &bytes.to_string(), &e);
+                    }
+                    break 'submitted Outcome::Failed;
+                }
+            };
+            if let Some(r) = self.reclaimer.as_ref() {
+                r.submit(reclaim::Job {
+                    id: id.clone(),
+                    path: cg.path().clone(),
+                    knob,
+                    from,
+                    to: bytes,
+                    urgent,
+                    page_out: resting,
+                    yields: self.yield_to_wakes.unwrap_or(yields),
+                    leave_at: written_limit(knob, bytes),
+                });
+            }
+            Outcome::Done
+        };
         if let (Some(held), false) = (stopped, outcome == Outcome::Done) {
             self.reclaimed.push((id.clone(), held));
         }
         outcome
-    }
-
-    /// `reclaim`'s lowering, recorded in the ledger and handed to the reclaimer.
-    fn submit_lowering(
-        &mut self,
-        id: &ContextId,
-        cg: &AnyCgroup,
-        bytes: u64,
-        urgent: bool,
-        resting: bool,
-        yields: bool,
-    ) -> Outcome {
-        let Some(knob) = self.limit_knob(id, cg) else {
-            return Outcome::Foreign;
-        };
-        let from = match self.ledger.begin_lowering(cg, knob, bytes) {
-            Ok(Lowering::From(Limit::Bytes(b))) => b,
-            // No number to step down from: one write.
-            Ok(Lowering::From(Limit::Max)) => bytes.saturating_add(STEP),
-            Ok(Lowering::Nothing) => return Outcome::Failed,
-            Ok(Lowering::Foreign { found, ours }) => {
-                self.report_foreign(id, knob, found, ours);
-                return Outcome::Foreign;
-            }
-            Err(LedgerError::Cgroup(CgroupError::Vanished { .. })) => return Outcome::Failed,
-            Err(e) => {
-                if self.said_failed.insert((id.clone(), knob)) {
-                    events::knob_failed(id, &knob.to_string(), &bytes.to_string(), &e);
-                }
-                return Outcome::Failed;
-            }
-        };
-        if let Some(r) = self.reclaimer.as_ref() {
-            r.submit(reclaim::Job {
-                id: id.clone(),
-                path: cg.path().clone(),
-                knob,
-                from,
-                to: bytes,
-                urgent,
-                page_out: resting,
-                yields: self.yield_to_wakes.unwrap_or(yields),
-                leave_at: written_limit(knob, bytes),
-            });
-        }
-        Outcome::Done
     }
 
     /// A write of `id`'s limit ends its lowering in the background first
@@ -178,7 +170,6 @@ impl Actuator {
 
 #[cfg(test)]
 mod tests {
-    use std::path::Path;
     use std::time::Duration;
 
     use memext_cgroup::{CgroupPath, Hierarchy};
@@ -190,26 +181,13 @@ mod tests {
     const MIB: u64 = 1 << 20;
     const DOCKER: &str = "/docker/a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1";
 
-    /// The v1 fixture tree, copied.
-    fn v1() -> tempfile::TempDir {
-        let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("../memext-cgroup/fixtures/v1");
-        let dst = tempfile::tempdir().expect("tempdir");
-        let status = std::process::Command::new("cp")
-            .arg("-r")
-            .arg(format!("{}/.", src.display()))
-            .arg(dst.path())
-            .status();
-        assert!(status.expect("cp").success());
-        dst
-    }
-
     /// A lowering asked while another of the same context runs stops that
     /// one first (it waits at the wake gate here, as a lowering does while
     /// a woken context is read back), settled in the ledger where it stood
     /// and not reported to the engine, which is told of the second alone.
     #[test]
     fn a_second_lowering_of_a_context_stops_the_first() {
-        let t = v1();
+        let t = crate::daemon::fixtures::copied("v1");
         let h = Hierarchy::probe(t.path()).expect("v1");
         let cg = h
             .open(&CgroupPath::parse(DOCKER).expect("path"))

@@ -6,17 +6,7 @@ use super::*;
 const DOCKER: &str = "/docker/a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1";
 
 fn fake(v: &str) -> tempfile::TempDir {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../memext-cgroup/fixtures")
-        .join(v);
-    let dst = tempfile::tempdir().expect("tempdir");
-    let status = std::process::Command::new("cp")
-        .arg("-r")
-        .arg(format!("{}/.", src.display()))
-        .arg(dst.path())
-        .status();
-    assert!(status.expect("cp").success());
-    dst
+    crate::daemon::fixtures::copied(v)
 }
 
 /// The v1 fixture, its hierarchy and where its ledger is kept.

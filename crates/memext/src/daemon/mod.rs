@@ -28,6 +28,8 @@ use crate::contexts::MemoryContext;
 
 pub mod act;
 pub mod events;
+#[cfg(test)]
+mod fixtures;
 mod foretold;
 mod idle_cpu;
 pub mod ledger;
