@@ -26,6 +26,10 @@ from tier to tier and round to round:
           kept longest): the setting for a host whose DRAM is meant to be full;
   memext-idle  the same with memext's default (`push_out = "when-idle"`:
           every idle function pushed out to its floor at once).
+  An analysis variant, not a peer: memext+daemon.foretold_calls=trace tells
+  the daemon every call of the trace ahead (memext's engine with perfect
+  foresight: what is the prediction's and what the mechanism's);
+  =timers tells it the timer functions' calls alone.
 Tiers (--tiers): a swap file and zram, each set up by `memext tiers`.
 
 Per mode: start the functions (their heaps are written under the cap), let
@@ -95,28 +99,36 @@ def known_mode(mode):
 
 # `memext+daemon.foretold_calls=trace`: the daemon is told every call of the
 # trace ahead (an analysis mode: memext's engine with perfect foresight,
-# `daemon.foretold_calls`), written to this file in the bench's work
+# `daemon.foretold_calls`); `=timers`: the timer functions' calls alone (the
+# others predicted as usual). Written to this file in the bench's work
 # directory this long before the trace begins (the daemon reads it at its
 # next tick).
 FORETOLD = "foretold.json"
 FORETELL_S = 2.5
+FORETOLD_CLASSES = {"trace": None, "timers": {"timer"}}
 
 
 def foretold_path(daemon, work):
-    """The daemon pairs of a variant with `foretold_calls = "trace"` made
-    the path of the file the bench writes, and that path (None without)."""
-    if ("foretold_calls", '"trace"') not in daemon:
-        return daemon, None
+    """The daemon pairs of a variant with `foretold_calls = "trace"` (or
+    "timers") made the path of the file the bench writes, that path and
+    the classes told (None: all); (pairs, None, None) without."""
+    told = [v.strip('"') for k, v in daemon if k == "foretold_calls"]
+    if not told or told[0] not in FORETOLD_CLASSES:
+        return daemon, None, None
     path = os.path.join(work, FORETOLD)
-    return [(k, f'"{path}"' if k == "foretold_calls" else v) for k, v in daemon], path
+    pairs = [(k, f'"{path}"' if k == "foretold_calls" else v) for k, v in daemon]
+    return pairs, path, FORETOLD_CLASSES[told[0]]
 
 
-def foretold_calls(calls, cgroups, t0):
+def foretold_calls(calls, cgroups, t0, classes=None, cls_of=None):
     """{cgroup: [epoch seconds of each of its calls]} from the trace's
-    (t, function index) calls starting at epoch `t0` (pure)."""
-    out = {cg: [] for cg in cgroups}
+    (t, function index) calls starting at epoch `t0`; with `classes`, only
+    the functions whose class (`cls_of[i]`) is among them (pure)."""
+    told = [classes is None or cls_of[i] in classes for i in range(len(cgroups))]
+    out = {cg: [] for cg, t in zip(cgroups, told) if t}
     for t, i in calls:
-        out[cgroups[i]].append(round(t0 + t, 6))
+        if told[i]:
+            out[cgroups[i]].append(round(t0 + t, 6))
     return out
 
 
@@ -166,7 +178,7 @@ def run_mode(a, server, fleet_names, heaps, trace, tier, mode, rnd, bandwidth, c
         if mode.startswith("memext"):
             push_out = "when-idle" if base_mode(mode) == "memext-idle" else "when-needed"
             extend, daemon = mb.variant_settings(mode)
-            daemon, foretold = foretold_path(daemon, a.work)
+            daemon, foretold, told_classes = foretold_path(daemon, a.work)
             cfg = mb.memext_config(a.work, PARENT, f"{ENGINE.dir}/root", (), a.idle_after, a.floor, push_out,
                                    a.admit_within, extend=extend, daemon=daemon)
             controller = mb.start_daemon(cfg, os.path.join(a.out, f"{mode}-daemon-{tier}-r{rnd}.log"), cleanup).pid
@@ -191,7 +203,8 @@ def run_mode(a, server, fleet_names, heaps, trace, tier, mode, rnd, bandwidth, c
             if foretold:
                 cgroups = [f"{PARENT}/{cid}" for cid in fleet.ids()]
                 with open(foretold + ".new", "w") as f:
-                    json.dump(foretold_calls(trace.calls, cgroups, t0), f)
+                    json.dump(foretold_calls(trace.calls, cgroups, t0, told_classes,
+                                             [f.cls for f in trace.functions]), f)
                 os.replace(foretold + ".new", foretold)
             records = host.replay(trace.calls, sockets, t0, timeout=a.call_timeout)
         hits = None if hits0 is None or mode == "ideal" else server.cap_hits() - hits0

@@ -28,16 +28,20 @@ class Foretold(unittest.TestCase):
 
     def test_the_trace_value_becomes_the_work_file_and_other_pairs_stay(self):
         pairs = [("tick", '"1s"'), ("foretold_calls", '"trace"')]
-        daemon, path = run.foretold_path(pairs, "/w")
-        self.assertEqual(path, "/w/foretold.json")
+        daemon, path, classes = run.foretold_path(pairs, "/w")
+        self.assertEqual((path, classes), ("/w/foretold.json", None))
         self.assertEqual(daemon, [("tick", '"1s"'), ("foretold_calls", '"/w/foretold.json"')])
-        self.assertEqual(run.foretold_path([("tick", '"1s"')], "/w"), ([("tick", '"1s"')], None))
+        self.assertEqual(run.foretold_path(pairs[:1], "/w"), (pairs[:1], None, None))
+        self.assertEqual(run.foretold_path([("foretold_calls", '"timers"')], "/w")[2], {"timer"})
         self.assertTrue(run.known_mode("memext+daemon.foretold_calls=trace"))
 
     def test_each_cgroup_gets_its_own_calls_from_the_start(self):
         calls = [(0.5, 1), (1.0, 0), (2.25, 1)]
         self.assertEqual(run.foretold_calls(calls, ["/f/a", "/f/b", "/f/c"], 1000.0),
                          {"/f/a": [1001.0], "/f/b": [1000.5, 1002.25], "/f/c": []})
+        self.assertEqual(run.foretold_calls(calls, ["/f/a", "/f/b", "/f/c"], 1000.0, {"timer"},
+                                            ["poisson", "timer", "timer"]),
+                         {"/f/b": [1000.5, 1002.25], "/f/c": []})
 
 
 class LargeFolios(unittest.TestCase):
