@@ -163,10 +163,10 @@ impl ForetoldCalls {
 impl super::Daemon {
     /// Calls known ahead (`daemon.foretold_calls`) to contexts not told yet.
     pub(super) fn tell_foretold(&mut self) {
-        let now = self.now();
         let Some(f) = self.foretold.as_mut() else {
             return;
         };
+        let now = self.observer.host().clock.now();
         for (id, calls) in f.untold(self.tracked.keys(), now) {
             self.engine.foretell(&id, calls);
         }
