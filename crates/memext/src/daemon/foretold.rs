@@ -74,7 +74,8 @@ pub struct ForetoldCalls {
     /// The file's modification time when last read.
     read_at: Option<SystemTime>,
     calls: BTreeMap<String, Vec<f64>>,
-    /// Contexts told the calls read last.
+    /// Contexts told the calls read last, while they stay tracked (one that
+    /// leaves and is found again is a new context to the engine: told again).
     told: HashSet<ContextId>,
     /// The last error was reported (said again only after a good read).
     said: bool,
@@ -92,12 +93,16 @@ impl ForetoldCalls {
     }
 
     /// The calls to tell contexts among `tracked` not told yet (all again
-    /// when the file changed), on the engine's clock (`now`).
+    /// when the file changed; one again when it left and came back), on the
+    /// engine's clock (`now`).
     pub fn untold<'a>(
         &mut self,
         tracked: impl Iterator<Item = &'a ContextId>,
         now: Instant,
     ) -> Vec<(ContextId, Foretold)> {
+        let tracked: Vec<&ContextId> = tracked.collect();
+        let still: HashSet<&ContextId> = tracked.iter().copied().collect();
+        self.told.retain(|id| still.contains(id));
         if let Err(e) = self.reread() {
             if !std::mem::replace(&mut self.said, true) {
                 tracing::warn!("daemon.foretold_calls: {e:#}");
@@ -107,6 +112,7 @@ impl ForetoldCalls {
             .duration_since(UNIX_EPOCH)
             .map_or(0.0, |d| d.as_secs_f64());
         tracked
+            .into_iter()
             .filter_map(|id| {
                 let times = self.calls.get(id.as_str())?;
                 if !self.told.insert(id.clone()) {
@@ -232,6 +238,22 @@ mod tests {
         file.set_modified(SystemTime::now() + Duration::from_secs(1))
             .expect("mtime");
         assert_eq!(f.untold([&a, &b].into_iter(), now).len(), 2);
+        std::fs::remove_dir_all(&dir).expect("cleanup");
+    }
+
+    #[test]
+    fn a_context_that_left_and_came_back_is_told_again() {
+        let dir = std::env::temp_dir().join(format!("memext-foretold-back-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("dir");
+        let path = dir.join("calls.json");
+        std::fs::write(&path, r#"{"/faas/a": [1.0]}"#).expect("write");
+        let mut f = ForetoldCalls::new(path);
+        let a = ContextId::new("/faas/a");
+        let now = Duration::from_secs(5);
+        assert_eq!(f.untold([&a].into_iter(), now).len(), 1);
+        assert!(f.untold(std::iter::empty(), now).is_empty(), "gone");
+        let again = f.untold([&a].into_iter(), now);
+        assert_eq!(again.len(), 1, "tracked again: a new context to the engine");
         std::fs::remove_dir_all(&dir).expect("cleanup");
     }
 }
