@@ -11,7 +11,6 @@ of the faults the server took before the handler, how many such calls.
 Usage: readback_wait.py RUN_DIR [TIER] (TIER: swapfile, the default, or zram)"""
 import collections
 import csv
-import datetime
 import glob
 import gzip
 import json
@@ -19,25 +18,25 @@ import os
 import statistics
 import sys
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "bench", "faas"))
+import timeline  # noqa: E402
 
-def events(log, rev, t0):
-    """{function: [(start, end, reason)]} of the daemon's read-backs."""
-    out, pending = collections.defaultdict(list), {}
+
+def read_backs(log, cgroup_of, t0):
+    """{function: [(start, end)]} of the daemon's read-backs: each
+    `bringing-back` and the `read-back` after it (timeline.daemon_events)."""
     opener = gzip.open if log.endswith(".gz") else open
     with opener(log, "rt") as f:
-        for line in f:
-            if '"read-back"' not in line and '"bringing-back"' not in line:
-                continue
-            j = json.loads(line)
-            fn = rev.get(j.get("context"))
-            if fn is None:
-                continue
-            ts = datetime.datetime.fromisoformat(j["timestamp"].replace("Z", "+00:00")).timestamp() - t0
-            if j.get("event") == "bringing-back":
-                pending[fn] = (ts, j.get("reason"))
-            elif j.get("event") == "read-back" and fn in pending:
-                start, why = pending.pop(fn)
-                out[fn].append((start, ts, why))
+        by_cg = timeline.daemon_events(f, set(cgroup_of.values()), t0, events=("bringing-back", "read-back"))
+    out = collections.defaultdict(list)
+    for fn, cg in cgroup_of.items():
+        start = None
+        for t, ev, _ in by_cg.get(cg, []):
+            if ev == "bringing-back":
+                start = t
+            elif start is not None:
+                out[fn].append((start, t))
+                start = None
     return out
 
 
@@ -47,9 +46,8 @@ def main():
     d = sys.argv[1]
     tier = sys.argv[2] if len(sys.argv) > 2 else "swapfile"
     meta = json.load(open(os.path.join(d, f"functions-{tier}-memext-r0.json")))
-    rev = {v: k for k, v in meta["cgroups"].items()}
     log = sorted(glob.glob(os.path.join(d, f"memext-daemon-{tier}-r0.log*")))[0]
-    rb = events(log, rev, meta["trace_start_epoch"])
+    rb = read_backs(log, meta["cgroups"], meta["trace_start_epoch"])
     diffs, kinds = [], collections.Counter()
     for r in csv.DictReader(open(os.path.join(d, f"calls-{tier}-memext-r0.csv"))):
         if r["error"] or float(r["to_handler_ms"]) <= 30:
@@ -60,7 +58,8 @@ def main():
         if not near:
             continue
         diffs.append(float(r["to_handler_ms"]) - (near[0][1] - sent) * 1e3)
-        kinds["server faulted before the handler" if int(r["pre_majflt"] or 0) else "no fault before the handler"] += 1
+        faults = int(r["pre_majflt"] or 0) + int(r["pre_minflt"] or 0)
+        kinds["server faulted before the handler" if faults else "no fault before the handler"] += 1
     if not diffs:
         print("no such call")
         return

@@ -95,14 +95,12 @@ impl ForetoldCalls {
     /// The calls to tell contexts among `tracked` not told yet (all again
     /// when the file changed; one again when it left and came back), on the
     /// engine's clock (`now`).
-    pub fn untold<'a>(
+    pub fn untold<T>(
         &mut self,
-        tracked: impl Iterator<Item = &'a ContextId>,
+        tracked: &BTreeMap<ContextId, T>,
         now: Instant,
     ) -> Vec<(ContextId, Foretold)> {
-        let tracked: Vec<&ContextId> = tracked.collect();
-        let still: HashSet<&ContextId> = tracked.iter().copied().collect();
-        self.told.retain(|id| still.contains(id));
+        self.told.retain(|id| tracked.contains_key(id));
         if let Err(e) = self.reread() {
             if !std::mem::replace(&mut self.said, true) {
                 tracing::warn!("daemon.foretold_calls: {e:#}");
@@ -112,7 +110,7 @@ impl ForetoldCalls {
             .duration_since(UNIX_EPOCH)
             .map_or(0.0, |d| d.as_secs_f64());
         tracked
-            .into_iter()
+            .keys()
             .filter_map(|id| {
                 let times = self.calls.get(id.as_str())?;
                 if !self.told.insert(id.clone()) {
@@ -173,7 +171,7 @@ impl super::Daemon {
             return;
         };
         let now = self.observer.host().clock.now();
-        for (id, calls) in f.untold(self.tracked.keys(), now) {
+        for (id, calls) in f.untold(&self.tracked, now) {
             self.engine.foretell(&id, calls);
         }
     }
@@ -182,6 +180,11 @@ impl super::Daemon {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The daemon's tracked contexts, as `untold` reads them.
+    fn tracked<const N: usize>(ids: [&ContextId; N]) -> BTreeMap<ContextId, ()> {
+        ids.into_iter().map(|id| (id.clone(), ())).collect()
+    }
 
     #[test]
     fn parses_calls_by_cgroup_and_refuses_bad_times() {
@@ -222,12 +225,12 @@ mod tests {
         let mut f = ForetoldCalls::new(path.clone());
         let (a, b) = (ContextId::new("/faas/a"), ContextId::new("/faas/b"));
         let now = Duration::from_secs(5);
-        assert!(f.untold([&a].into_iter(), now).is_empty(), "no file yet");
+        assert!(f.untold(&tracked([&a]), now).is_empty(), "no file yet");
         std::fs::write(&path, r#"{"/faas/a": [1.0]}"#).expect("write");
-        let told = f.untold([&a, &b].into_iter(), now);
+        let told = f.untold(&tracked([&a, &b]), now);
         assert_eq!(told.len(), 1);
         assert_eq!(told[0].0, a);
-        assert!(f.untold([&a, &b].into_iter(), now).is_empty(), "told once");
+        assert!(f.untold(&tracked([&a, &b]), now).is_empty(), "told once");
         // A later write (another modification time) is read again.
         std::thread::sleep(Duration::from_millis(20));
         std::fs::write(&path, r#"{"/faas/a": [1.0], "/faas/b": [2.0]}"#).expect("write");
@@ -237,7 +240,7 @@ mod tests {
             .expect("open");
         file.set_modified(SystemTime::now() + Duration::from_secs(1))
             .expect("mtime");
-        assert_eq!(f.untold([&a, &b].into_iter(), now).len(), 2);
+        assert_eq!(f.untold(&tracked([&a, &b]), now).len(), 2);
         std::fs::remove_dir_all(&dir).expect("cleanup");
     }
 
@@ -250,9 +253,9 @@ mod tests {
         let mut f = ForetoldCalls::new(path);
         let a = ContextId::new("/faas/a");
         let now = Duration::from_secs(5);
-        assert_eq!(f.untold([&a].into_iter(), now).len(), 1);
-        assert!(f.untold(std::iter::empty(), now).is_empty(), "gone");
-        let again = f.untold([&a].into_iter(), now);
+        assert_eq!(f.untold(&tracked([&a]), now).len(), 1);
+        assert!(f.untold(&tracked([]), now).is_empty(), "gone");
+        let again = f.untold(&tracked([&a]), now);
         assert_eq!(again.len(), 1, "tracked again: a new context to the engine");
         std::fs::remove_dir_all(&dir).expect("cleanup");
     }
