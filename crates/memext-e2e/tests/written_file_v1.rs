@@ -14,7 +14,6 @@ use memext::daemon::priority::MovePriorities;
 use memext::daemon::wake_gate::WakeGate;
 use memext_e2e::sandbox::TierSandbox;
 use memext_e2e::toucher::Toucher;
-use memext_engine::command::ReadOrder;
 use memext_engine::ContextId;
 use memext_sys::madvise::{advise, Advice};
 use memext_sys::maps::{read_maps, Mapping};
@@ -79,7 +78,7 @@ fn read_back_once(name: &str, urgent: bool) -> (u64, u64, u64) {
         bandwidth: 0,
         map_back: false,
         map_kept: false,
-        read_order: ReadOrder::Hottest,
+        from_the_end: false,
         urgent,
     });
     let t0 = Instant::now();

@@ -21,38 +21,9 @@ pub struct BringBack {
     /// With `map_back`, map every 2 MiB block held whole as a huge page too
     /// (`ClassParams::map_kept`).
     pub map_kept: bool,
-    /// The order its pages are read in.
-    pub read_order: ReadOrder,
-}
-
-/// The order a bring-back reads a context's swapped pages in.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
-pub enum ReadOrder {
-    /// The chunks of `order` first (hottest first), the rest by address:
-    /// for a context that touches nothing yet (a predicted wake).
-    Hottest,
-    /// Smallest mapping first, each from its start: for a woken process
-    /// reading from a swap file. It touches its runtime's small mappings
-    /// (its stacks, its allocator's arenas, its libraries' data) before its
-    /// data, and each of its faults waits for the reads queued before its
-    /// own; by address, a bench/faas function's handler began after the
-    /// whole read-back of its heap, which sits below its runtime's mappings
-    /// (session 79).
-    SmallMappingsFirst,
-    /// The reverse of `Hottest`, coldest and last first: for a woken process
-    /// faulting its hottest pages in by itself from a synchronous tier
-    /// (zram), where both would otherwise decompress the same pages.
-    FromTheEnd,
-}
-
-impl std::fmt::Display for ReadOrder {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(match self {
-            ReadOrder::Hottest => "hottest first",
-            ReadOrder::SmallMappingsFirst => "small mappings first",
-            ReadOrder::FromTheEnd => "from the end",
-        })
-    }
+    /// Read back coldest first (the woken process faults its hottest pages
+    /// in by itself from a synchronous tier).
+    pub from_the_end: bool,
 }
 
 /// Page out a context's resident anonymous memory except `keep`.

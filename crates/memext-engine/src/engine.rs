@@ -18,7 +18,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
-pub use crate::command::{BringBack, Command, Decision, Observed, Outcome, PushOut, ReadOrder};
+pub use crate::command::{BringBack, Command, Decision, Observed, Outcome, PushOut};
 pub use crate::context::WAKE_CPU_WEIGHT;
 use crate::context::{ClassParams, ContextState, OUT_SWAPPED_BYTES};
 use crate::cpu_cap::{cpu_caps, critical_runs};

@@ -5,7 +5,7 @@
 
 use std::collections::BTreeSet;
 
-use super::{Engine, HostFacts, ReadOrder, HEAT_LIFETIME, THROTTLE_DIVISOR};
+use super::{Engine, HostFacts, HEAT_LIFETIME, THROTTLE_DIVISOR};
 use crate::command::{BringBack, Command, PushOut};
 use crate::context::ContextState;
 use crate::limit_room::LimitRoom;
@@ -288,13 +288,9 @@ impl Engine {
             // A woken context faults its hottest pages in by itself; from zram
             // that is as fast as memext's read (measured: in the same order,
             // both decompressed the same pages and the wake took 0.50 s; from
-            // the end, 0.31 s). From a swap file its faults wait for the reads
-            // queued before theirs: its runtime's small mappings go first.
-            read_order: match (reason, host.next_swap_is_zram) {
-                (PrefetchReason::Woke, true) => ReadOrder::FromTheEnd,
-                (PrefetchReason::Woke, false) => ReadOrder::SmallMappingsFirst,
-                _ => ReadOrder::Hottest,
-            },
+            // the end, 0.31 s). From a swap file, the process gains most from
+            // following memext's reads ahead of it.
+            from_the_end: reason == PrefetchReason::Woke && host.next_swap_is_zram,
         }
     }
 }

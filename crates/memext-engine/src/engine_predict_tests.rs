@@ -50,7 +50,7 @@ fn a_held_context_is_not_pushed_out_before_its_predicted_wake() {
         bandwidth: 0,
         map_back: true,
         map_kept: false,
-        read_order: ReadOrder::Hottest,
+        from_the_end: false,
     };
     e.executed(&Command::BringBack(b), Outcome::Done, s(7.0));
     assert_eq!(

@@ -190,7 +190,7 @@ fn a_fired_event_memext_caused_is_judged_on_the_counters() {
                 reason: PrefetchReason::Refill,
                 map_back: false,
                 map_kept: false,
-                read_order: ReadOrder::Hottest,
+                from_the_end: false,
             });
             e.executed(&back, Outcome::Done, s(6.3));
         }

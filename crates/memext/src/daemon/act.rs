@@ -223,7 +223,7 @@ impl Actuator {
                     bandwidth: b.bandwidth,
                     map_back: b.map_back,
                     map_kept: b.map_kept,
-                    read_order: b.read_order,
+                    from_the_end: b.from_the_end,
                     urgent: b.reason == memext_engine::predict::PrefetchReason::Woke,
                 });
                 Outcome::Done

@@ -14,7 +14,7 @@
 //! the CPU the context used over the reading that showed it; `faults`: the
 //! page faults it took over it (0 for a poll, which reads CPU only); `held`: a
 //! poll of a context held for a predicted wake, where a wake is expected;
-//! a tick's reading is judged alike for all and says false), `bringing-back` (`reason`, `read_order` and `from_the_end`, `map_back`, `map_kept`),
+//! a tick's reading is judged alike for all and says false), `bringing-back` (`reason`, `from_the_end`, `map_back`, `map_kept`),
 //! `pushing-out` (`keep_bytes`), `frozen` and `thawed` (a waking context
 //! waits for room, and is admitted), `out-of-memory` (`limit_bytes`: a
 //! task waits in the v1 OOM wait at its limit; the limit it is raised to),
@@ -33,7 +33,6 @@
 
 use std::time::Duration;
 
-use memext_engine::command::ReadOrder;
 use memext_engine::context::ContextState;
 use memext_engine::engine::{BringBack, PushOut};
 use memext_engine::model::{Judged, State, Transition};
@@ -228,17 +227,13 @@ pub fn bringing_back(b: &BringBack) {
         event = "bringing-back",
         context = %b.id,
         reason = %b.reason,
-        from_the_end = b.read_order == ReadOrder::FromTheEnd,
-        read_order = %b.read_order,
+        from_the_end = b.from_the_end,
         map_back = b.map_back,
         map_kept = b.map_kept,
         "{}: bringing back ({}{})",
         b.id,
         b.reason,
-        match b.read_order {
-            ReadOrder::Hottest => String::new(),
-            o => format!(", {o}"),
-        }
+        if b.from_the_end { ", from the end" } else { "" }
     );
 }
 

@@ -8,7 +8,6 @@ use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use memext_engine::command::ReadOrder;
 use memext_engine::workingset::ChunkKey;
 use memext_engine::ContextId;
 use memext_sys::madvise::Advice;
@@ -18,7 +17,7 @@ use memext_sys::AddrRange;
 
 use super::mover_map::{map_chunks_back, map_kept_back};
 use super::paced::{advise_paced, populate_paced, Paced, Populated};
-use super::pages::{by_chunk, put_in_order, ranges_of, read_back_ranges};
+use super::pages::{by_chunk, ranges_of, read_back_ranges};
 use super::priority::MovePriorities;
 use super::wake_gate::WakeGate;
 
@@ -44,8 +43,10 @@ pub enum Job {
         map_back: bool,
         /// And then every 2 MiB block of `pids` held whole (`map_kept_back`).
         map_kept: bool,
-        /// The order the pages are read in (the engine's `ReadOrder`).
-        read_order: ReadOrder,
+        /// Read back in the reverse order, coldest and last first: for a context
+        /// already faulting its hottest pages in by itself from a synchronous
+        /// tier (zram), where both would otherwise decompress the same pages.
+        from_the_end: bool,
         /// A woken context waits for it: done at the daemon's own priority,
         /// not the mover's low one.
         urgent: bool,
@@ -233,7 +234,7 @@ fn run_bring_back(
         bandwidth,
         map_back,
         map_kept,
-        read_order,
+        from_the_end,
         urgent,
     } = job
     else {
@@ -241,7 +242,7 @@ fn run_bring_back(
     };
     let urgent = *urgent;
     let (read, mut faults) =
-        bring_back(pids, order, *bandwidth, *read_order, !urgent, key, || {
+        bring_back(pids, order, *bandwidth, *from_the_end, !urgent, key, || {
             gives_way(rx, queue, key, urgent)
         })?;
     let (mut mapped, mut ranges, mut stopped) = (0, read.done, read.stopped);
@@ -321,15 +322,15 @@ fn enqueue(queue: &mut Vec<Job>, job: Job) {
     queue.push(job);
 }
 
-/// Reads back the swapped memory of `pids` in `read_order` (chunks of
-/// `order` first, [`put_in_order`]); stops between batches when `stop` says so. Returns also
+/// Reads back the swapped memory of `pids`, chunks of `order` first (or
+/// from the end); stops between batches when `stop` says so. Returns also
 /// the faults it took reading written file pages (the kernel counts them to
 /// the context).
 fn bring_back(
     pids: &[u32],
     order: &[ChunkKey],
     bandwidth: u64,
-    read_order: ReadOrder,
+    from_the_end: bool,
     written_too: bool,
     key: &ContextId,
     mut stop: impl FnMut() -> bool,
@@ -349,7 +350,10 @@ fn bring_back(
             .collect();
         shared += absent.iter().map(|(_, r)| r.len()).sum::<u64>();
         pieces.extend(absent);
-        put_in_order(&mut pieces, &rank, &back.mappings, read_order);
+        pieces.sort_by_key(|(k, r)| (rank.get(k).copied().unwrap_or(usize::MAX), r.start));
+        if from_the_end {
+            pieces.reverse();
+        }
         work.push((pid, pieces.into_iter().map(|(_, r)| r).collect::<Vec<_>>()));
     }
     let t0 = Instant::now();

@@ -9,7 +9,7 @@ fn bring(key: &str, urgent: bool) -> Job {
         bandwidth: 0,
         map_back: false,
         map_kept: false,
-        read_order: ReadOrder::Hottest,
+        from_the_end: false,
         urgent,
     }
 }

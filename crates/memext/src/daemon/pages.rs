@@ -7,7 +7,6 @@
 
 use std::collections::HashMap;
 
-use memext_engine::command::ReadOrder;
 use memext_engine::workingset::{ChunkKey, CHUNK_BYTES};
 use memext_sys::maps::{read_maps, Mapping};
 use memext_sys::pagemap::{PageRange, PageState, Pagemap};
@@ -64,9 +63,6 @@ pub(super) struct ReadBack {
     /// library's data): WILLNEED does not read them (`is_private_file`), a
     /// read through its page tables does (`memext_sys::populate`).
     pub(super) written_file: Vec<AddrRange>,
-    /// Its swappable mappings, by address (what a read-back ordered
-    /// smallest mapping first sorts by: [`mapping_bytes`]).
-    pub(super) mappings: Vec<AddrRange>,
 }
 
 /// What a read-back of `pid` asks for, from one maps read and one pagemap.
@@ -103,7 +99,6 @@ pub(super) fn read_back_ranges(pid: u32) -> Result<ReadBack, String> {
         swapped: of(&scanned, PageState::Swapped),
         shared_absent,
         written_file: of(&of_files, PageState::Swapped),
-        mappings: swappable.iter().map(|m| m.range).collect(),
     })
 }
 
@@ -158,41 +153,6 @@ fn absent(within: AddrRange, resident: &[AddrRange]) -> Vec<AddrRange> {
         out.push(AddrRange::new(at, within.end));
     }
     out
-}
-
-/// Puts a read-back's pieces of one process in `order`: the chunks `rank`
-/// ranks first, by rank (hottest first), the rest by address, or all of it
-/// reversed; or smallest mapping (of `mappings`) first, each from its start
-/// (the order a walk of its data touches it: a rank's ties among chunks
-/// last seen as they were pushed out would read a heap from its end).
-pub(super) fn put_in_order(
-    pieces: &mut [(ChunkKey, AddrRange)],
-    rank: &HashMap<ChunkKey, usize>,
-    mappings: &[AddrRange],
-    order: ReadOrder,
-) {
-    let ranked = |k: &ChunkKey| rank.get(k).copied().unwrap_or(usize::MAX);
-    match order {
-        ReadOrder::SmallMappingsFirst => {
-            pieces.sort_by_key(|(_, r)| (mapping_bytes(mappings, r.start), r.start));
-        }
-        ReadOrder::Hottest | ReadOrder::FromTheEnd => {
-            pieces.sort_by_key(|(k, r)| (ranked(k), r.start));
-        }
-    }
-    if order == ReadOrder::FromTheEnd {
-        pieces.reverse();
-    }
-}
-
-/// The size of the mapping of `mappings` (sorted by address, disjoint) that
-/// holds `addr`; `u64::MAX` where none does (it goes last).
-pub(super) fn mapping_bytes(mappings: &[AddrRange], addr: u64) -> u64 {
-    let after = mappings.partition_point(|m| m.start <= addr);
-    match after.checked_sub(1).map(|i| mappings[i]) {
-        Some(m) if addr < m.end => m.len(),
-        _ => u64::MAX,
-    }
 }
 
 /// Splits ranges at chunk boundaries: (chunk, range within it).
@@ -287,38 +247,6 @@ mod tests {
         };
         assert_eq!(whole_blocks(&ranges), blocks(&[1, 2, 6]));
         assert_eq!(whole_blocks(&[]), vec![]);
-    }
-
-    #[test]
-    fn a_woken_process_gets_its_small_mappings_first_then_its_heap_from_its_start() {
-        const M: u64 = 1 << 20;
-        // A 48 MiB heap below the runtime's mappings: a 1 MiB arena, a
-        // library's 8 KiB of data, a 128 KiB stack (a function's maps).
-        let (heap, arena) = (AddrRange::new(0, 48 * M), AddrRange::new(60 * M, 61 * M));
-        let (data, stack) = (
-            AddrRange::new(70 * M, 70 * M + 8192),
-            AddrRange::new(90 * M, 90 * M + 128 * 1024),
-        );
-        let mappings = [heap, arena, data, stack];
-        let swapped = [AddrRange::new(2 * M, 48 * M), arena, data, stack];
-        let mut pieces = by_chunk(1, &swapped);
-        // The working set ranks the heap's last chunk hottest.
-        let rank = HashMap::from([(ChunkKey { pid: 1, index: 23 }, 0)]);
-        let starts =
-            |p: &[(ChunkKey, AddrRange)]| p.iter().map(|(_, r)| r.start / M).collect::<Vec<_>>();
-        put_in_order(&mut pieces, &rank, &mappings, ReadOrder::SmallMappingsFirst);
-        let mut want = vec![70, 90, 60];
-        want.extend((2..48).step_by(2));
-        assert_eq!(starts(&pieces), want);
-        put_in_order(&mut pieces, &rank, &mappings, ReadOrder::Hottest);
-        let mut want = vec![46];
-        want.extend((2..46).step_by(2).chain([60, 70, 90]));
-        assert_eq!(starts(&pieces), want);
-        put_in_order(&mut pieces, &rank, &mappings, ReadOrder::FromTheEnd);
-        want.reverse();
-        assert_eq!(starts(&pieces), want);
-        assert_eq!(mapping_bytes(&mappings, 50 * M), u64::MAX);
-        assert_eq!(mapping_bytes(&mappings, 61 * M - 1), M);
     }
 
     #[test]
