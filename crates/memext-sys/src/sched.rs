@@ -76,58 +76,6 @@ pub fn priority_of(tid: i32) -> std::io::Result<Priority> {
     }
 }
 
-/// How a thread's block I/O competes where the device's scheduler weighs
-/// it (mq-deadline dispatches realtime requests before best-effort ones,
-/// BFQ too; `none` and zram do not look).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum IoClass {
-    /// IOPRIO_CLASS_RT at level 0: dispatched before every other class
-    /// (root only).
-    Realtime,
-    /// IOPRIO_CLASS_NONE: best effort at the level the thread's nice value
-    /// gives, every thread's default.
-    FromNice,
-}
-
-/// ioprio_set(2)'s `which` for one thread.
-const IOPRIO_WHO_PROCESS: libc::c_int = 1;
-/// ioprio_set(2)'s encoding: the class above the 13 bits of the level.
-const IOPRIO_CLASS_SHIFT: u32 = 13;
-
-/// Sets thread `tid`'s I/O class (one of this process's threads): the
-/// class of the reads and writes it submits from then on (page faults,
-/// swap reads and page-outs it does in the kernel included).
-pub fn set_io_class_of(tid: i32, class: IoClass) -> std::io::Result<()> {
-    pid_of(tid)?;
-    let value: libc::c_int = match class {
-        IoClass::Realtime => 1 << IOPRIO_CLASS_SHIFT,
-        IoClass::FromNice => 0,
-    };
-    // SAFETY: ioprio_set takes three integers by value and touches no
-    // memory of this process; a bad tid or value is reported through errno.
-    let r = unsafe { libc::syscall(libc::SYS_ioprio_set, IOPRIO_WHO_PROCESS, tid, value) };
-    if r != 0 {
-        return Err(std::io::Error::last_os_error());
-    }
-    Ok(())
-}
-
-/// Thread `tid`'s I/O class, as [`set_io_class_of`] sets it (None: another
-/// class or level, set by someone else).
-pub fn io_class_of(tid: i32) -> std::io::Result<Option<IoClass>> {
-    pid_of(tid)?;
-    // SAFETY: ioprio_get takes two integers by value and touches no memory.
-    let r = unsafe { libc::syscall(libc::SYS_ioprio_get, IOPRIO_WHO_PROCESS, tid) };
-    match r {
-        -1 => Err(std::io::Error::last_os_error()),
-        v if v == 1 << IOPRIO_CLASS_SHIFT => Ok(Some(IoClass::Realtime)),
-        // A thread that never set one reads as best effort at its nice
-        // value's level (class 2, level (nice + 20) / 5).
-        v if v == 0 || v >> IOPRIO_CLASS_SHIFT == 2 => Ok(Some(IoClass::FromNice)),
-        _ => Ok(None),
-    }
-}
-
 /// The calling thread's nice value.
 pub fn thread_nice() -> std::io::Result<i32> {
     Ok(rustix::process::getpriority_process(Some(
@@ -178,35 +126,6 @@ mod tests {
         go.send(()).expect("go");
         assert_eq!(t.join().expect("thread"), want);
         assert!(set_nice_of(0, 0).is_err(), "0 is no thread id");
-    }
-
-    #[test]
-    fn a_thread_reads_at_the_realtime_io_class_and_goes_back_others_unchanged() {
-        let main = io_class_of(thread_id()).expect("main");
-        let seen = std::thread::spawn(|| {
-            let me = thread_id();
-            // The realtime class needs CAP_SYS_ADMIN (root here).
-            let rt = set_io_class_of(me, IoClass::Realtime)
-                .ok()
-                .map(|()| io_class_of(me).expect("read"));
-            set_io_class_of(me, IoClass::FromNice).expect("back");
-            (rt, io_class_of(me).expect("read"))
-        })
-        .join()
-        .expect("thread");
-        if rustix::process::getuid().is_root() {
-            assert_eq!(seen.0, Some(Some(IoClass::Realtime)));
-        }
-        assert_eq!(seen.1, Some(IoClass::FromNice));
-        assert_eq!(
-            io_class_of(thread_id()).expect("main"),
-            main,
-            "the caller is unchanged"
-        );
-        assert!(
-            set_io_class_of(0, IoClass::FromNice).is_err(),
-            "0 is no thread id"
-        );
     }
 
     #[test]

@@ -195,13 +195,6 @@ pub struct DaemonConfig {
     /// 43-45 against 38-42 and the timers' slower: a setting.)
     #[serde(default)]
     pub wake_read_back_nice: Nice,
-    /// The mover reads a woken context back at the realtime I/O class
-    /// (`true`, the default) or at the one its nice value gives (`false`).
-    /// Where the swap device's scheduler weighs classes (mq-deadline, BFQ),
-    /// the woken context's reads go before the push-outs' writes and the
-    /// predicted read-backs queued at it; zram and `none` do not look.
-    #[serde(default = "default_true")]
-    pub wake_read_back_realtime_io: bool,
     /// How the daemon's moves compete for the CPU: "nice" (the default:
     /// push-outs, predicted read-backs and lowerings at nice 19, a woken
     /// context's read-back at `wake_read_back_nice`, a lowering a wake waits
@@ -294,7 +287,6 @@ impl Default for DaemonConfig {
             keep_free: None,
             touches: false,
             wake_read_back_nice: Nice::default(),
-            wake_read_back_realtime_io: true,
             move_priority: MovePriority::default(),
             idle_read: default_idle_read(),
             ws_interval: default_ws_interval(),

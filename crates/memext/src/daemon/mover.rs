@@ -12,7 +12,6 @@ use memext_engine::workingset::ChunkKey;
 use memext_engine::ContextId;
 use memext_sys::madvise::Advice;
 use memext_sys::pagemap::PageState;
-use memext_sys::sched::IoClass;
 use memext_sys::AddrRange;
 
 use super::mover_map::{map_chunks_back, map_kept_back};
@@ -150,7 +149,7 @@ impl Mover {
 }
 
 fn run(rx: &Receiver<Job>, stats: &Shared, gate: &WakeGate, priorities: MovePriorities) {
-    let (mut said, mut said_io) = (false, false);
+    let mut said = false;
     let mut queue: Vec<Job> = Vec::new();
     loop {
         // Take everything waiting; bring-backs first, a bring-back cancels a
@@ -178,12 +177,6 @@ fn run(rx: &Receiver<Job>, stats: &Shared, gate: &WakeGate, priorities: MovePrio
             priorities.background
         };
         priorities.run_next_at(priority, "mover", &mut said);
-        let io = if urgent {
-            priorities.wake_read_back_io
-        } else {
-            IoClass::FromNice
-        };
-        priorities.io_next_at(io, "mover", &mut said_io);
         let serving = urgent.then(|| gate.serve());
         let result = match &job {
             Job::BringBack { .. } => match run_bring_back(&job, rx, &mut queue, stats) {

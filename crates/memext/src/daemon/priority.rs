@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use memext_cgroup::{GroupWeight, ThreadGroup};
-use memext_sys::sched::{IoClass, Priority};
+use memext_sys::sched::Priority;
 
 use crate::config::{DaemonConfig, MovePriority};
 
@@ -31,10 +31,6 @@ pub struct MovePriorities {
     pub wake_read_back: Priority,
     /// A lowering a wake waits for the room of.
     pub urgent: Priority,
-    /// The I/O class of a woken context's read-back
-    /// (`daemon.wake_read_back_realtime_io`); every other move's is the
-    /// one its nice value gives.
-    pub wake_read_back_io: IoClass,
     /// Where a thread runs while at `background` and the group is on
     /// (`background_group`): beside the contexts' cgroups, at the weight
     /// its nice value means.
@@ -50,24 +46,17 @@ impl Default for MovePriorities {
 
 impl MovePriorities {
     pub fn from_config(d: &DaemonConfig) -> Self {
-        let wake_read_back_io = if d.wake_read_back_realtime_io {
-            IoClass::Realtime
-        } else {
-            IoClass::FromNice
-        };
         match d.move_priority {
             MovePriority::Nice => Self {
                 background: Priority::Nice(MOVER_NICE),
                 wake_read_back: Priority::Nice(d.wake_read_back_nice.0),
                 urgent: Priority::Nice(0),
-                wake_read_back_io,
                 group: None,
             },
             MovePriority::Idle => Self {
                 background: Priority::Idle,
                 wake_read_back: Priority::Idle,
                 urgent: Priority::Idle,
-                wake_read_back_io,
                 group: None,
             },
         }
@@ -89,16 +78,6 @@ impl MovePriorities {
             .as_ref()
             .map_or(Ok(()), |g| g.place(tid, priority == self.background));
         set.and(placed)
-    }
-
-    /// Sets the calling thread's I/O class for its next job; a refusal is
-    /// said once per thread (`said`), and the job runs at the class it has.
-    pub fn io_next_at(&self, class: IoClass, who: &str, said: &mut bool) {
-        if let Err(e) = memext_sys::sched::set_io_class_of(memext_sys::sched::thread_id(), class) {
-            if !std::mem::replace(said, true) {
-                tracing::warn!("the {who} reads and writes at its nice value's I/O class: {e}");
-            }
-        }
     }
 
     /// Sets the calling thread's priority for its next job; a refusal is
@@ -221,12 +200,6 @@ mod tests {
         assert_eq!(nice.background, Priority::Nice(19));
         assert_eq!(nice.wake_read_back, Priority::Nice(7));
         assert_eq!(nice.urgent, Priority::Nice(0));
-        assert_eq!(nice.wake_read_back_io, IoClass::Realtime);
-        d.wake_read_back_realtime_io = false;
-        assert_eq!(
-            MovePriorities::from_config(&d).wake_read_back_io,
-            IoClass::FromNice
-        );
         d.move_priority = MovePriority::Idle;
         let idle = MovePriorities::from_config(&d);
         assert_eq!(

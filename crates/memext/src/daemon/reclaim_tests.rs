@@ -337,7 +337,6 @@ fn a_job_runs_at_its_priority_of_the_daemons_move_priorities() {
                 background: Priority::Idle,
                 wake_read_back: Priority::Idle,
                 urgent: Priority::Idle,
-                wake_read_back_io: memext_sys::sched::IoClass::Realtime,
                 group: None,
             },
             Priority::Idle,
