@@ -42,6 +42,22 @@ impl CgroupDir {
         }
     }
 
+    /// The same directory through a descriptor of its own (for another
+    /// thread to use).
+    pub(crate) fn try_clone(&self) -> Result<Self, CgroupError> {
+        match rustix::io::fcntl_dupfd_cloexec(&self.fd, 0) {
+            Ok(fd) => Ok(Self {
+                path: self.path.clone(),
+                fd,
+            }),
+            Err(e) => Err(CgroupError::Read {
+                path: self.path.clone(),
+                file: "dup".into(),
+                source: e.into(),
+            }),
+        }
+    }
+
     pub(crate) fn exists(&self, file: &str) -> bool {
         rustix::fs::statat(&self.fd, file, rustix::fs::AtFlags::SYMLINK_NOFOLLOW).is_ok()
     }

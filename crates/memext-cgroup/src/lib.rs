@@ -25,7 +25,7 @@ pub use hierarchy::{Hierarchy, HierarchyError};
 pub use parse::{Limit, ParseError, Pressure, PressureLine};
 pub use path::{CgroupPath, PathError};
 pub use threads::{GroupWeight, ThreadGroup, ThreadGroupError};
-pub use wake::{WakeEvent, WakeSource};
+pub use wake::{ThresholdRegistrar, WakeEvent, WakeSource};
 
 /// Control files read by this process so far (every read of a cgroup file
 /// through this crate): what an idle context costs, counted.
@@ -310,6 +310,16 @@ impl AnyCgroup {
         match self {
             AnyCgroup::V1(c) => c.usage_threshold(delta),
             AnyCgroup::V2(c) => c.pressure_trigger(),
+        }
+    }
+
+    /// Where a v1 cgroup's wake events are registered from another thread
+    /// ([`ThresholdRegistrar`]); `None` on v2, whose PSI triggers cost no
+    /// grace period to make.
+    pub fn threshold_registrar(&self) -> Option<Result<ThresholdRegistrar, CgroupError>> {
+        match self {
+            AnyCgroup::V1(c) => Some(c.threshold_registrar()),
+            AnyCgroup::V2(_) => None,
         }
     }
 

@@ -264,6 +264,11 @@ impl V1Cgroup {
         crate::wake::usage_threshold(&self.memory, delta)
     }
 
+    /// Its usage thresholds' registrar (see [`crate::ThresholdRegistrar`]).
+    pub fn threshold_registrar(&self) -> Result<crate::ThresholdRegistrar, CgroupError> {
+        crate::ThresholdRegistrar::new(&self.memory)
+    }
+
     /// An event at each entry into the OOM wait (see [`crate::wake`]).
     pub fn oom_event(&self) -> Result<crate::WakeEvent, CgroupError> {
         crate::wake::oom_event(&self.memory)

@@ -27,6 +27,7 @@ use crate::config::Config;
 use crate::contexts::MemoryContext;
 
 pub mod act;
+mod arming;
 pub mod events;
 #[cfg(test)]
 mod fixtures;

@@ -15,6 +15,10 @@
 //!   loop only waits on the epoll set ([`Observer::wait_events`]): nothing
 //!   is done per context unless its event fires.
 //!
+//! - v1 thresholds are registered on threads of their own (`arming`): each
+//!   registration waits for an RCU grace period. A context is polled until
+//!   its threshold is in place.
+//!
 //! Samples, working sets and host facts are read as the polling observer
 //! reads them. Must not: write anything but the kernel's event registrations,
 //! or decide anything.
@@ -31,6 +35,7 @@ use memext_engine::engine::HostFacts;
 use memext_engine::{ContextId, Instant};
 use rustix::event::epoll;
 
+use super::arming::Arming;
 use super::observe::{read_cpu, Host, Observer, PollingObserver, Seen, WakePath, Watched};
 use crate::config::Config;
 use crate::contexts::MemoryContext;
@@ -52,6 +57,8 @@ pub const RESCAN_WATCHED: Duration = Duration::from_secs(300);
 
 /// The epoll token of the inotify descriptor; contexts count up from 1.
 const TREE: u64 = 0;
+/// The epoll token of the registrations done (`Arming`).
+const ARMING: u64 = u64::MAX;
 
 pub struct EventObserver {
     inner: PollingObserver,
@@ -70,6 +77,14 @@ pub struct EventObserver {
     oom_by_token: HashMap<u64, ContextId>,
     /// Tracked v1 contexts the kernel refused an OOM event (read at ticks).
     oom_refused: HashSet<ContextId>,
+    /// The threads registering v1 thresholds (none: registered in the loop).
+    arming: Option<Arming>,
+    /// Contexts whose threshold is being registered: the token it will
+    /// have and the usage the daemon gave (polled meanwhile).
+    pending: HashMap<ContextId, (u64, u64)>,
+    pending_by_token: HashMap<u64, ContextId>,
+    /// Registrations done, not yet put in place (`take_armed`).
+    arrived: Vec<super::arming::Armed>,
 }
 
 struct Armed {
@@ -103,6 +118,20 @@ impl EventObserver {
             epoll::EventFlags::IN,
         )
         .context("epoll_ctl(inotify)")?;
+        let arming = match Arming::start() {
+            Ok(a) => epoll::add(
+                &epoll,
+                &a,
+                epoll::EventData::new_u64(ARMING),
+                epoll::EventFlags::IN,
+            )
+            .map(|()| a)
+            .map_err(std::io::Error::from),
+            Err(e) => Err(e),
+        };
+        let arming = arming
+            .inspect_err(|e| tracing::warn!("v1 thresholds registered in the daemon's loop: {e}"))
+            .ok();
         Ok(Self {
             inner: PollingObserver::new(host, poll),
             poll,
@@ -116,7 +145,119 @@ impl EventObserver {
             oom: HashMap::new(),
             oom_by_token: HashMap::new(),
             oom_refused: HashSet::new(),
+            arming,
+            pending: HashMap::new(),
+            pending_by_token: HashMap::new(),
+            arrived: Vec::new(),
         })
+    }
+
+    /// Forgets a registration under way: what it registers is dropped (and
+    /// so removed from the kernel) when it arrives.
+    fn cancel(&mut self, id: &ContextId) {
+        if let Some((token, _)) = self.pending.remove(id) {
+            self.pending_by_token.remove(&token);
+        }
+    }
+
+    /// Asks the arming threads for a v1 context's threshold; false where
+    /// they cannot (v2, no threads): the loop registers it.
+    fn ask(&mut self, w: &Watched<'_>) -> bool {
+        let Some(arming) = &self.arming else {
+            return false;
+        };
+        match w.cg.threshold_registrar() {
+            Some(Ok(registrar)) => {
+                let token = self.next_token;
+                self.next_token += 1;
+                arming.ask(token, registrar, WAKE_DELTA);
+                self.pending.insert(w.id.clone(), (token, w.usage));
+                self.pending_by_token.insert(token, w.id.clone());
+                true
+            }
+            Some(Err(_)) | None => false,
+        }
+    }
+
+    /// Puts in place the thresholds registered since the last call, of the
+    /// contexts still watched as they were asked for; one CPU reading of
+    /// each covers a wake between its last poll and the registration.
+    fn take_armed(&mut self, watched: &[Watched<'_>], out: &mut Vec<Seen>) {
+        self.collect();
+        for done in std::mem::take(&mut self.arrived) {
+            let Some(id) = self.pending_by_token.remove(&done.token) else {
+                continue;
+            };
+            let Some((_, usage)) = self.pending.remove(&id) else {
+                continue;
+            };
+            let Some(w) = watched.iter().find(|w| *w.id == id && !w.poll) else {
+                continue;
+            };
+            let placed = done
+                .result
+                .and_then(|event| self.place(w, done.token, event));
+            match placed {
+                Ok(event) => {
+                    self.polled.remove(&id);
+                    self.by_token.insert(done.token, id.clone());
+                    self.armed.insert(
+                        id,
+                        Armed {
+                            token: done.token,
+                            event,
+                            usage,
+                        },
+                    );
+                    out.extend(read_cpu(w, self.inner.host().clock.as_ref()).map(Seen::Cpu));
+                }
+                Err(CgroupError::Vanished { .. }) => {}
+                Err(e) => self.refuse(w, e),
+            }
+        }
+    }
+
+    /// Takes the registrations done from the arming threads (and clears
+    /// their descriptor's readiness).
+    fn collect(&mut self) {
+        if let Some(arming) = &self.arming {
+            self.arrived.extend(arming.take());
+        }
+    }
+
+    /// Adds a registered event to the epoll set under `token`.
+    fn place(
+        &self,
+        w: &Watched<'_>,
+        token: u64,
+        event: WakeEvent,
+    ) -> Result<WakeEvent, CgroupError> {
+        let flags = if event.wants_priority() {
+            epoll::EventFlags::PRI
+        } else {
+            epoll::EventFlags::IN
+        };
+        epoll::add(&self.epoll, &event, epoll::EventData::new_u64(token), flags).map_err(|e| {
+            CgroupError::Read {
+                path: w.cg.path().clone(),
+                file: "epoll".into(),
+                source: e.into(),
+            }
+        })?;
+        Ok(event)
+    }
+
+    /// A context the kernel offers no wake event: polled while watched.
+    fn refuse(&mut self, w: &Watched<'_>, e: CgroupError) {
+        tracing::debug!(
+            context = %w.id,
+            "no kernel wake event, polling: {:#}",
+            anyhow::Error::from(e)
+        );
+        let now = self.inner.host().clock.now();
+        self.refused.insert(w.id.clone());
+        self.polled
+            .insert(w.id.clone(), now.saturating_sub(self.poll));
     }
 
     fn disarm(&mut self, id: &ContextId) -> Option<WakeEvent> {
@@ -127,28 +268,23 @@ impl EventObserver {
         Some(a.event)
     }
 
-    /// Registers a wake event for a newly watched context; one CPU reading
+    /// Registers a wake event for a newly watched context (v1: asks the
+    /// arming threads, and polls it until it is in place); one CPU reading
     /// covers a wake between its last sample and the arming. A context the
     /// kernel offers no event for is polled.
     fn arm(&mut self, w: &Watched<'_>, out: &mut Vec<Seen>) {
-        let registered = w.cg.wake_event(WAKE_DELTA).and_then(|event| {
-            let token = self.next_token;
-            let flags = if event.wants_priority() {
-                epoll::EventFlags::PRI
-            } else {
-                epoll::EventFlags::IN
-            };
-            epoll::add(&self.epoll, &event, epoll::EventData::new_u64(token), flags).map_err(
-                |e| CgroupError::Read {
-                    path: w.cg.path().clone(),
-                    file: "epoll".into(),
-                    source: e.into(),
-                },
-            )?;
-            Ok((token, event))
-        });
+        if self.ask(w) {
+            let now = self.inner.host().clock.now();
+            self.polled
+                .insert(w.id.clone(), now.saturating_sub(self.poll));
+            return;
+        }
+        let token = self.next_token;
+        let registered =
+            w.cg.wake_event(WAKE_DELTA)
+                .and_then(|event| self.place(w, token, event));
         match registered {
-            Ok((token, event)) => {
+            Ok(event) => {
                 self.next_token += 1;
                 self.by_token.insert(token, w.id.clone());
                 self.armed.insert(
@@ -163,17 +299,7 @@ impl EventObserver {
             }
             // Dropped at the next tick.
             Err(CgroupError::Vanished { .. }) => {}
-            Err(e) => {
-                tracing::debug!(
-                    context = %w.id,
-                    "no kernel wake event, polling: {:#}",
-                    anyhow::Error::from(e)
-                );
-                let now = self.inner.host().clock.now();
-                self.refused.insert(w.id.clone());
-                self.polled
-                    .insert(w.id.clone(), now.saturating_sub(self.poll));
-            }
+            Err(e) => self.refuse(w, e),
         }
     }
 
@@ -253,6 +379,12 @@ impl EventObserver {
                 self.tree.drain();
                 continue;
             }
+            // Registrations done: put in place at the next `watch`
+            // (`wait_events` leaves the loop to it while any wait).
+            if token == ARMING {
+                self.collect();
+                continue;
+            }
             if let Some(id) = self.by_token.get(&token).cloned() {
                 if let Some(ev) = self.disarm(&id) {
                     ev.clear();
@@ -316,15 +448,32 @@ impl Observer for EventObserver {
 
     fn watch(&mut self, watched: &[Watched<'_>], deadline: Instant) -> Vec<Seen> {
         let clock = self.inner.host().clock.clone();
+        let mut out = Vec::new();
+        self.take_armed(watched, &mut out);
         let now = clock.now();
         // Polled: those the daemon asks to poll (pages still moving, or held
-        // for a wake that takes no fault) and those the kernel refused an event.
-        let polled: HashSet<&ContextId> = watched
+        // for a wake that takes no fault), those the kernel refused an event
+        // and those whose threshold is being registered.
+        let asked: HashSet<&ContextId> = watched
             .iter()
             .filter(|w| w.poll || self.refused.contains(w.id))
             .map(|w| w.id)
             .collect();
         let all: HashSet<&ContextId> = watched.iter().map(|w| w.id).collect();
+        let cancelled: Vec<ContextId> = self
+            .pending
+            .keys()
+            .filter(|id| !all.contains(id) || asked.contains(id))
+            .cloned()
+            .collect();
+        for id in cancelled {
+            self.cancel(&id);
+        }
+        let polled: HashSet<&ContextId> = watched
+            .iter()
+            .filter(|w| asked.contains(w.id) || self.pending.contains_key(w.id))
+            .map(|w| w.id)
+            .collect();
         self.refused.retain(|id| all.contains(id));
         self.polled.retain(|id, _| polled.contains(id));
         // Armed: the rest; a threshold left too high above the usage is
@@ -342,7 +491,6 @@ impl Observer for EventObserver {
         for id in stale {
             self.disarm(&id);
         }
-        let mut out = Vec::new();
         for w in watched {
             if polled.contains(w.id) {
                 self.polled.entry(w.id.clone()).or_insert(now);
@@ -371,7 +519,7 @@ impl Observer for EventObserver {
     }
 
     fn wait_events(&mut self, deadline: Instant) -> Option<Vec<Seen>> {
-        if !self.polled.is_empty() {
+        if !self.polled.is_empty() || !self.arrived.is_empty() {
             return None;
         }
         Some(self.wait(deadline))
