@@ -154,11 +154,6 @@ impl ThresholdRegistrar {
     pub fn register(&self, delta: u64) -> Result<WakeEvent, CgroupError> {
         usage_threshold(&self.0, delta)
     }
-
-    /// The cgroup it registers on.
-    pub fn path(&self) -> &crate::CgroupPath {
-        &self.0.path
-    }
 }
 
 /// Registers an event at each entry of a task of the cgroup into the OOM

@@ -37,15 +37,7 @@ fn host() -> Host {
 /// Watches `contexts` until `secs` from now, calling `watch` as the daemon
 /// does between ticks; returns everything seen.
 fn watch_for(o: &mut dyn Observer, contexts: &[(ContextId, AnyCgroup)], secs: f64) -> Vec<Seen> {
-    let watched: Vec<Watched<'_>> = contexts
-        .iter()
-        .map(|(id, cg)| Watched {
-            id,
-            cg,
-            poll: false,
-            usage: 0,
-        })
-        .collect();
+    let watched = watched(contexts);
     let clock = o.host().clock.clone();
     let deadline = clock.now() + Duration::from_secs_f64(secs);
     let mut seen = Vec::new();
@@ -57,7 +49,13 @@ fn watch_for(o: &mut dyn Observer, contexts: &[(ContextId, AnyCgroup)], secs: f6
 
 /// One `watch` call over `contexts`, with a deadline 50 ms away.
 fn watch_once(o: &mut dyn Observer, contexts: &[(ContextId, AnyCgroup)]) -> Vec<Seen> {
-    let watched: Vec<Watched<'_>> = contexts
+    let deadline = o.host().clock.now() + Duration::from_millis(50);
+    o.watch(&watched(contexts), deadline)
+}
+
+/// `contexts` as the daemon gives them to watch: resting, not polled.
+fn watched(contexts: &[(ContextId, AnyCgroup)]) -> Vec<Watched<'_>> {
+    contexts
         .iter()
         .map(|(id, cg)| Watched {
             id,
@@ -65,9 +63,7 @@ fn watch_once(o: &mut dyn Observer, contexts: &[(ContextId, AnyCgroup)]) -> Vec<
             poll: false,
             usage: 0,
         })
-        .collect();
-    let deadline = o.host().clock.now() + Duration::from_millis(50);
-    o.watch(&watched, deadline)
+        .collect()
 }
 
 fn scratch(h: &memext_cgroup::Hierarchy, n: usize) -> Vec<(ScratchCgroup, ContextId)> {

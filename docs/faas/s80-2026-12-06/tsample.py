@@ -21,38 +21,32 @@ import time
 FRAMES = 8
 
 
-def functions():
-    """{pid: function name} of the function.py processes (--socket .../NAME.sock)."""
-    out = {}
+def cmdlines():
+    """(pid, argv as bytes) of every process."""
     for p in os.listdir("/proc"):
         if not p.isdigit():
             continue
         try:
             with open(f"/proc/{p}/cmdline", "rb") as f:
-                cmd = f.read().split(b"\0")
+                yield int(p), f.read().split(b"\0")
         except OSError:
             continue
+
+
+def functions():
+    """{pid: function name} of the function.py processes (--socket .../NAME.sock)."""
+    out = {}
+    for pid, cmd in cmdlines():
         if any(c.endswith(b"function.py") for c in cmd) and b"--socket" in cmd:
             sock = cmd[cmd.index(b"--socket") + 1].decode(errors="replace")
             m = re.search(r"(fn\d+)", sock)
-            out[int(p)] = m.group(1) if m else sock
+            out[pid] = m.group(1) if m else sock
     return out
 
 
 def daemon_threads():
     """{pid: "memext"} of the memext daemon processes (`memext daemon ...`)."""
-    out = {}
-    for p in os.listdir("/proc"):
-        if not p.isdigit():
-            continue
-        try:
-            with open(f"/proc/{p}/cmdline", "rb") as f:
-                cmd = f.read().split(b"\0")
-        except OSError:
-            continue
-        if cmd and cmd[0].endswith(b"memext") and b"daemon" in cmd:
-            out[int(p)] = "memext"
-    return out
+    return {pid: "memext" for pid, cmd in cmdlines() if cmd and cmd[0].endswith(b"memext") and b"daemon" in cmd}
 
 
 def sample(pid, tid, daemon=False):

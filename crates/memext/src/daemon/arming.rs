@@ -6,11 +6,13 @@
 //! overlap share a grace period. The observer polls a context until its
 //! threshold is in place.
 
+use std::collections::HashMap;
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::sync::mpsc::{channel, Receiver, Sender};
 use std::sync::{Arc, Mutex};
 
 use memext_cgroup::{CgroupError, ThresholdRegistrar, WakeEvent};
+use memext_engine::ContextId;
 use rustix::event::{eventfd, EventfdFlags};
 
 /// Threads registering at once.
@@ -24,18 +26,33 @@ struct Request {
 }
 
 /// One registration done, under the token it was asked with.
-pub struct Armed {
+struct Done {
+    token: u64,
+    result: Result<WakeEvent, CgroupError>,
+}
+
+/// A registration done for a context still waiting for it.
+pub struct Registered {
+    pub id: ContextId,
     pub token: u64,
+    /// The usage the daemon gave when it was asked for.
+    pub usage: u64,
     pub result: Result<WakeEvent, CgroupError>,
 }
 
-/// The registering threads. Readable ([`Arming::as_fd`], an eventfd) while
-/// registrations are done and not taken; dropping it lets the threads end
-/// after the registration each is in.
+/// The registering threads and the registrations under way. Readable
+/// ([`Arming::as_fd`], an eventfd) while registrations are done and not
+/// collected; dropped, it lets the threads end after the registration each
+/// is in. A registration done for a context no longer waiting for it is
+/// dropped, and so removed from the kernel.
 pub struct Arming {
-    requests: Option<Sender<Request>>,
-    done: Receiver<Armed>,
+    requests: Sender<Request>,
+    done: Receiver<Done>,
     ready: Arc<OwnedFd>,
+    /// Contexts waiting for their threshold: its token and their usage.
+    pending: HashMap<ContextId, (u64, u64)>,
+    /// Registrations collected, not yet taken.
+    arrived: Vec<Done>,
 }
 
 impl Arming {
@@ -51,29 +68,78 @@ impl Arming {
                 .spawn(move || register_each(&rx, &tx, &ready))?;
         }
         Ok(Self {
-            requests: Some(requests),
+            requests,
             done,
             ready,
+            pending: HashMap::new(),
+            arrived: Vec::new(),
         })
     }
 
-    /// Asks for a threshold `delta` above the usage then, reported under `token`.
-    pub fn ask(&self, token: u64, registrar: ThresholdRegistrar, delta: u64) {
-        if let Some(tx) = &self.requests {
-            let _ = tx.send(Request {
-                token,
-                registrar,
-                delta,
-            });
+    /// Asks for `id`'s threshold `delta` above its usage then (`usage`: the
+    /// daemon's), to be taken under `token`.
+    pub fn ask(
+        &mut self,
+        id: &ContextId,
+        usage: u64,
+        token: u64,
+        registrar: ThresholdRegistrar,
+        delta: u64,
+    ) {
+        let request = Request {
+            token,
+            registrar,
+            delta,
+        };
+        if self.requests.send(request).is_ok() {
+            self.pending.insert(id.clone(), (token, usage));
         }
     }
 
-    /// The registrations done since the last call.
-    pub fn take(&self) -> Vec<Armed> {
+    /// Whether `id` waits for its threshold.
+    pub fn is_pending(&self, id: &ContextId) -> bool {
+        self.pending.contains_key(id)
+    }
+
+    /// Stops waiting for the contexts `keep` says no to.
+    pub fn cancel_unless(&mut self, keep: impl Fn(&ContextId) -> bool) {
+        self.pending.retain(|id, _| keep(id));
+    }
+
+    /// Collects the registrations done (and clears the descriptor's readiness).
+    pub fn collect(&mut self) {
         let mut counter = [0u8; 8];
         // Non-blocking: nothing to read is as good as read.
         let _ = rustix::io::read(&*self.ready, &mut counter[..]);
-        self.done.try_iter().collect()
+        self.arrived.extend(self.done.try_iter());
+    }
+
+    /// Whether registrations were collected and not taken.
+    pub fn has_arrived(&self) -> bool {
+        !self.arrived.is_empty()
+    }
+
+    /// The registrations done for contexts still waiting for them.
+    pub fn take(&mut self) -> Vec<Registered> {
+        self.collect();
+        let mut out = Vec::new();
+        for d in std::mem::take(&mut self.arrived) {
+            let waiting = self
+                .pending
+                .iter()
+                .find(|(_, (token, _))| *token == d.token)
+                .map(|(id, (_, usage))| (id.clone(), *usage));
+            if let Some((id, usage)) = waiting {
+                self.pending.remove(&id);
+                out.push(Registered {
+                    id,
+                    token: d.token,
+                    usage,
+                    result: d.result,
+                });
+            }
+        }
+        out
     }
 }
 
@@ -83,25 +149,19 @@ impl AsFd for Arming {
     }
 }
 
-impl Drop for Arming {
-    fn drop(&mut self) {
-        // The threads end when the channel closes.
-        self.requests.take();
-    }
-}
-
-fn register_each(rx: &Mutex<Receiver<Request>>, tx: &Sender<Armed>, ready: &OwnedFd) {
+fn register_each(rx: &Mutex<Receiver<Request>>, tx: &Sender<Done>, ready: &OwnedFd) {
     loop {
         let next = match rx.lock() {
             Ok(rx) => rx.recv(),
             Err(_) => return,
         };
+        // The channel closes when the `Arming` is dropped.
         let Ok(r) = next else {
             return;
         };
         let result = r.registrar.register(r.delta);
         if tx
-            .send(Armed {
+            .send(Done {
                 token: r.token,
                 result,
             })

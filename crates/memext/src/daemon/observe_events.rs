@@ -77,14 +77,9 @@ pub struct EventObserver {
     oom_by_token: HashMap<u64, ContextId>,
     /// Tracked v1 contexts the kernel refused an OOM event (read at ticks).
     oom_refused: HashSet<ContextId>,
-    /// The threads registering v1 thresholds (none: registered in the loop).
+    /// The threads registering v1 thresholds and the contexts waiting for
+    /// theirs, polled meanwhile (none: registered in the loop).
     arming: Option<Arming>,
-    /// Contexts whose threshold is being registered: the token it will
-    /// have and the usage the daemon gave (polled meanwhile).
-    pending: HashMap<ContextId, (u64, u64)>,
-    pending_by_token: HashMap<u64, ContextId>,
-    /// Registrations done, not yet put in place (`take_armed`).
-    arrived: Vec<super::arming::Armed>,
 }
 
 struct Armed {
@@ -146,33 +141,19 @@ impl EventObserver {
             oom_by_token: HashMap::new(),
             oom_refused: HashSet::new(),
             arming,
-            pending: HashMap::new(),
-            pending_by_token: HashMap::new(),
-            arrived: Vec::new(),
         })
-    }
-
-    /// Forgets a registration under way: what it registers is dropped (and
-    /// so removed from the kernel) when it arrives.
-    fn cancel(&mut self, id: &ContextId) {
-        if let Some((token, _)) = self.pending.remove(id) {
-            self.pending_by_token.remove(&token);
-        }
     }
 
     /// Asks the arming threads for a v1 context's threshold; false where
     /// they cannot (v2, no threads): the loop registers it.
     fn ask(&mut self, w: &Watched<'_>) -> bool {
-        let Some(arming) = &self.arming else {
+        let Some(arming) = &mut self.arming else {
             return false;
         };
         match w.cg.threshold_registrar() {
             Some(Ok(registrar)) => {
-                let token = self.next_token;
+                arming.ask(w.id, w.usage, self.next_token, registrar, WAKE_DELTA);
                 self.next_token += 1;
-                arming.ask(token, registrar, WAKE_DELTA);
-                self.pending.insert(w.id.clone(), (token, w.usage));
-                self.pending_by_token.insert(token, w.id.clone());
                 true
             }
             Some(Err(_)) | None => false,
@@ -183,28 +164,21 @@ impl EventObserver {
     /// contexts still watched as they were asked for; one CPU reading of
     /// each covers a wake between its last poll and the registration.
     fn take_armed(&mut self, watched: &[Watched<'_>], out: &mut Vec<Seen>) {
-        self.collect();
-        for done in std::mem::take(&mut self.arrived) {
-            let Some(id) = self.pending_by_token.remove(&done.token) else {
-                continue;
-            };
-            let Some((_, usage)) = self.pending.remove(&id) else {
-                continue;
-            };
+        let done = self.arming.as_mut().map(Arming::take).unwrap_or_default();
+        for r in done {
+            let (id, token, usage) = (r.id, r.token, r.usage);
             let Some(w) = watched.iter().find(|w| *w.id == id && !w.poll) else {
                 continue;
             };
-            let placed = done
-                .result
-                .and_then(|event| self.place(w, done.token, event));
+            let placed = r.result.and_then(|event| self.place(w, token, event));
             match placed {
                 Ok(event) => {
                     self.polled.remove(&id);
-                    self.by_token.insert(done.token, id.clone());
+                    self.by_token.insert(token, id.clone());
                     self.armed.insert(
                         id,
                         Armed {
-                            token: done.token,
+                            token,
                             event,
                             usage,
                         },
@@ -217,12 +191,9 @@ impl EventObserver {
         }
     }
 
-    /// Takes the registrations done from the arming threads (and clears
-    /// their descriptor's readiness).
-    fn collect(&mut self) {
-        if let Some(arming) = &self.arming {
-            self.arrived.extend(arming.take());
-        }
+    /// Whether `id` waits for its threshold from the arming threads.
+    fn pending(&self, id: &ContextId) -> bool {
+        self.arming.as_ref().is_some_and(|a| a.is_pending(id))
     }
 
     /// Adds a registered event to the epoll set under `token`.
@@ -382,7 +353,9 @@ impl EventObserver {
             // Registrations done: put in place at the next `watch`
             // (`wait_events` leaves the loop to it while any wait).
             if token == ARMING {
-                self.collect();
+                if let Some(a) = &mut self.arming {
+                    a.collect();
+                }
                 continue;
             }
             if let Some(id) = self.by_token.get(&token).cloned() {
@@ -460,18 +433,12 @@ impl Observer for EventObserver {
             .map(|w| w.id)
             .collect();
         let all: HashSet<&ContextId> = watched.iter().map(|w| w.id).collect();
-        let cancelled: Vec<ContextId> = self
-            .pending
-            .keys()
-            .filter(|id| !all.contains(id) || asked.contains(id))
-            .cloned()
-            .collect();
-        for id in cancelled {
-            self.cancel(&id);
+        if let Some(a) = &mut self.arming {
+            a.cancel_unless(|id| all.contains(id) && !asked.contains(id));
         }
         let polled: HashSet<&ContextId> = watched
             .iter()
-            .filter(|w| asked.contains(w.id) || self.pending.contains_key(w.id))
+            .filter(|w| asked.contains(w.id) || self.pending(w.id))
             .map(|w| w.id)
             .collect();
         self.refused.retain(|id| all.contains(id));
@@ -519,7 +486,7 @@ impl Observer for EventObserver {
     }
 
     fn wait_events(&mut self, deadline: Instant) -> Option<Vec<Seen>> {
-        if !self.polled.is_empty() || !self.arrived.is_empty() {
+        if !self.polled.is_empty() || self.arming.as_ref().is_some_and(Arming::has_arrived) {
             return None;
         }
         Some(self.wait(deadline))
