@@ -121,15 +121,16 @@ def daemon_figures(pid, config, state_dir):
 
 
 def memext_config(work, parent, engine_root, critical=(), idle_after=None, floor="16MiB", push_out=None,
-                  admit_within=None, extend=(), daemon=()):
+                  admit_within=None, extend=(), daemon=(), capacity=None):
     """Writes WORK/memext.toml for a bench's daemon: the containers named in
     `critical` are critical, every other container under cgroup `parent`
     extend (idle after `idle_after` s, at most down to `floor`, pushed out
     `push_out`: when-idle, the default, or when-needed; waking ones admitted
     within `admit_within`, e.g. "0s": no admission; `extend`: more (key,
     TOML value) pairs of the extend class, overriding the named ones); the
-    capacity is the parent's limit; `daemon`: more (key, TOML value) pairs
-    of the [daemon] table. Returns its path."""
+    capacity is the parent's limit (or `capacity` bytes, where given);
+    `daemon`: more (key, TOML value) pairs of the [daemon] table. Returns
+    its path."""
     cfg = os.path.join(work, "memext.toml")
     with open(cfg, "w") as f:
         f.write(f'[host]\nstate_dir = "{work}/dstate"\n\n')
@@ -147,7 +148,9 @@ def memext_config(work, parent, engine_root, critical=(), idle_after=None, floor
         if crit:
             f.write("[class.critical]\n" + "".join(f"{k} = {v}\n" for k, v in crit) + "\n")
         f.write(f'[runtimes]\ndocker_roots = ["{engine_root}"]\n\n'
-                f'[daemon]\ncapacity_cgroup = "{parent}"\ntick = "1s"\npoll = "20ms"\n'
+                f'[daemon]\n'
+                + (f'capacity = "{capacity // (1 << 20)}MiB"\n' if capacity else f'capacity_cgroup = "{parent}"\n')
+                + 'tick = "1s"\npoll = "20ms"\n'
                 f'socket = "{work}/memext.sock"\n' + "".join(f"{k} = {v}\n" for k, v in daemon))
     return cfg
 

@@ -29,7 +29,11 @@ from tier to tier and round to round:
   An analysis variant, not a peer: memext+daemon.foretold_calls=trace tells
   the daemon every call of the trace ahead (memext's engine with perfect
   foresight: what is the prediction's and what the mechanism's);
-  =timers tells it the timer functions' calls alone.
+  =timers tells it the timer functions' calls alone. Another, of the fill:
+  --fill memext starts the functions of the memext modes under no cap, memext
+  told the cap as its capacity; the cap is set once memext has pushed the
+  parent under it (the swap slots laid by memext's page-outs, one function at
+  a time, instead of by the kernel's reclaim at the cap: session 81).
 Tiers (--tiers): a swap file and zram, each set up by `memext tiers`.
 
 Per mode: start the functions (their heaps are written under the cap), let
@@ -105,6 +109,7 @@ def known_mode(mode):
 # next tick).
 FORETOLD = "foretold.json"
 FORETELL_S = 2.5
+FILL_MARGIN = 32 * MIB  # --fill memext: the parent this far under the cap before it is set
 FORETOLD_CLASSES = {"trace": None, "timers": {"timer"}}
 
 
@@ -163,12 +168,38 @@ def call_row(record, names, functions):
             f"{opt(cpu)},{opt(wait)},{opt(preempted)},{opt(pre_wait)}\n")
 
 
+def fill_by_memext(server, cap, deadline_s=300.0, clock=time.time, sleep=time.sleep):
+    """--fill memext: waits until the parent's usage is under the cap
+    (memext, told the cap as its capacity, pushing the functions out as they
+    go idle), then sets the cap. Past the deadline the cap is set all the
+    same (the kernel reclaims the rest at the write). Returns whether the
+    parent got under the cap by itself."""
+    t0 = clock()
+    while (usage := server.usage()) > cap - FILL_MARGIN and clock() - t0 < deadline_s:
+        sleep(1.0)
+    under = usage <= cap - FILL_MARGIN
+    log(f"    memext's fill: parent at {usage // MIB} MiB after {clock() - t0:.0f} s"
+        f"{'' if under else ' (deadline: the cap reclaims the rest)'}; cap set")
+    for _ in range(10):  # v1: EBUSY where the write could not reclaim down to it at once
+        try:
+            server.set_cap(cap)
+            return under
+        except OSError:
+            sleep(1.0)
+    server.set_cap(cap)
+    return under
+
+
 def run_mode(a, server, fleet_names, heaps, trace, tier, mode, rnd, bandwidth, cleanup):
     """One mode on one tier: set up, start the functions, settle, replay the
     trace, tear down. Returns (result row, DRAM series)."""
     mark = cleanup.mark()
     try:
-        server.set_cap(None if mode == "ideal" else a.cap)
+        # --fill memext: the functions start under no cap, memext told the
+        # cap as its capacity; the cap is set once memext has pushed the
+        # parent under it (`fill_by_memext`).
+        memext_fills = a.fill == "memext" and mode.startswith("memext")
+        server.set_cap(None if mode == "ideal" or memext_fills else a.cap)
         kills0 = server.oom_kills()
         if mode != "ideal":
             server.tiers_up(a.swap, cleanup, tier, **mb.variant_tiers(mode))
@@ -180,7 +211,8 @@ def run_mode(a, server, fleet_names, heaps, trace, tier, mode, rnd, bandwidth, c
             extend, daemon = mb.variant_settings(mode)
             daemon, foretold, told_classes = foretold_path(daemon, a.work)
             cfg = mb.memext_config(a.work, PARENT, f"{ENGINE.dir}/root", (), a.idle_after, a.floor, push_out,
-                                   a.admit_within, extend=extend, daemon=daemon)
+                                   a.admit_within, extend=extend, daemon=daemon,
+                                   capacity=a.cap if memext_fills else None)
             controller = mb.start_daemon(cfg, os.path.join(a.out, f"{mode}-daemon-{tier}-r{rnd}.log"), cleanup).pid
         fleet = host.Fleet(ENGINE, a.work, fleet_names, heaps)
         t_start = time.time()
@@ -194,6 +226,8 @@ def run_mode(a, server, fleet_names, heaps, trace, tier, mode, rnd, bandwidth, c
             cgroups = [f"{PARENT}/{cid}" for cid in fleet.ids()]
             controller = srv.start_senpai(cgroups, a.senpai_args, os.path.join(a.out, f"senpai-{tier}-r{rnd}.log"),
                                           cleanup)
+        if memext_fills:
+            fill_by_memext(server, a.cap)
         time.sleep(a.settle)
         log(f"    replaying {len(trace.calls)} calls over {trace.params.seconds:.0f} s")
         sockets = [fleet.socket(n) for n in fleet_names]
@@ -276,6 +310,12 @@ def parse(argv):
                     help="memext: the extend class's admit_within (default: memext's, 5s; 0s: no admission)")
     ap.add_argument("--senpai-args", default="--interval 2 --max-probe 0.05 --min-size 16777216",
                     help="senpai.py's parameters (bench/peers' default: sped up for minutes-long runs)")
+    ap.add_argument("--fill", choices=("capped", "memext"), default="capped",
+                    help="how the functions' memory first reaches the tier: capped (default: the cap set before "
+                         "they start, the kernel reclaiming at it as they write their heaps) or memext (memext "
+                         "modes only: they start under no cap, memext given the cap as its capacity pushes the "
+                         "idle ones out itself, one at a time by address, and the cap is set once the parent is "
+                         "under it)")
     ap.add_argument("--call-timeout", type=float, default=60.0, help="one call's deadline, s (default 60)")
     ap.add_argument("--kbench-mib", type=int, default=256, help="size of the read-back measurement (default 256)")
     ap.add_argument("--smoke", action="store_true", help="6 functions, a 20 s trace, half of their memory as the "

@@ -86,3 +86,41 @@ class CallRows(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class FillByMemext(unittest.TestCase):
+    """--fill memext: the cap is set only once memext has the parent under it."""
+
+    class Server:
+        def __init__(self, usages, refusals=0):
+            self.usages, self.refusals, self.caps = list(usages), refusals, []
+
+        def usage(self):
+            return self.usages.pop(0) if len(self.usages) > 1 else self.usages[0]
+
+        def set_cap(self, cap):
+            if self.refusals:
+                self.refusals -= 1
+                raise OSError(16, "Device or resource busy")
+            self.caps.append(cap)
+
+    def run_fill(self, server, deadline_s=300.0):
+        now = [0.0]
+
+        def sleep(s):
+            now[0] += s
+        return run.fill_by_memext(server, 100 * run.MIB, deadline_s, clock=lambda: now[0], sleep=sleep), now[0]
+
+    def test_the_cap_waits_for_the_parent_to_be_under_it(self):
+        server = self.Server([300 * run.MIB, 120 * run.MIB, 90 * run.MIB, 60 * run.MIB])
+        under, waited = self.run_fill(server)
+        self.assertTrue(under)
+        self.assertEqual(waited, 3.0)  # 60 MiB: the first reading 32 MiB under the cap
+        self.assertEqual(server.caps, [100 * run.MIB])
+
+    def test_past_the_deadline_the_cap_is_set_all_the_same_and_a_refusal_retried(self):
+        server = self.Server([300 * run.MIB], refusals=2)
+        under, waited = self.run_fill(server, deadline_s=5.0)
+        self.assertFalse(under)
+        self.assertEqual(server.caps, [100 * run.MIB])
+        self.assertEqual(waited, 5.0 + 2.0)
