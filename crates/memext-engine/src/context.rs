@@ -179,22 +179,6 @@ pub struct ContextState {
     /// sample after the read-back it is planned with all it has.
     #[serde(skip)]
     pub reading_back: bool,
-    /// Where it stands with the one relay of its life (`engine_relay`).
-    #[serde(default)]
-    pub relay: Relay,
-}
-
-/// A context's relay (`engine_relay`): its memory mapped as huge pages once,
-/// after its first wake, so that its next push-out lays its swap slots out.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub enum Relay {
-    /// Not woken and read back yet.
-    #[default]
-    NotYet,
-    /// Read back for a wake: relaid when it next rests.
-    Due,
-    /// Relaid (or on a tier where it does not matter).
-    Done,
 }
 
 impl ContextState {
@@ -233,7 +217,6 @@ impl ContextState {
             limit: None,
             reclaiming: None,
             reading_back: false,
-            relay: Relay::NotYet,
         }
     }
 

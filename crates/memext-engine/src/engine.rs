@@ -12,16 +12,15 @@
 //! concern: a tick's sample and what is learned from it (`engine_observe`),
 //! polls and wakes served between ticks (`engine_between_ticks`), from
 //! actions to commands (`engine_commands`), a context paused in the
-//! kernel's OOM wait (`engine_oom`), what a tick's plan is given
-//! (`engine_plan_input`), and a context's swap slots laid out again
-//! (`engine_relay`).
+//! kernel's OOM wait (`engine_oom`), and what a tick's plan is given
+//! (`engine_plan_input`).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
 pub use crate::command::{BringBack, Command, Decision, Observed, Outcome, PushOut};
 pub use crate::context::WAKE_CPU_WEIGHT;
-use crate::context::{ClassParams, ContextState, Relay, OUT_SWAPPED_BYTES};
+use crate::context::{ClassParams, ContextState, OUT_SWAPPED_BYTES};
 use crate::cpu_cap::{cpu_caps, critical_runs};
 use crate::model::State;
 use crate::planner::{Action, RoomAccount};
@@ -48,9 +47,6 @@ pub struct EngineParams {
     /// What resting contexts leave free for the next wake to read into;
     /// `None`: the planner's default share of the capacity.
     pub keep_free: Option<u64>,
-    /// On a swap file, a context is relaid once, after its first wake:
-    /// see `engine_relay`.
-    pub relay: bool,
 }
 
 /// What the decisions need to know of the host at this tick.
@@ -202,8 +198,6 @@ impl Engine {
         commands.splice(0..0, freezes);
         commands.extend(thaws);
         commands.extend(self.map_the_held(&newly_held, &commands, now, host, busy));
-        let relays = self.relays(&commands, now, host, busy);
-        commands.extend(relays);
         // Each class's CPU weight, every tick (the actuator writes only a
         // change, and notices a weight someone else set); an admitted waking
         // context runs at the kernel's default until it settles.
@@ -368,8 +362,6 @@ impl Engine {
         }
         match cmd {
             Command::Freeze { frozen, .. } => t.frozen = *frozen,
-            // Its pages were in: nothing else about it changes.
-            Command::BringBack(b) if b.reason == PrefetchReason::Relay => t.relay = Relay::Done,
             Command::BringBack(b) => {
                 t.out = false;
                 t.reading_back = true;
@@ -382,9 +374,6 @@ impl Engine {
                 );
                 t.held = predicted.then(|| (now + 2 * lead, b.reason));
                 t.unmapped = b.reason == PrefetchReason::Refill && !b.map_back;
-                if b.reason == PrefetchReason::Woke && t.relay == Relay::NotYet {
-                    t.relay = Relay::Due;
-                }
             }
             // An active context paged out for room stays as it is: its
             // working set is still recorded as it runs, and it is pushed out
@@ -464,9 +453,6 @@ mod oom;
 
 #[path = "engine_plan_input.rs"]
 mod plan_input;
-
-#[path = "engine_relay.rs"]
-mod relay;
 pub use oom::{oom_raise, OOM_STEP};
 
 #[cfg(test)]

@@ -15,7 +15,6 @@ fn params() -> EngineParams {
         prefetch_lead: Duration::from_secs(3),
         ws_interval: Duration::from_secs(10),
         keep_free: None,
-        relay: false,
     }
 }
 
@@ -499,6 +498,3 @@ mod full;
 
 #[path = "engine_guard_tests.rs"]
 mod guard;
-
-#[path = "engine_relay_tests.rs"]
-mod relay;

@@ -22,10 +22,6 @@ pub enum PrefetchReason {
     /// back ahead of its next call, the most valuable first (the planner's,
     /// never a prediction's).
     Refill,
-    /// Not a read-back for a wake: a resting context's memory mapped as
-    /// huge pages, so that its next push-out lays its swap slots out
-    /// (`engine_relay`).
-    Relay,
 }
 
 impl std::fmt::Display for PrefetchReason {
@@ -35,7 +31,6 @@ impl std::fmt::Display for PrefetchReason {
             PrefetchReason::Periodic => "periodic",
             PrefetchReason::FollowsLeader => "follows-leader",
             PrefetchReason::Refill => "refill",
-            PrefetchReason::Relay => "relay",
         })
     }
 }

@@ -241,17 +241,6 @@ pub struct DaemonConfig {
     /// with perfect foresight. Read again when it changes. Unset: none.
     #[serde(default)]
     pub foretold_calls: Option<PathBuf>,
-    /// On a swap file, each context's memory is mapped as huge pages once,
-    /// after its first wake's read-back, when it rests again
-    /// (MADV_COLLAPSE, at the mover's low priority, giving way to wakes):
-    /// the kernel then frees the swap slots its pages kept, and its next
-    /// push-out writes each 2 MiB block in one run of slots, read back at
-    /// later wakes in few large requests. Where a host's fill was laid by
-    /// the kernel's reclaim at a full cap, every context's slots lie
-    /// interleaved with the others' (see `memext_engine`'s `engine_relay`).
-    /// Nothing on zram.
-    #[serde(default)]
-    pub relay: bool,
 }
 
 pub(crate) fn default_reserve() -> ByteSize {
@@ -305,7 +294,6 @@ impl Default for DaemonConfig {
             accuracy_window: default_accuracy_window(),
             socket: default_socket(),
             foretold_calls: None,
-            relay: false,
         }
     }
 }

@@ -156,7 +156,6 @@ impl Daemon {
             prefetch_lead: cfg.daemon.prefetch_lead.0,
             ws_interval: cfg.daemon.ws_interval.0,
             keep_free: cfg.daemon.keep_free.map(|b| b.0),
-            relay: cfg.daemon.relay,
         });
         let store = ModelStore::new(&cfg.host.state_dir, &host.proc_root);
         let loaded = store.load();
