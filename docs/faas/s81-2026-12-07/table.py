@@ -19,23 +19,27 @@ import sys
 COLS = ["p50", "p99", "p99.9", "timer p99", "warm", "cap hits", "CPU s", "woken MiB/s", "died", "pages a run"]
 
 
+def events(path):
+    """The JSON events of a daemon log (gzipped or not)."""
+    with (gzip.open(path, "rt") if path.endswith(".gz") else open(path)) as f:
+        for line in f:
+            try:
+                yield json.loads(line)
+            except ValueError:
+                continue
+
+
 def woken_rate(run):
     logs = glob.glob(os.path.join(run, "*daemon*.log*"))
     if not logs:
         return None
-    path = logs[0]
     reason, b, s = {}, 0, 0.0
-    with (gzip.open(path, "rt") if path.endswith(".gz") else open(path)) as f:
-        for line in f:
-            try:
-                e = json.loads(line)
-            except ValueError:
-                continue
-            if e.get("event") == "bringing-back":
-                reason[e["context"]] = e.get("reason")
-            elif e.get("event") == "read-back" and reason.get(e["context"]) == "woke":
-                b += e["bytes"]
-                s += e["seconds"]
+    for e in events(logs[0]):
+        if e.get("event") == "bringing-back":
+            reason[e["context"]] = e.get("reason")
+        elif e.get("event") == "read-back" and reason.get(e["context"]) == "woke":
+            b += e["bytes"]
+            s += e["seconds"]
     return round(b / 2**20 / s) if s else None
 
 
