@@ -84,9 +84,6 @@ class CallRows(unittest.TestCase):
         self.assertEqual(len(run.CALLS_HEADER.split(",")), len(run.call_row(served, names, functions).split(",")))
 
 
-if __name__ == "__main__":
-    unittest.main()
-
 
 class FillByMemext(unittest.TestCase):
     """--fill memext: the cap is set only once memext has the parent under it."""
@@ -124,3 +121,7 @@ class FillByMemext(unittest.TestCase):
         self.assertFalse(under)
         self.assertEqual(server.caps, [100 * run.MIB])
         self.assertEqual(waited, 5.0 + 2.0)
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -91,10 +91,6 @@ def advise(pid, advice):
     return time.monotonic() - t
 
 
-def will_need(pid):
-    advise(pid, WILLNEED)
-
-
 def touch(p):
     """The process reads its heap; returns the seconds it said it took."""
     p.stdin.write(b"go\n")
@@ -124,7 +120,7 @@ def relay(procs):
     for p in procs:
         a0, r0 = runs(p.pid)
         t = time.monotonic()
-        will_need(p.pid)
+        advise(p.pid, WILLNEED)
         touch(p)
         before = a0 * 4096 / MIB / (time.monotonic() - t)
         collapse = advise(p.pid, COLLAPSE)
@@ -132,7 +128,7 @@ def relay(procs):
         time.sleep(0.5)
         a1, r1 = runs(p.pid)
         t = time.monotonic()
-        will_need(p.pid)
+        advise(p.pid, WILLNEED)
         touch(p)
         after = a1 * 4096 / MIB / (time.monotonic() - t)
         out.append((a0 / max(r0, 1), before, collapse * 1000, a1 / max(r1, 1), a1 * 4096 // MIB, after))
@@ -173,7 +169,7 @@ def one(way):
             r += b
             t = time.monotonic()
             if k % 2 == 0:
-                will_need(p.pid)
+                advise(p.pid, WILLNEED)
             touch(p)
             (willneed if k % 2 == 0 else touch).append((a * 4096 / MIB) / (time.monotonic() - t))
         print(f"{way:4s}: fill {fill:.1f} s, {n} pages swapped ({n * 4 // 1024} MiB), {n / max(r, 1):.1f} pages a run; "
