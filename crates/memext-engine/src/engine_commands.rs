@@ -63,13 +63,15 @@ impl Engine {
             .flatten();
         // A predicted bring-back goes after the push-outs that make its room
         // (the mover keeps that order): read back into a full cgroup first,
-        // its pages were reclaimed again before the wake came.
+        // its pages were reclaimed again before the wake came. So does the
+        // lowered limit of one pushed out already: that frees its room.
         sorted.sort_by_key(|(a, t)| match a {
             Action::Protect { .. } => 0,
             Action::Limit { bytes, .. } if room.is_some() && *bytes < t.limit_in_force() => 1,
             Action::Limit { bytes, .. } if *bytes >= t.memory.usage => 2,
             Action::BringBack { reason, .. } if *reason == PrefetchReason::Woke => 3,
             Action::PushOut { .. } => 4,
+            Action::Limit { .. } if pushed(t) => 4,
             Action::BringBack { .. } => 5,
             Action::Limit { .. } => 6,
             Action::Wait { .. } => 7, // the engine's admission freezes it
@@ -81,9 +83,11 @@ impl Engine {
         // The contexts this batch pushes out: their limits follow the
         // page-out (and are lowered first only as far as their usage), also
         // where a lowered limit goes before the push-out (`limit_room`).
+        // Not one already pushed out (`pushed`): its pages are written but
+        // still charged, and only its lowered limit frees them.
         let pushing: BTreeSet<&ContextId> = sorted
             .iter()
-            .filter(|(a, t)| matches!(a, Action::PushOut { .. }) && !t.out && !busy(&t.id))
+            .filter(|(a, t)| matches!(a, Action::PushOut { .. }) && !pushed(t) && !busy(&t.id))
             .map(|(_, t)| &t.id)
             .collect();
         let mut out = Vec::new();
@@ -188,7 +192,7 @@ impl Engine {
                 }
                 Action::Wait { .. } => {}
                 Action::PushOut { keep, .. } => {
-                    if in_flight || t.out {
+                    if in_flight || pushed(t) {
                         continue;
                     }
                     out.push(Command::PushOut(PushOut {
@@ -293,6 +297,21 @@ impl Engine {
             from_the_end: reason == PrefetchReason::Woke && host.next_swap_is_zram,
         }
     }
+}
+
+/// Whether memext already pushed the context out (idle: out; active:
+/// squeezed, until it turns idle: then pushed out as an idle one, which
+/// marks it out) and has not brought it back since: not pushed out again. A
+/// page-out by address writes the pages but leaves them charged (in the
+/// swap cache) until a reclaim frees them (measured: a 55 MiB process paged
+/// out with MADV_PAGEOUT still charged 55 MiB a second later; its limit
+/// written to 8 MiB took 9 ms and left 7), so its usage does not fall
+/// until its limit does, and pushed again it would have its limit held at
+/// that usage at every tick (bench/faas' functions, quiet after their
+/// start, kept their charge that way until they turned idle 10 s later,
+/// and the capped parent's reclaim laid the fill: session 82).
+fn pushed(t: &ContextState) -> bool {
+    t.out || (t.squeezed && t.model.state != State::Idle)
 }
 
 /// Whether a lowering in the background to `to`, from the limit `in_force`,

@@ -194,10 +194,10 @@ fn an_active_context_squeezed_for_room_is_brought_back_at_its_next_onset() {
     assert!(!t.squeezed, "brought back");
 }
 
-/// A predicted bring-back that needs room an idle context holds is sent
-/// after that context's push-out (the mover keeps the order): read back
-/// first into the full capacity, its pages were reclaimed again before the
-/// wake came.
+/// A predicted bring-back that needs room another context holds is sent
+/// after what makes that room (the mover keeps the order): its push-out,
+/// or, pushed out already, its lowered limit. Read back first into the full
+/// capacity, its pages were reclaimed again before the wake came.
 #[test]
 fn a_predicted_bring_back_is_sent_after_the_push_out_that_makes_its_room() {
     let mut e = Engine::new(params());
@@ -224,7 +224,11 @@ fn a_predicted_bring_back_is_sent_after_the_push_out_that_makes_its_room() {
         let back =
             pos(|c| matches!(c, Command::BringBack(b) if b.reason == PrefetchReason::Periodic));
         if let Some(back) = back {
-            let push = pos(|c| matches!(c, Command::PushOut(p) if p.id.as_str() == "/keeper"));
+            let push = pos(|c| match c {
+                Command::PushOut(p) => p.id.as_str() == "/keeper",
+                Command::Limit { id, bytes } => id.as_str() == "/keeper" && *bytes < 900 * MIB,
+                _ => false,
+            });
             let push = push.unwrap_or_else(|| {
                 panic!("the keeper makes room in the same tick at {t}: {cmds:?}")
             });

@@ -315,6 +315,11 @@ fn a_wake_waiting_for_room_hurries_a_lowering_on_its_way() {
         let d = e.decide(s(at), &tight, &never_busy);
         for cmd in &d.commands {
             e.executed(cmd, Outcome::Done, s(at));
+            // Each lowering in the background done within the tick, as
+            // the reclaimer reports it (a squeezed one's, before it idles).
+            if let Command::Reclaim { id, bytes, .. } = cmd {
+                e.reclaimed(id, Some(*bytes), s(at + 0.5));
+            }
         }
         at += 1.0;
     }
