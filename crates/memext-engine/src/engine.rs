@@ -83,6 +83,9 @@ pub struct Engine {
     /// The room account of the last plan a wake between ticks was served
     /// by, if it squeezed a resting context (`take_wake_room`).
     wake_room: Option<RoomAccount>,
+    /// The first tick's time: contexts tracked after it arrived
+    /// (`arrivals`).
+    first_tick: Option<Instant>,
 }
 
 impl Engine {
@@ -92,6 +95,7 @@ impl Engine {
             contexts: BTreeMap::new(),
             left_alone: BTreeSet::new(),
             wake_room: None,
+            first_tick: None,
         }
     }
 
@@ -166,10 +170,11 @@ impl Engine {
         host: &HostFacts,
         busy: &dyn Fn(&ContextId) -> bool,
     ) -> Decision {
+        self.first_tick.get_or_insert(now);
         let predicted = self.predictions(now);
         let newly_held = self.hold_the_resident_due(now, &predicted);
         let input = self.plan_input_with(now, host.capacity, predicted);
-        let plan = self.plan(&input);
+        let plan = self.plan(&input, now);
         for (c, target) in input.contexts.iter().zip(&plan.targets) {
             if let Some(t) = self.contexts.get_mut(&c.key) {
                 t.target = *target;

@@ -116,7 +116,8 @@ impl Engine {
         // functions just read back for their calls.
         let critical = self.any_critical();
         let protect = host.limits_protect && (host.background_reclaim || critical);
-        let mut plan = (queued || protect).then(|| self.plan(&self.plan_input(at, host.capacity)));
+        let mut plan =
+            (queued || protect).then(|| self.plan(&self.plan_input(at, host.capacity), at));
         // Moved out, not copied: the rest of the plan does not read it.
         self.wake_room = plan
             .as_mut()

@@ -8,6 +8,25 @@ use crate::model::State;
 use crate::planner::{default_reserve, plan_keeping, ContextInput, Plan, PlanInput, Queued};
 use crate::predict::{self, PredictParams, PrefetchReason};
 use crate::Instant;
+use std::time::Duration;
+
+/// Room for arrivals: what the contexts that arrived within this window
+/// hold is kept free as well, for the next ones to start into. Contexts
+/// that start one after another (a host's containers started at once, a
+/// rollout) charge faster than memext makes room: a context at rest is
+/// pushed out at one tick and its limit falls at the next, while
+/// bench/faas' functions start at about 220 MiB/s. What they cannot charge
+/// into free room they charge against the cap, and the kernel's reclaim
+/// there takes a few pages of every function at a time: the swap slots
+/// that every later read-back follows, laid 2.6 pages to a run of
+/// consecutive slots, against 60 at a limit of each one's own and a whole
+/// heap in one run paged out by address (`docs/faas/s82-2026-12-07/`,
+/// `filllay2.py`: 24 processes of 48 MiB; read back at 617-657 MiB/s
+/// against 1,112-1,117 and 1,259-1,374). Two ticks: the push-out and
+/// the lowering that frees its room.
+pub const ARRIVAL_WINDOW: Duration = Duration::from_secs(2);
+/// At most this share of the capacity is kept for arrivals.
+pub const ARRIVAL_MAX_DIV: u64 = 4;
 
 impl Engine {
     /// What `predict` says of each context at `now` (in the order of
@@ -21,13 +40,29 @@ impl Engine {
         predict::decide(now, &models, &pp)
     }
 
-    /// The pure plan, with the room this engine keeps free.
-    pub(super) fn plan(&self, input: &PlanInput) -> Plan {
+    /// The pure plan, with the room this engine keeps free: the configured
+    /// or default reserve, and room for arrivals (`arrivals`).
+    pub(super) fn plan(&self, input: &PlanInput, now: Instant) -> Plan {
         let reserve = self
             .params
             .keep_free
             .unwrap_or_else(|| default_reserve(input));
-        plan_keeping(input, reserve)
+        let arriving = self.arrivals(now).min(input.capacity / ARRIVAL_MAX_DIV);
+        plan_keeping(input, reserve.saturating_add(arriving))
+    }
+
+    /// What the contexts that arrived within `ARRIVAL_WINDOW` hold: as much
+    /// room is kept free for the next ones. Contexts tracked at the first
+    /// tick (there when the daemon started) did not arrive.
+    pub(super) fn arrivals(&self, now: Instant) -> u64 {
+        let Some(first) = self.first_tick else {
+            return 0;
+        };
+        self.contexts
+            .values()
+            .filter(|t| t.tracked_at > first && now.saturating_sub(t.tracked_at) < ARRIVAL_WINDOW)
+            .map(|t| t.charged())
+            .sum()
     }
 
     pub(super) fn plan_input(&self, now: Instant, capacity: u64) -> PlanInput {

@@ -498,3 +498,6 @@ mod full;
 
 #[path = "engine_guard_tests.rs"]
 mod guard;
+
+#[path = "engine_arrival_tests.rs"]
+mod arrival;
