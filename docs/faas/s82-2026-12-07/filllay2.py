@@ -76,20 +76,21 @@ def one(way, n, limit):
               f"{pages / max(nruns, 1):.1f} pages a run; read-back MiB/s median {rates[len(rates) // 2]:.0f} "
               f"(min {rates[0]:.0f}, max {rates[-1]:.0f})", flush=True)
     finally:
-        for p in procs:
-            p.kill()
-            p.wait()
-        for i in range(n):
-            try:
-                os.rmdir(f"{CG}/c{i}")
-            except OSError:
-                pass
+        remove(procs, CG, n, SWAP)
+
+
+def remove(procs, cg, n, swap):
+    """Ends `procs`, removes `cg` and its children c0..c{n-1}, swaps `swap` off and deletes it."""
+    for p in procs:
+        p.kill()
+        p.wait()
+    for d in [f"{cg}/c{i}" for i in range(n)] + [cg]:
         try:
-            os.rmdir(CG)
+            os.rmdir(d)
         except OSError:
             pass
-        subprocess.run(["swapoff", SWAP])
-        os.unlink(SWAP)
+    subprocess.run(["swapoff", swap])
+    os.unlink(swap)
 
 
 def main():

@@ -12,6 +12,7 @@ import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "s81-2026-12-07"))
 import filllay as f1  # noqa: E402  (w, advise, CHILD, PAGEOUT)
+import filllay2  # noqa: E402  (remove)
 
 MIB = 1 << 20
 CG = "/sys/fs/cgroup/memory/memext-s82-po"
@@ -54,16 +55,7 @@ def main():
         f1.w(f"{CG}/memory.limit_in_bytes", 8 * MIB)
         print(f"limit written to 8 MiB ({(time.monotonic() - t) * 1000:.0f} ms): usage MiB", usage(), stat())
     finally:
-        if p:
-            p.kill()
-            p.wait()
-        time.sleep(0.1)
-        try:
-            os.rmdir(CG)
-        except OSError:
-            pass
-        subprocess.run(["swapoff", SWAP])
-        os.unlink(SWAP)
+        filllay2.remove([p] if p else [], CG, 0, SWAP)
 
 
 if __name__ == "__main__":
