@@ -5,26 +5,19 @@
 use super::*;
 use crate::engine::plan_input::ARRIVAL_WINDOW;
 
-fn full() -> ClassParams {
-    ClassParams {
-        push_out: PushOutWhen::Needed,
-        ..class(16)
-    }
-}
-
 /// `/old` (600 MiB) ran at the daemon's start and rests; at 3 s `/new`
 /// arrives and writes 300 MiB. Returns both and the commands of each tick
 /// from 3 s, every 0.5 s until `until`.
 fn arrival(e: &mut Engine, until: f64) -> Vec<(f64, Vec<Command>)> {
     let (mut old, mut new) = (Ctx::new("/old", 600), Ctx::new("/new", 300));
-    assert!(e.track(old.id.clone(), Class::Extend, full(), s(0.0)));
+    assert!(e.track(old.id.clone(), Class::Extend, full_host(), s(0.0)));
     for i in 0..=2 {
         if i < 2 {
             old.cpu += Duration::from_millis(500);
         }
         tick(e, &[&old], f64::from(i));
     }
-    assert!(e.track(new.id.clone(), Class::Extend, full(), s(3.0)));
+    assert!(e.track(new.id.clone(), Class::Extend, full_host(), s(3.0)));
     let mut out = Vec::new();
     let mut at = 3.0;
     while at <= until {
@@ -89,7 +82,7 @@ fn contexts_there_at_the_first_tick_are_not_arrivals() {
     let mut e = Engine::new(params());
     let (a, b) = (Ctx::new("/a", 450), Ctx::new("/b", 450));
     for c in [&a, &b] {
-        assert!(e.track(c.id.clone(), Class::Extend, full(), s(0.0)));
+        assert!(e.track(c.id.clone(), Class::Extend, full_host(), s(0.0)));
     }
     let (_, cmds) = tick(&mut e, &[&a, &b], 0.0);
     assert_eq!(e.arrivals(s(0.0)), 0);

@@ -11,10 +11,7 @@ use super::*;
 #[test]
 fn an_idle_context_pushed_out_when_needed_stays_while_there_is_room() {
     let mut e = Engine::new(params());
-    let keep = ClassParams {
-        push_out: PushOutWhen::Needed,
-        ..class(16)
-    };
+    let keep = full_host();
     let (idle, mut other) = (Ctx::new("/idle", 400), Ctx::new("/other", 400));
     assert!(e.track(idle.id.clone(), Class::Extend, keep.clone(), s(0.0)));
     assert!(e.track(other.id.clone(), Class::Extend, keep, s(0.0)));
@@ -48,10 +45,7 @@ fn resting_beside_a_paged_out_one(e: &mut Engine) -> (Ctx, Ctx) {
 
 /// `resting_beside_a_paged_out_one`, `/rests` of `mib` MiB.
 fn resting_of_beside_a_paged_out_one(e: &mut Engine, mib: u64) -> (Ctx, Ctx) {
-    let keep = ClassParams {
-        push_out: PushOutWhen::Needed,
-        ..class(16)
-    };
+    let keep = full_host();
     let (mut rests, mut wakes) = (Ctx::new("/rests", mib), Ctx::new("/wakes", 400));
     for c in [&rests, &wakes] {
         assert!(e.track(c.id.clone(), Class::Extend, keep.clone(), s(0.0)));
@@ -156,10 +150,7 @@ fn an_active_context_squeezed_for_room_is_brought_back_at_its_next_onset() {
     let mut e = Engine::new(params());
     let mut db = Ctx::new("/db", 600);
     let mut func = Ctx::new("/func", 300);
-    let full = ClassParams {
-        push_out: PushOutWhen::Needed,
-        ..class(16)
-    };
+    let full = full_host();
     e.track(db.id.clone(), Class::Critical, class(16), s(0.0));
     e.track(func.id.clone(), Class::Extend, full, s(0.0));
     tick(&mut e, &[&db, &func], 0.0);
@@ -201,10 +192,7 @@ fn an_active_context_squeezed_for_room_is_brought_back_at_its_next_onset() {
 #[test]
 fn a_predicted_bring_back_is_sent_after_the_push_out_that_makes_its_room() {
     let mut e = Engine::new(params());
-    let keep = ClassParams {
-        push_out: PushOutWhen::Needed,
-        ..class(16)
-    };
+    let keep = full_host();
     let mut cron = Ctx::new("/cron", 128);
     let mut keeper = Ctx::new("/keeper", 900);
     e.track(cron.id.clone(), Class::Extend, class(16), s(0.0));
@@ -255,10 +243,7 @@ fn a_squeezed_context_keeps_the_working_set_recorded_before() {
     let mut e = Engine::new(params());
     let mut db = Ctx::new("/db", 600);
     let mut batch = Ctx::new("/batch", 300);
-    let full = ClassParams {
-        push_out: PushOutWhen::Needed,
-        ..class(16)
-    };
+    let full = full_host();
     e.track(db.id.clone(), Class::Critical, class(16), s(0.0));
     e.track(batch.id.clone(), Class::Extend, full, s(0.0));
     tick(&mut e, &[&db, &batch], 0.0);
@@ -480,10 +465,7 @@ fn a_resident_timer_function_held_for_its_call_has_what_it_kept_mapped() {
 fn a_timer_function_refilled_between_calls_is_mapped_before_its_next() {
     let mut e = Engine::new(params());
     let mut c = Ctx::new("/timer", 128);
-    let p = ClassParams {
-        push_out: PushOutWhen::Needed,
-        ..class(16)
-    };
+    let p = full_host();
     e.track(c.id.clone(), Class::Extend, p, s(0.0));
     // `every_15_s`'s calls (it lends the engine only to read): a refill
     // after the call at 40 s, done.

@@ -141,10 +141,7 @@ fn nothing_is_squeezed_or_pushed_again_while_its_pages_move() {
 #[test]
 fn an_active_context_pushed_out_has_its_limit_lowered_at_the_next_tick() {
     let mut e = Engine::new(params());
-    let keep = ClassParams {
-        push_out: PushOutWhen::Needed,
-        ..class(16)
-    };
+    let keep = full_host();
     let (mut rests, mut starts) = (Ctx::new("/rests", 600), Ctx::new("/starts", 8));
     for c in [&rests, &starts] {
         assert!(e.track(c.id.clone(), Class::Extend, keep.clone(), s(0.0)));

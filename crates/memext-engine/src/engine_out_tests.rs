@@ -126,10 +126,7 @@ fn an_onset_keeps_its_room_and_the_waking_weight_until_it_settles() {
 /// busy in its first second (ticks at 0 and 1 s).
 fn busy_on_a_full_host(e: &mut Engine, usage_mib: u64) -> Ctx {
     let mut f = Ctx::new("/func", usage_mib);
-    let full = ClassParams {
-        push_out: PushOutWhen::Needed,
-        ..class(16)
-    };
+    let full = full_host();
     e.track(f.id.clone(), Class::Extend, full, s(0.0));
     f.cpu = Duration::from_millis(300);
     tick(e, &[&f], 0.0);
@@ -204,10 +201,7 @@ fn a_context_paged_out_as_it_rested_that_goes_idle_is_out() {
 #[test]
 fn on_a_full_host_a_context_the_kernel_paged_out_is_out() {
     let mut e = Engine::new(params());
-    let full = ClassParams {
-        push_out: PushOutWhen::Needed,
-        ..class(16)
-    };
+    let full = full_host();
     let mut c = paged_out_by_its_limit(&mut e, full);
     assert_eq!(e.watched(), vec![c.id.clone()]);
     assert_eq!(e.get(&c.id).and_then(|t| t.cpu_weight(s(9.0), true)), None);
@@ -273,10 +267,7 @@ fn a_wake_is_read_back_unpaced_unless_a_critical_context_shares_the_host() {
 /// 30 s (seen at the ticks), resident and idle between calls, ticked to 36 s.
 fn called_every_10_s(e: &mut Engine) -> Ctx {
     let mut f = Ctx::new("/timer", 60);
-    let p = ClassParams {
-        push_out: PushOutWhen::Needed,
-        ..class(16)
-    };
+    let p = full_host();
     e.track(f.id.clone(), Class::Extend, p, s(0.0));
     for i in 0..=36 {
         if [10, 20, 30].contains(&i) {

@@ -15,7 +15,8 @@ use std::time::Duration;
 /// that start one after another (a host's containers started at once, a
 /// rollout) charge faster than memext makes room: a context at rest is
 /// pushed out at one tick and its limit falls at the next, while
-/// bench/faas' functions start at about 220 MiB/s. What they cannot charge
+/// bench/faas' first 25 functions (1.4 GiB of heaps) are up 5-6 s after
+/// the first starts. What they cannot charge
 /// into free room they charge against the cap, and the kernel's reclaim
 /// there takes a few pages of every function at a time: the swap slots
 /// that every later read-back follows, laid 2.6 pages to a run of

@@ -18,6 +18,14 @@ fn params() -> EngineParams {
     }
 }
 
+/// `class(16)` on a host meant to be full (`push_out = "when-needed"`).
+fn full_host() -> ClassParams {
+    ClassParams {
+        push_out: PushOutWhen::Needed,
+        ..class(16)
+    }
+}
+
 fn class(floor_mib: u64) -> ClassParams {
     ClassParams {
         idle_after: Duration::from_secs(5),

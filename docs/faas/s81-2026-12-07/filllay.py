@@ -176,20 +176,21 @@ def one(way):
               f"read-back MiB/s: WILLNEED+touch {' '.join(f'{x:.0f}' for x in willneed)}, "
               f"touch alone {' '.join(f'{x:.0f}' for x in touch)}", flush=True)
     finally:
-        for p in procs:
-            p.kill()
-            p.wait()
-        for i in range(N):
-            try:
-                os.rmdir(f"{CG}/c{i}")
-            except OSError:
-                pass
+        remove(procs, CG, N, SWAP)
+
+
+def remove(procs, cg, n, swap):
+    """Ends `procs`, removes `cg` and its children c0..c{n-1}, swaps `swap` off and deletes it."""
+    for p in procs:
+        p.kill()
+        p.wait()
+    for d in [f"{cg}/c{i}" for i in range(n)] + [cg]:
         try:
-            os.rmdir(CG)
+            os.rmdir(d)
         except OSError:
             pass
-        subprocess.run(["swapoff", SWAP])
-        os.unlink(SWAP)
+    subprocess.run(["swapoff", swap])
+    os.unlink(swap)
 
 
 def main():

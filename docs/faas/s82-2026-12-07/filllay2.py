@@ -21,7 +21,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "s81-2026-12-07"))
-import filllay as f1  # noqa: E402  (w, heap_span, advise, touch, runs, CHILD)
+import filllay as f1  # noqa: E402  (w, advise, touch, runs, remove, CHILD)
 
 MIB, HEAP = 1 << 20, 48
 CG = "/sys/fs/cgroup/memory/memext-s82-lay"
@@ -76,21 +76,7 @@ def one(way, n, limit):
               f"{pages / max(nruns, 1):.1f} pages a run; read-back MiB/s median {rates[len(rates) // 2]:.0f} "
               f"(min {rates[0]:.0f}, max {rates[-1]:.0f})", flush=True)
     finally:
-        remove(procs, CG, n, SWAP)
-
-
-def remove(procs, cg, n, swap):
-    """Ends `procs`, removes `cg` and its children c0..c{n-1}, swaps `swap` off and deletes it."""
-    for p in procs:
-        p.kill()
-        p.wait()
-    for d in [f"{cg}/c{i}" for i in range(n)] + [cg]:
-        try:
-            os.rmdir(d)
-        except OSError:
-            pass
-    subprocess.run(["swapoff", swap])
-    os.unlink(swap)
+        f1.remove(procs, CG, n, SWAP)
 
 
 def main():

@@ -11,8 +11,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "s81-2026-12-07"))
-import filllay as f1  # noqa: E402  (w, advise, CHILD, PAGEOUT)
-import filllay2  # noqa: E402  (remove)
+import filllay as f1  # noqa: E402  (w, advise, remove, CHILD, PAGEOUT)
 
 MIB = 1 << 20
 CG = "/sys/fs/cgroup/memory/memext-s82-po"
@@ -55,7 +54,7 @@ def main():
         f1.w(f"{CG}/memory.limit_in_bytes", 8 * MIB)
         print(f"limit written to 8 MiB ({(time.monotonic() - t) * 1000:.0f} ms): usage MiB", usage(), stat())
     finally:
-        filllay2.remove([p] if p else [], CG, 0, SWAP)
+        f1.remove([p] if p else [], CG, 0, SWAP)
 
 
 if __name__ == "__main__":
