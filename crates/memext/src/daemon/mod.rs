@@ -28,6 +28,7 @@ use crate::contexts::MemoryContext;
 
 pub mod act;
 mod arming;
+mod closer;
 pub mod events;
 #[cfg(test)]
 mod fixtures;

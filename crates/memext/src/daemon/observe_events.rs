@@ -18,6 +18,8 @@
 //! - v1 thresholds are registered on threads of their own (`arming`): each
 //!   registration waits for an RCU grace period. A context is polled until
 //!   its threshold is in place.
+//! - Wake events no longer needed are closed on a thread of their own
+//!   (`closer`): closing a v2 PSI trigger waits for a grace period.
 //!
 //! Samples, working sets and host facts are read as the polling observer
 //! reads them. Must not: write anything but the kernel's event registrations,
@@ -36,6 +38,7 @@ use memext_engine::{ContextId, Instant};
 use rustix::event::epoll;
 
 use super::arming::Arming;
+use super::closer::Closer;
 use super::observe::{read_cpu, Host, Observer, PollingObserver, Seen, WakePath, Watched};
 use crate::config::Config;
 use crate::contexts::MemoryContext;
@@ -80,6 +83,9 @@ pub struct EventObserver {
     /// The threads registering v1 thresholds and the contexts waiting for
     /// theirs, polled meanwhile (none: registered in the loop).
     arming: Option<Arming>,
+    /// Where wake events no longer needed are closed (a v2 PSI trigger's
+    /// close waits for a grace period).
+    closer: Closer<WakeEvent>,
 }
 
 struct Armed {
@@ -141,6 +147,10 @@ impl EventObserver {
             oom_by_token: HashMap::new(),
             oom_refused: HashSet::new(),
             arming,
+            closer: Closer::start("memext-closer").unwrap_or_else(|e| {
+                tracing::warn!("wake events closed in the daemon's loop: {e}");
+                Closer::inline()
+            }),
         })
     }
 
@@ -231,12 +241,15 @@ impl EventObserver {
             .insert(w.id.clone(), now.saturating_sub(self.poll));
     }
 
-    fn disarm(&mut self, id: &ContextId) -> Option<WakeEvent> {
-        let a = self.armed.remove(id)?;
+    /// Drops `id`'s wake event: out of the epoll set here, closed (and so
+    /// removed from the kernel) on the closer's thread.
+    fn disarm(&mut self, id: &ContextId) {
+        let Some(a) = self.armed.remove(id) else {
+            return;
+        };
         self.by_token.remove(&a.token);
-        // Closing the descriptor removes it from the epoll set and the kernel.
         let _ = epoll::delete(&self.epoll, &a.event);
-        Some(a.event)
+        self.closer.close(a.event);
     }
 
     /// Registers a wake event for a newly watched context (v1: asks the
@@ -271,52 +284,6 @@ impl EventObserver {
             // Dropped at the next tick.
             Err(CgroupError::Vanished { .. }) => {}
             Err(e) => self.refuse(w, e),
-        }
-    }
-
-    /// Registers the OOM event of a newly tracked v1 context (nothing on
-    /// v2: nothing waits so); one the kernel refuses is read at ticks.
-    fn arm_oom(&mut self, id: &ContextId, cg: &AnyCgroup) {
-        let Some(registered) = cg.oom_event() else {
-            return;
-        };
-        let registered = registered.and_then(|event| {
-            let token = self.next_token;
-            epoll::add(
-                &self.epoll,
-                &event,
-                epoll::EventData::new_u64(token),
-                epoll::EventFlags::IN,
-            )
-            .map_err(|e| CgroupError::Read {
-                path: cg.path().clone(),
-                file: "epoll".into(),
-                source: e.into(),
-            })?;
-            Ok((token, event))
-        });
-        match registered {
-            Ok((token, event)) => {
-                self.next_token += 1;
-                self.oom_by_token.insert(token, id.clone());
-                self.oom.insert(id.clone(), (token, event));
-            }
-            Err(CgroupError::Vanished { .. }) => {}
-            Err(e) => {
-                tracing::debug!(
-                    context = %id,
-                    "no kernel OOM event, read at ticks: {:#}",
-                    anyhow::Error::from(e)
-                );
-                self.oom_refused.insert(id.clone());
-            }
-        }
-    }
-
-    fn disarm_oom(&mut self, id: &ContextId) {
-        if let Some((token, event)) = self.oom.remove(id) {
-            self.oom_by_token.remove(&token);
-            let _ = epoll::delete(&self.epoll, &event);
         }
     }
 
@@ -359,9 +326,7 @@ impl EventObserver {
                 continue;
             }
             if let Some(id) = self.by_token.get(&token).cloned() {
-                if let Some(ev) = self.disarm(&id) {
-                    ev.clear();
-                }
+                self.disarm(&id);
                 fired.push(Seen::Fired(id));
             } else if let Some(id) = self.oom_by_token.get(&token) {
                 if let Some((_, ev)) = self.oom.get(id) {
@@ -503,40 +468,13 @@ impl Observer for EventObserver {
         self.armed.contains_key(id)
     }
 
-    /// Arms the OOM event of each newly tracked context and drops those no
-    /// longer tracked; reads only where the kernel refused an event (and
-    /// once at arming).
     fn out_of_memory(&mut self, tracked: &[(&ContextId, &AnyCgroup)]) -> Vec<ContextId> {
-        let ids: HashSet<&ContextId> = tracked.iter().map(|(id, _)| *id).collect();
-        let gone: Vec<ContextId> = self
-            .oom
-            .keys()
-            .filter(|id| !ids.contains(id))
-            .cloned()
-            .collect();
-        for id in gone {
-            self.disarm_oom(&id);
-        }
-        self.oom_refused.retain(|id| ids.contains(id));
-        let mut waiting = Vec::new();
-        for (id, cg) in tracked {
-            let waits = if self.oom_refused.contains(*id) {
-                super::observe::under_oom(id, cg)
-            } else if !self.oom.contains_key(*id) {
-                // Read once after arming: a wait that began before the
-                // registration is not signalled.
-                self.arm_oom(id, cg);
-                super::observe::under_oom(id, cg)
-            } else {
-                false
-            };
-            if waits {
-                waiting.push((*id).clone());
-            }
-        }
-        waiting
+        self.oom_waiting(tracked)
     }
 }
+
+#[path = "observe_oom.rs"]
+mod oom;
 
 #[path = "observe_tree.rs"]
 mod tree;
