@@ -81,7 +81,7 @@ def merged(merge, prev, t):
 
 
 def simulate(calls, sizes, classes, cap, policy, lead=3.0, reserve=0.0, per_call=None, until=None, state=None,
-             estimate=expected_wake_in, merge=0.0, extra=()):
+             estimate=expected_wake_in, merge=0.0, extra=(), host_estimate=None):
     """Warm calls of `calls` [(t, function index)], in total and per class;
     `per_call`, a list, gets each call's warmth in the order of `calls`.
     With `until`, only what comes before that time is replayed; `state`, a
@@ -92,7 +92,9 @@ def simulate(calls, sizes, classes, cap, policy, lead=3.0, reserve=0.0, per_call
     where `merge(previous, t)`) is left out of its history (as the engine
     merges a stretch of activity into one wake). `extra` [(t, function
     index)]: calls taken where none came (a rest taken for a call), in the
-    history only: nothing is loaded or counted for them."""
+    history only: nothing is loaded or counted for them. `host_estimate`,
+    where given, replaces `estimate`: `host_estimate(every function's call
+    times, g, now)` (an estimate that reads the host's other functions)."""
     if policy not in POLICIES:
         raise ValueError(f"unknown policy {policy!r}")
     next_use = [float("inf")] * len(calls)
@@ -117,6 +119,8 @@ def simulate(calls, sizes, classes, cap, policy, lead=3.0, reserve=0.0, per_call
             return now - history[g][-1] if history[g] else float("inf")
         if not history[g]:
             return float("inf")
+        if host_estimate is not None:
+            return host_estimate(history, g, now) * sizes[g]
         return estimate(history[g], now) * sizes[g]
 
     def load(f, now):

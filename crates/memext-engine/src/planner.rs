@@ -382,6 +382,7 @@ fn plan_within(input: &PlanInput, reserve: u64) -> Plan {
     }
     let prefetched = room.prefetch_whole(cs);
     RoomAccount::took(&mut acct.prefetched, &mut mark, room.left);
+    acct.foresaw(cs, &prefetched);
     room.share(cs, &busy, demand_first);
     RoomAccount::took(&mut acct.busy, &mut mark, room.left);
     // 3b. Resting contexts that are pushed out only when needed keep what
@@ -479,7 +480,7 @@ use room::{of_rank, Room};
 
 #[path = "planner_account.rs"]
 mod account;
-pub use account::{RoomAccount, Squeeze};
+pub use account::{Foreseen, RoomAccount, Squeeze};
 
 #[cfg(test)]
 #[path = "planner_tests.rs"]

@@ -6,6 +6,7 @@
 use std::time::Duration;
 
 use super::{resting, ContextInput, PUSH_SLACK_BYTES};
+use crate::predict::PrefetchReason;
 use crate::{Class, ContextId};
 
 /// Bytes of the capacity each step of the order of service handed out.
@@ -41,6 +42,19 @@ pub struct RoomAccount {
     pub squeezed: Vec<Squeeze>,
     /// Resting contexts that keep all they hold.
     pub kept_whole: u32,
+    /// The contexts served whole for a predicted wake (`prefetched`): what
+    /// took that step's room.
+    pub foreseen: Vec<Foreseen>,
+}
+
+/// A context the plan served whole for a predicted wake, or held for one.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Foreseen {
+    pub key: ContextId,
+    pub reason: PrefetchReason,
+    /// What it holds now and what it has out.
+    pub holds: u64,
+    pub swapped: u64,
 }
 
 /// A resting context the plan keeps in part or not at all.
@@ -62,6 +76,21 @@ impl RoomAccount {
     pub(super) fn took(step: &mut u64, mark: &mut u64, left: u64) {
         *step += mark.saturating_sub(left);
         *mark = left;
+    }
+
+    /// Records the contexts of `cs` served whole for a predicted wake
+    /// (`served`, by input index).
+    pub(super) fn foresaw(&mut self, cs: &[ContextInput], served: &[bool]) {
+        for (c, _) in cs.iter().zip(served).filter(|(_, &s)| s) {
+            if let Some(reason) = c.prefetch {
+                self.foreseen.push(Foreseen {
+                    key: c.key.clone(),
+                    reason,
+                    holds: c.usage,
+                    swapped: c.swapped,
+                });
+            }
+        }
     }
 
     /// Records the resting contexts of `cs` that `targets` squeeze, in
@@ -92,6 +121,7 @@ mod tests {
     use super::super::full_tests::quiet;
     use super::super::tests::{ctx, MIB};
     use super::super::*;
+    use super::Foreseen;
     use crate::predict::PrefetchReason;
 
     /// 330 MiB: three floors of 32, the woken function's 118 beyond its
@@ -140,6 +170,33 @@ mod tests {
                 target: 46 * MIB,
                 whole: 100 * MIB,
                 expected_wake_in: Some(Duration::from_secs(100)),
+            }]
+        );
+    }
+
+    /// A context held for its predicted call is served whole before the
+    /// resting ones keep theirs, and the account names it with its reason.
+    #[test]
+    fn the_account_names_what_it_served_for_a_predicted_wake() {
+        let held = ContextInput {
+            prefetch: Some(PrefetchReason::Periodic),
+            keep_while_room: true,
+            ..ctx("timer", Class::Extend, State::Active, 100, 100)
+        };
+        let input = PlanInput {
+            capacity: 330 * MIB,
+            contexts: vec![held, quiet("once", 100)],
+        };
+        let a = plan(&input).room;
+        // All it holds beyond its floor, at least.
+        assert!(a.prefetched >= 68 * MIB, "{a:?}");
+        assert_eq!(
+            a.foreseen,
+            vec![Foreseen {
+                key: "timer".into(),
+                reason: PrefetchReason::Periodic,
+                holds: 100 * MIB,
+                swapped: 0,
             }]
         );
     }

@@ -271,7 +271,9 @@ pub fn throttle(on: bool, pressed: &[ContextId]) {
 /// At debug level, where a plan's room went when it kept a resting context
 /// in part or not at all (`room`: each step's bytes, `kept_whole`, and
 /// `squeezed`, a JSON list in the keep order, the most valuable first: each
-/// one's `key`, `holds`, `target`, `whole` and `expected_wake_in`). `via`:
+/// one's `key`, `holds`, `target`, `whole` and `expected_wake_in`; and
+/// `foreseen`, the contexts served whole for a predicted wake: each one's
+/// `key`, `reason`, `holds` and `swapped`). `via`:
 /// `tick`, or `wake` for the plan that served a wake between ticks (whose
 /// context is `context`).
 pub fn room(a: &RoomAccount, woken: Option<&ContextId>) {
@@ -279,6 +281,7 @@ pub fn room(a: &RoomAccount, woken: Option<&ContextId>) {
         return;
     }
     let squeezed = serde_json::to_string(&a.squeezed).unwrap_or_default();
+    let foreseen = serde_json::to_string(&a.foreseen).unwrap_or_default();
     let context = woken.map(ToString::to_string).unwrap_or_default();
     tracing::debug!(
         event = "room",
@@ -299,6 +302,7 @@ pub fn room(a: &RoomAccount, woken: Option<&ContextId>) {
         reserve = a.reserve,
         kept_whole = a.kept_whole,
         squeezed = %squeezed,
+        foreseen = %foreseen,
         "the plan kept {} resting context(s) in part or not at all ({} whole)",
         a.squeezed.len(),
         a.kept_whole

@@ -1,0 +1,75 @@
+#!/usr/bin/env python3
+"""What the plan served whole for predicted wakes (its `prefetched` step)
+in a bench/faas memext run: from the daemon's `room` events (debug; each
+names the contexts it foresaw since session 83), per function class and by
+how soon that function's next call came, the mean MiB so held over the
+plans logged, and how many of those plans there were.
+
+Usage (from the repository root): foreseen.py RUN_DIR... (a memext run of
+bench/faas with MEMEXT_LOG=...,memext::daemon::events=debug)"""
+import collections
+import csv
+import glob
+import gzip
+import json
+import os
+import sys
+from bisect import bisect_right
+from datetime import datetime
+
+MIB = 1 << 20
+BUCKETS = ((3.0, "next call within 3 s"), (10.0, "3-10 s"), (30.0, "10-30 s"), (float("inf"), "over 30 s or none"))
+
+
+def opener(path):
+    return gzip.open(path, "rt") if path.endswith(".gz") else open(path)
+
+
+def load(d):
+    meta = json.load(open(glob.glob(os.path.join(d, "functions-*.json"))[0]))
+    by_cg = {cg: fn for fn, cg in meta["cgroups"].items()}
+    with opener(glob.glob(os.path.join(d, "calls-*.csv*"))[0]) as f:
+        rows = list(csv.DictReader(f))
+    calls = collections.defaultdict(list)
+    cls = {}
+    for r in rows:
+        calls[r["function"]].append(float(r["t"]))
+        cls[r["function"]] = r["class"]
+    for v in calls.values():
+        v.sort()
+    return meta["trace_start_epoch"], by_cg, calls, cls
+
+
+def main():
+    if len(sys.argv) < 2:
+        raise SystemExit(__doc__)
+    for d in sys.argv[1:]:
+        start, by_cg, calls, cls = load(d)
+        held = collections.Counter()
+        plans = 0
+        reasons = collections.Counter()
+        with opener(glob.glob(os.path.join(d, "memext-daemon-*.log*"))[0]) as f:
+            for line in f:
+                if '"room"' not in line:
+                    continue
+                x = json.loads(line)
+                t = datetime.fromisoformat(x["timestamp"].replace("Z", "+00:00")).timestamp() - start
+                if t < 0 or "foreseen" not in x:
+                    continue
+                plans += 1
+                for c in json.loads(x["foreseen"] or "[]"):
+                    fn = by_cg.get(c["key"], "?")
+                    times = calls.get(fn, [])
+                    k = bisect_right(times, t)
+                    soon = times[k] - t if k < len(times) else float("inf")
+                    bucket = next(name for limit, name in BUCKETS if soon <= limit)
+                    held[(cls.get(fn, "?"), c["reason"], bucket)] += (c["holds"] + c["swapped"]) / MIB
+                    reasons[c["reason"]] += 1
+        print(f"{d}: {plans} plans logged during the trace; foreseen by reason {dict(reasons)}")
+        print("| class | reason | next call | mean MiB held over the plans |\n|---|---|---|---|")
+        for k in sorted(held, key=lambda k: -held[k]):
+            print(f"| {k[0]} | {k[1]} | {k[2]} | {held[k] / max(plans, 1):.0f} |")
+
+
+if __name__ == "__main__":
+    main()
