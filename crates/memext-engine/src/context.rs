@@ -99,16 +99,6 @@ pub struct ContextState {
     /// Brought back for a predicted wake: held in (sized for its working set,
     /// not pushed out again) until the instant given, or its wake.
     pub held: Option<(Instant, PrefetchReason)>,
-    /// The due time of the periodic wake it was last held for: one hold per
-    /// predicted call. A call that has not come when its hold ends (2x the
-    /// lead after it began) was mispredicted, and the room is the others'.
-    /// (Held again at every tick until half a period late, a bench/faas
-    /// host's plans kept a mean 218 of their 370 MiB of predicted wakes for
-    /// functions whose next call was 10 s or more away: Poisson functions
-    /// taken for periodic ones, timers whose call had come unseen; session
-    /// 83, `docs/faas/s83-2026-12-07/foreseen.py`.)
-    #[serde(default)]
-    pub held_for: Option<Instant>,
     /// Read back by a refill (for no wake in particular: its pages in the
     /// swap cache, none mapped) since its last wake: each page is a minor
     /// fault to its next call unless a predicted bring-back maps them
@@ -206,7 +196,6 @@ impl ContextState {
             out: false,
             squeezed: false,
             held: None,
-            held_for: None,
             unmapped: false,
             faults_by_memext: (0, 0),
             faults_pending_by_memext: (0, 0),

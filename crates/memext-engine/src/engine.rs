@@ -243,9 +243,7 @@ impl Engine {
     ///
     /// A hold ends at its end (`until`), and one for a periodic wake as soon
     /// as its history no longer has that wake due (`predict::is_due`; a wake
-    /// recorded ends it sooner, `ContextState::release_hold`). One hold per
-    /// predicted call (`ContextState::held_for`): not held again for a call
-    /// that did not come while it was held. Left past its end,
+    /// recorded ends it sooner, `ContextState::release_hold`). Left past its end,
     /// a hold kept a function that was lowered meanwhile from being marked
     /// out and read back: in bench/faas, held from just after one call
     /// (taken for the call's precursor) to its next, lowered to 4 MiB as
@@ -271,11 +269,8 @@ impl Engine {
             }
             let due = *p == Some(PrefetchReason::Periodic);
             let resident = !t.out && !t.squeezed && t.memory.swapped < OUT_SWAPPED_BYTES;
-            let next = t.model.history.next_wake(now);
-            let held_before = next.is_some() && t.held_for == next;
-            if due && resident && t.class == Class::Extend && t.held.is_none() && !held_before {
+            if due && resident && t.class == Class::Extend && t.held.is_none() {
                 t.held = Some((hold_until, PrefetchReason::Periodic));
-                t.held_for = next;
                 began.push(t.id.clone());
             }
         }
@@ -383,9 +378,6 @@ impl Engine {
                     PrefetchReason::Periodic | PrefetchReason::FollowsLeader
                 );
                 t.held = predicted.then(|| (now + 2 * lead, b.reason));
-                if b.reason == PrefetchReason::Periodic {
-                    t.held_for = t.model.history.next_wake(now);
-                }
                 t.unmapped = b.reason == PrefetchReason::Refill && !b.map_back;
             }
             // An active context paged out for room stays as it is: its
