@@ -75,6 +75,11 @@ def main():
         print("|---|---|---|---|---|")
         for k in sorted(held, key=lambda k: -held[k]):
             print(f"| {k[0]} | {k[1]} | {k[2]} | {k[3]} | {held[k] / max(plans, 1):.0f} |")
+        mean = {k: v / max(plans, 1) for k, v in held.items()}
+        due = sum(v for k, v in mean.items() if k[0] == "timer" and k[2] == BUCKETS[0][1])
+        others = sum(v for k, v in mean.items() if k[0] != "timer" and k[2] != BUCKETS[0][1])
+        print(f"mean MiB: all {sum(mean.values()):.0f}, timers whose call came within 3 s {due:.0f}, "
+              f"Poisson and bursty whose call did not {others:.0f}")
 
 
 if __name__ == "__main__":

@@ -72,6 +72,11 @@ def table(d, name):
     print(f"{name}\n| replay | run | class | calls | p50 ms |\n|---|---|---|---|---|")
     for k in sorted(count):
         print(f"| {k[0]} | {k[1]} | {k[2]} | {count[k]} | {statistics.median(lat[k]):.1f} |")
+    lost = {c: count[("warm", "slow", c)] for c in ("timer", "poisson", "bursty")}
+    print(f"warm in the replay {sum(v for k, v in count.items() if k[0] == 'warm')}, fast in the run "
+          f"{sum(v for k, v in count.items() if k[1] == 'fast')}, warm in the replay and slow in the run "
+          f"{sum(lost.values())} {lost}, cold in the replay and fast in the run "
+          f"{sum(v for k, v in count.items() if k[0] == 'cold' and k[1] == 'fast')}")
 
 
 def detail(d, name):
