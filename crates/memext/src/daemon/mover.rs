@@ -16,7 +16,7 @@ use memext_sys::AddrRange;
 
 use super::mover_map::{map_chunks_back, map_kept_back};
 use super::paced::{advise_paced, populate_paced, Paced, Populated};
-use super::pages::{by_chunk, ranges_of, read_back_ranges, scattered_first};
+use super::pages::{by_chunk, ranges_of, read_back_ranges};
 use super::priority::MovePriorities;
 use super::wake_gate::WakeGate;
 
@@ -234,10 +234,10 @@ fn run_bring_back(
         return Ok(false);
     };
     let urgent = *urgent;
-    let plan = ReadPlan::of(urgent, *from_the_end);
-    let (read, mut faults) = bring_back(pids, order, *bandwidth, plan, key, || {
-        gives_way(rx, queue, key, urgent)
-    })?;
+    let (read, mut faults) =
+        bring_back(pids, order, *bandwidth, *from_the_end, !urgent, key, || {
+            gives_way(rx, queue, key, urgent)
+        })?;
     let (mut mapped, mut ranges, mut stopped) = (0, read.done, read.stopped);
     if *map_back && !stopped {
         let m = map_chunks_back(key, pids, order, ranges, || {
@@ -315,50 +315,21 @@ fn enqueue(queue: &mut Vec<Job>, job: Job) {
     queue.push(job);
 }
 
-/// In what order a read-back reads a context's pages.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum ReadPlan {
-    /// Ahead of a predicted call: its anonymous memory, the recorded
-    /// working set's chunks first, then the pages it wrote of its private
-    /// file mappings (a few hundred of an interpreter's, touched by every
-    /// call: WILLNEED cannot read them).
-    Ahead,
-    /// A woken context on a synchronous tier (zram), already faulting its
-    /// hottest pages in by itself: its anonymous memory from the end, and
-    /// nothing else (its runtime faults its written pages itself).
-    WokenFromTheEnd,
-    /// A woken context on a tier that reads asynchronously (a swap file):
-    /// the chunks it holds only scattered pages of (its runtime's state)
-    /// first, then its written file pages, then the rest. Each fault the
-    /// runtime takes before its handler runs is a read of its own, queued
-    /// on the device behind whatever the read-back asked for before it.
-    WokenRuntimeFirst,
-}
-
-impl ReadPlan {
-    fn of(urgent: bool, from_the_end: bool) -> Self {
-        match (urgent, from_the_end) {
-            (false, _) => ReadPlan::Ahead,
-            (true, true) => ReadPlan::WokenFromTheEnd,
-            (true, false) => ReadPlan::WokenRuntimeFirst,
-        }
-    }
-}
-
-/// Reads back the swapped memory of `pids` in the order `plan` says (the
-/// chunks of `order` first, or from the end); stops between batches when
-/// `stop` says so. Returns also the faults it took reading written file
-/// pages (the kernel counts them to the context).
+/// Reads back the swapped memory of `pids`, chunks of `order` first (or
+/// from the end); stops between batches when `stop` says so. Returns also
+/// the faults it took reading written file pages (the kernel counts them to
+/// the context).
 fn bring_back(
     pids: &[u32],
     order: &[ChunkKey],
     bandwidth: u64,
-    plan: ReadPlan,
+    from_the_end: bool,
+    written_too: bool,
     key: &ContextId,
     mut stop: impl FnMut() -> bool,
 ) -> Result<(Paced, (u64, u64)), String> {
     let rank: HashMap<ChunkKey, usize> = order.iter().enumerate().map(|(i, k)| (*k, i)).collect();
-    let (mut first, mut work, mut files) = (Vec::new(), Vec::new(), Vec::new());
+    let (mut work, mut files) = (Vec::new(), Vec::new());
     let mut shared = 0u64;
     for &pid in pids {
         let back = read_back_ranges(pid)?;
@@ -373,34 +344,19 @@ fn bring_back(
         shared += absent.iter().map(|(_, r)| r.len()).sum::<u64>();
         pieces.extend(absent);
         pieces.sort_by_key(|(k, r)| (rank.get(k).copied().unwrap_or(usize::MAX), r.start));
-        if plan == ReadPlan::WokenFromTheEnd {
+        if from_the_end {
             pieces.reverse();
         }
-        let (scattered, rest) = if plan == ReadPlan::WokenRuntimeFirst {
-            scattered_first(pieces)
-        } else {
-            (Vec::new(), pieces)
-        };
-        if !scattered.is_empty() {
-            first.push((
-                pid,
-                scattered.into_iter().map(|(_, r)| r).collect::<Vec<_>>(),
-            ));
-        }
-        work.push((pid, rest.into_iter().map(|(_, r)| r).collect::<Vec<_>>()));
+        work.push((pid, pieces.into_iter().map(|(_, r)| r).collect::<Vec<_>>()));
     }
     let t0 = Instant::now();
-    let mut paced = advise_paced(&first, Advice::WillNeed, bandwidth, &mut stop)?;
+    let mut paced = advise_paced(&work, Advice::WillNeed, bandwidth, &mut stop)?;
+    // Then, ahead of a call (not for a woken context, whose heap comes
+    // first and whose runtime faults them itself), the pages they wrote of
+    // their libraries' data (a few hundred of an interpreter's, touched by
+    // every call): WILLNEED cannot read them.
     let mut written = Populated::default();
-    if plan == ReadPlan::WokenRuntimeFirst && !paced.stopped {
-        written = populate_paced(&files, bandwidth, &mut stop)?;
-        paced.stopped = written.stopped;
-    }
-    if !paced.stopped {
-        let rest = advise_paced(&work, Advice::WillNeed, bandwidth, &mut stop)?;
-        paced.absorb(rest);
-    }
-    if plan == ReadPlan::Ahead && !paced.stopped {
+    if written_too && !paced.stopped {
         written = populate_paced(&files, bandwidth, &mut stop)?;
         paced.stopped = written.stopped;
     }

@@ -37,17 +37,6 @@ pub(super) struct Paced {
     pub(super) stopped: bool,
 }
 
-impl Paced {
-    /// Adds what a later `advise_paced` of the same job did.
-    pub(super) fn absorb(&mut self, later: Paced) {
-        self.pages += later.pages;
-        self.refused.add(later.refused);
-        self.skipped.extend(later.skipped);
-        self.done.extend(later.done);
-        self.stopped = later.stopped;
-    }
-}
-
 /// Gives `advice` to `work` (per pid) in paced batches (`bandwidth` 0: no
 /// pacing). Stops early (returning what it did) when `stop` says so between
 /// batches: of 16 MiB, or of one range for `Advice::Collapse` (a 2 MiB block

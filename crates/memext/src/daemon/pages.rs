@@ -170,23 +170,6 @@ pub(super) fn by_chunk(pid: u32, ranges: &[AddrRange]) -> Vec<(ChunkKey, AddrRan
     out
 }
 
-/// Splits a read-back's pieces (chunk, range) into those of chunks it has
-/// less than half of in swap, scattered pages (an interpreter's objects,
-/// its allocator's arenas, stacks), and the rest (a heap's dense blocks),
-/// each in the order given. A woken runtime touches the scattered ones
-/// first, before its handler reaches its data.
-pub(super) fn scattered_first(
-    pieces: Vec<(ChunkKey, AddrRange)>,
-) -> (Vec<(ChunkKey, AddrRange)>, Vec<(ChunkKey, AddrRange)>) {
-    let mut swapped: HashMap<ChunkKey, u64> = HashMap::new();
-    for (k, r) in &pieces {
-        *swapped.entry(*k).or_default() += r.len();
-    }
-    pieces
-        .into_iter()
-        .partition(|(k, _)| swapped[k] < CHUNK_BYTES / 2)
-}
-
 /// Groups (pid, range) pairs into per-pid work, keeping their order.
 pub(super) fn per_pid(pairs: Vec<(u32, AddrRange)>) -> Vec<(u32, Vec<AddrRange>)> {
     let mut work: Vec<(u32, Vec<AddrRange>)> = Vec::new();
@@ -264,39 +247,6 @@ mod tests {
         };
         assert_eq!(whole_blocks(&ranges), blocks(&[1, 2, 6]));
         assert_eq!(whole_blocks(&[]), vec![]);
-    }
-
-    #[test]
-    fn chunks_held_scattered_in_swap_come_first() {
-        const B: u64 = CHUNK_BYTES;
-        let key = |index| ChunkKey { pid: 7, index };
-        let page = |i: u64, n: u64| AddrRange::new(i * 4096, (i + n) * 4096);
-        let pieces = vec![
-            // A heap's block, all in swap, first in the recorded order.
-            (key(3), AddrRange::new(3 * B, 4 * B)),
-            // Two runs of 8 and 16 pages of one chunk: scattered.
-            (key(0), page(10, 8)),
-            (key(0), page(100, 16)),
-            // Half a chunk in swap is not scattered.
-            (key(5), AddrRange::new(5 * B, 5 * B + B / 2)),
-            (key(1), page(B / 4096 + 1, 1)),
-        ];
-        let (scattered, rest) = scattered_first(pieces);
-        assert_eq!(
-            scattered,
-            vec![
-                (key(0), page(10, 8)),
-                (key(0), page(100, 16)),
-                (key(1), page(B / 4096 + 1, 1))
-            ]
-        );
-        assert_eq!(
-            rest,
-            vec![
-                (key(3), AddrRange::new(3 * B, 4 * B)),
-                (key(5), AddrRange::new(5 * B, 5 * B + B / 2))
-            ]
-        );
     }
 
     #[test]
