@@ -299,3 +299,6 @@ fn line_col(text: &str, at: usize) -> (usize, usize) {
 
 #[cfg(test)]
 mod tests;
+
+#[cfg(test)]
+mod tests_settings;
