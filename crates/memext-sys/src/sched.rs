@@ -76,60 +76,6 @@ pub fn priority_of(tid: i32) -> std::io::Result<Priority> {
     }
 }
 
-/// How a thread's block I/O competes where the device's scheduler weighs
-/// classes (mq-deadline and BFQ dispatch a class's requests only when no
-/// higher class's wait; `none` and zram do not look).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum IoClass {
-    /// IOPRIO_CLASS_IDLE: served when no other class has requests queued
-    /// (mq-deadline lets a request wait at most `prio_aging_expire`, 10 s).
-    Idle,
-    /// IOPRIO_CLASS_NONE: best effort at the level the thread's nice value
-    /// gives (idle under SCHED_IDLE), every thread's default.
-    FromNice,
-}
-
-/// ioprio_set(2)'s `which` for one thread.
-const IOPRIO_WHO_PROCESS: libc::c_int = 1;
-/// ioprio_set(2)'s encoding: the class above the 13 bits of the level.
-const IOPRIO_CLASS_SHIFT: u32 = 13;
-const IOPRIO_CLASS_IDLE: libc::c_int = 3;
-
-/// Sets thread `tid`'s I/O class (one of this process's threads): the
-/// class of the reads and writes it submits from then on (the swap reads
-/// and page-outs it does in the kernel included).
-pub fn set_io_class_of(tid: i32, class: IoClass) -> std::io::Result<()> {
-    pid_of(tid)?;
-    let value: libc::c_int = match class {
-        IoClass::Idle => IOPRIO_CLASS_IDLE << IOPRIO_CLASS_SHIFT,
-        IoClass::FromNice => 0,
-    };
-    // SAFETY: ioprio_set takes three integers by value and touches no
-    // memory of this process; a bad tid or value is reported through errno.
-    let r = unsafe { libc::syscall(libc::SYS_ioprio_set, IOPRIO_WHO_PROCESS, tid, value) };
-    if r != 0 {
-        return Err(std::io::Error::last_os_error());
-    }
-    Ok(())
-}
-
-/// Thread `tid`'s I/O class as [`set_io_class_of`] sets it (None: another
-/// class or level, set by someone else).
-pub fn io_class_of(tid: i32) -> std::io::Result<Option<IoClass>> {
-    pid_of(tid)?;
-    // SAFETY: ioprio_get takes two integers by value and touches no memory.
-    let r = unsafe { libc::syscall(libc::SYS_ioprio_get, IOPRIO_WHO_PROCESS, tid) };
-    let r = libc::c_int::try_from(r).unwrap_or(-1);
-    match r {
-        -1 => Err(std::io::Error::last_os_error()),
-        v if v >> IOPRIO_CLASS_SHIFT == IOPRIO_CLASS_IDLE => Ok(Some(IoClass::Idle)),
-        // A thread that never set one reads as best effort at its nice
-        // value's level (class 2, level (nice + 20) / 5).
-        v if v == 0 || v >> IOPRIO_CLASS_SHIFT == 2 => Ok(Some(IoClass::FromNice)),
-        _ => Ok(None),
-    }
-}
-
 /// The calling thread's nice value.
 pub fn thread_nice() -> std::io::Result<i32> {
     Ok(rustix::process::getpriority_process(Some(
@@ -180,30 +126,6 @@ mod tests {
         go.send(()).expect("go");
         assert_eq!(t.join().expect("thread"), want);
         assert!(set_nice_of(0, 0).is_err(), "0 is no thread id");
-    }
-
-    #[test]
-    fn a_thread_does_its_io_at_the_idle_class_and_goes_back_others_unchanged() {
-        let main = io_class_of(thread_id()).expect("main");
-        let seen = std::thread::spawn(|| {
-            let me = thread_id();
-            set_io_class_of(me, IoClass::Idle).expect("idle");
-            let idle = io_class_of(me).expect("read");
-            set_io_class_of(me, IoClass::FromNice).expect("back");
-            (idle, io_class_of(me).expect("read"))
-        })
-        .join()
-        .expect("thread");
-        assert_eq!(seen, (Some(IoClass::Idle), Some(IoClass::FromNice)));
-        assert_eq!(
-            io_class_of(thread_id()).expect("main"),
-            main,
-            "the caller is unchanged"
-        );
-        assert!(
-            set_io_class_of(0, IoClass::FromNice).is_err(),
-            "0 is no thread id"
-        );
     }
 
     #[test]

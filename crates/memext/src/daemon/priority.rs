@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use memext_cgroup::{GroupWeight, ThreadGroup};
-use memext_sys::sched::{IoClass, Priority};
+use memext_sys::sched::Priority;
 
 use crate::config::{DaemonConfig, MovePriority};
 
@@ -72,9 +72,7 @@ impl MovePriorities {
     /// The nice value (or policy) is set even where the group refuses the
     /// thread; the first refusal is returned.
     pub fn apply(&self, tid: i32, priority: Priority) -> std::io::Result<()> {
-        let set = memext_sys::sched::set_priority_of(tid, priority).and(
-            memext_sys::sched::set_io_class_of(tid, io_class(priority, &self.background)),
-        );
+        let set = memext_sys::sched::set_priority_of(tid, priority);
         let placed = self
             .group
             .as_ref()
@@ -91,22 +89,6 @@ impl MovePriorities {
                 tracing::warn!("the {who} runs at the daemon's CPU priority: {e}");
             }
         }
-    }
-}
-
-/// The I/O class a move at `priority` submits its reads and writes at:
-/// the idle class for moves no wake waits for (`background`), so that at a
-/// disk whose scheduler weighs classes (mq-deadline) the contexts' own
-/// page faults, and a woken context's read-back, pass their push-outs'
-/// writes and predicted read-backs queued there; else the one its nice
-/// value gives. (mq-deadline takes no account of the level within the
-/// best-effort class: at nice 19 a move's requests weighed as much as a
-/// function's faults at nice 0.)
-fn io_class(priority: Priority, background: &Priority) -> IoClass {
-    if priority == *background {
-        IoClass::Idle
-    } else {
-        IoClass::FromNice
     }
 }
 
@@ -223,34 +205,6 @@ mod tests {
         assert_eq!(
             [idle.background, idle.wake_read_back, idle.urgent],
             [Priority::Idle; 3]
-        );
-    }
-
-    #[test]
-    fn background_moves_do_their_io_at_the_idle_class_and_a_wake_s_read_back_does_not() {
-        let p = MovePriorities::default();
-        let seen = std::thread::spawn(move || {
-            let me = memext_sys::sched::thread_id();
-            let class = || memext_sys::sched::io_class_of(me).expect("read");
-            p.apply(me, p.background).expect("background");
-            let background = class();
-            // Back from nice 19 needs CAP_SYS_NICE (root here); the I/O
-            // class is set all the same.
-            p.apply(me, p.wake_read_back).ok();
-            let wake = class();
-            p.apply(me, p.background).expect("background");
-            p.apply(me, p.urgent).ok();
-            (background, wake, class())
-        })
-        .join()
-        .expect("thread");
-        assert_eq!(
-            seen,
-            (
-                Some(IoClass::Idle),
-                Some(IoClass::FromNice),
-                Some(IoClass::FromNice)
-            )
         );
     }
 }
