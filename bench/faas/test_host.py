@@ -49,6 +49,15 @@ class Fleet(unittest.TestCase):
                 self.assertTrue(all(t is not None for _, _, t in engine.calls), engine.calls)
 
 
+class SilentFunctions(unittest.TestCase):
+    def test_a_function_that_never_comes_up_fails_its_mode_by_name(self):
+        with tempfile.TemporaryDirectory() as work:
+            fleet = host.Fleet(RecordingEngine(), work, ["fn0000", "fn0001"], [32, 32], parallel=1)
+            with self.assertRaises(RuntimeError) as caught:
+                fleet.start(Cleanup(), within=0.3)
+            self.assertIn("fn0000 did not come up", str(caught.exception))
+
+
 class RecordingEngine:
     """An engine that records each `docker run`."""
     IMAGE = "image"
