@@ -100,7 +100,8 @@ class Fleet:
                 # A mode whose function never comes up is a result of its
                 # own (run.py goes on with the next mode): at a static
                 # limit on zram one never answered (session 84).
-                raise RuntimeError(f"{name} did not come up (its heap allocated) within {within:.0f} s: {e}") from e
+                raise RuntimeError(f"{name} did not come up (answer /health, its heap allocated) "
+                                   f"within {within:.0f} s: {e}") from e
             with lock:
                 done[0] += 1
                 if progress and (done[0] % 25 == 0 or done[0] == len(self.names)):
