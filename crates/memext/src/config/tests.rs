@@ -10,11 +10,13 @@ use crate::units::ByteSize;
 
 const H: &str = "3f2a3f2a3f2a3f2a3f2a3f2a3f2a3f2a3f2a3f2a3f2a3f2a3f2a3f2a3f2a3f2a";
 
-fn parse(text: &str) -> Result<Config, ConfigError> {
+/// The policy `text` as read from `memext.toml` (also for `tests_settings`).
+pub(super) fn parse(text: &str) -> Result<Config, ConfigError> {
     Config::parse(text, Path::new("memext.toml"))
 }
 
-fn err_line(text: &str) -> (usize, String) {
+/// The line and message of the error `text` must give.
+pub(super) fn err_line(text: &str) -> (usize, String) {
     match parse(text) {
         Err(ConfigError::Syntax { line, message, .. })
         | Err(ConfigError::Invalid { line, message, .. }) => (line, message),

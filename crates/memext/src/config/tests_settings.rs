@@ -1,19 +1,7 @@
 //! The policy file's class and daemon settings: their defaults and checks.
+use super::tests::{err_line, parse};
 use super::*;
-use std::path::Path;
 use std::time::Duration;
-
-fn parse(text: &str) -> Result<Config, ConfigError> {
-    Config::parse(text, Path::new("memext.toml"))
-}
-
-fn err_line(text: &str) -> (usize, String) {
-    match parse(text) {
-        Err(ConfigError::Syntax { line, message, .. })
-        | Err(ConfigError::Invalid { line, message, .. }) => (line, message),
-        other => panic!("expected an error, got {other:?}"),
-    }
-}
 
 #[test]
 fn cpu_weight_defaults_low_for_extend_and_is_checked() {
