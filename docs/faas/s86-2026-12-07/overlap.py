@@ -7,7 +7,6 @@ duration from the daemon's log, a call at the middle of its lateness.
 Also the seconds of the trace each kind of move was under way.
 Usage: overlap.py RUN_DIR..."""
 import csv
-import datetime
 import glob
 import gzip
 import json
@@ -15,32 +14,25 @@ import os
 import re
 import sys
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "bench"))
+from daemonlog import daemon_events  # noqa: E402
+
 KINDS = ("read-back", "mapped-back", "reclaimed")
-
-
-def epoch(stamp):
-    return datetime.datetime.fromisoformat(stamp.replace("Z", "+00:00")).timestamp()
 
 
 def moves(run, t0):
     """{kind: [(start, end) s into the trace]} from the run's daemon log."""
     path = glob.glob(os.path.join(run, "*daemon-*.log*"))[0]
     out = {k: [] for k in KINDS}
-    with (gzip.open(path, "rt") if path.endswith(".gz") else open(path)) as f:
-        for line in f:
-            try:
-                e = json.loads(line)
-            except ValueError:
-                continue
-            kind = e.get("event")
-            if kind not in out:
-                continue
-            m = re.search(r"([\d.]+) ms", e["message"]) if kind == "reclaimed" else \
-                re.search(r"in ([\d.]+) s\b", e["message"])
-            if m:
-                end = epoch(e["timestamp"]) - t0
-                took = float(m.group(1)) / (1000 if kind == "reclaimed" else 1)
-                out[kind].append((end - took, end))
+    for e in daemon_events(path):
+        kind = e["event"]
+        if kind not in out:
+            continue
+        m = re.search(r"([\d.]+) ms", e["message"]) if kind == "reclaimed" else \
+            re.search(r"in ([\d.]+) s\b", e["message"])
+        if m:
+            took = float(m.group(1)) / (1000 if kind == "reclaimed" else 1)
+            out[kind].append((e["at"] - t0 - took, e["at"] - t0))
     return out
 
 
