@@ -49,6 +49,7 @@ import trace as tr  # noqa: E402
 BASE_MIB = 12  # as run.py counts a function's memory besides its heap
 PERIOD_TOLERANCE = 0.2
 MIN_INTERVALS = 1
+RATE_PRIOR_WAKES = 10  # history.rs
 POLICIES = ("belady", "lru", "memext")
 
 
@@ -66,12 +67,15 @@ def period(times):
 
 def expected_wake_in(times, now):
     """history.rs's guess (watched from 0): until due for a periodic
-    function not overdue by half a period, else the time watched over its
-    calls, never less than it has already waited."""
+    function not overdue by half a period; called once, the time watched;
+    else half the time since its last call, and no less than the time
+    since its first spread over the calls after it plus RATE_PRIOR_WAKES."""
     p = period(times)
     if p is not None and now <= times[-1] + 1.5 * p:
         return max(0.0, times[-1] + p - now)
-    return max(now / len(times), now - times[-1])
+    if len(times) == 1:
+        return now
+    return max((now - times[0]) / (len(times) - 1 + RATE_PRIOR_WAKES), (now - times[-1]) / 2)
 
 
 def merged(merge, prev, t):

@@ -83,7 +83,8 @@ class BoundTest(unittest.TestCase):
 
     def test_the_expected_wake_follows_history_rs(self):
         self.assertEqual(bound.expected_wake_in([10.0, 40.0, 70.0], 90.0), 10.0, "due in 10 s")
-        self.assertEqual(bound.expected_wake_in([10.0, 40.0, 70.0], 120.0), 50.0, "overdue: the rate")
+        self.assertEqual(bound.expected_wake_in([10.0, 40.0, 70.0], 120.0), 25.0, "overdue: half the time since")
+        self.assertEqual(bound.expected_wake_in([0.0, 10.0, 25.0], 27.0), 27.0 / 12, "the rate, ten calls added")
         self.assertEqual(bound.expected_wake_in([99.0], 100.0), 100.0, "once in 100 s")
 
     def test_cold_calls_queue_for_the_transfer_and_warm_ones_take_no_time(self):

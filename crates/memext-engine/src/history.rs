@@ -56,6 +56,24 @@ const MAX_UNSEEN_IN_ONE: u32 = 2;
 /// (docs/faas/ab-2026-11-26-s27).
 const SAME_WAKE_WITHIN: Duration = Duration::from_secs(3);
 
+/// Wakes added to those a context has had when its rate is read for its
+/// expected next wake (`ActivationHistory::expected_wake_in`): with a few
+/// wakes, the mean interval says little (the mean of two or three
+/// intervals of a Poisson function misses its mean by half or more 37-46%
+/// of the time), so the guess goes mostly by how lately it woke, its rate
+/// counting only for one called often. The keep order weighs each
+/// resting function by that guess times its size. Replayed on the trace
+/// generator's seeds 1-10 (`bench/faas/bound.py`'s keep order with the
+/// engine's rule for functions called within 2 s), this made 98-229
+/// more calls warm over the ten traces of each of four trace shapes of
+/// 180-360 s (timer / Poisson / bursty mixes, rates) and 778 more in
+/// 600 s traces than the mean interval never less than the time since
+/// the last wake (the guess until session 87): 16 more of bench/faas'
+/// 535 on its seed 1; 3, 5 and
+/// 10 wakes added made 160, 185 and 211 more on the default shape
+/// (docs/faas/s87-2026-12-07).
+const RATE_PRIOR_WAKES: u32 = 10;
+
 /// Wakes not seen by CPU alone a schedule read from them alone needs at
 /// least (two intervals that agree), where all the wakes make none.
 const MIN_SURE_WAKES: usize = 3;
@@ -257,18 +275,19 @@ impl ActivationHistory {
 
     /// How long until the next wake is to be expected at `now`: until it is
     /// due for a periodic context (zero once overdue, up to half a period
-    /// late). Else a memoryless guess from its rate: the time since its
-    /// oldest remembered wake over the wakes after it (called once, the
-    /// time it has been watched, since `watched_since`), and never less than
-    /// it has already waited since its last one, so that a context called
-    /// once stands behind one called every few seconds, and one that
-    /// stopped falls behind. The time watched before its first call does
-    /// not count once it has been called twice: a function started long
-    /// before its calls began is not taken for a rare one. (bench/faas
-    /// watches its functions 20-71 s before its trace begins, median about
-    /// 45 s: counted, that made a function called at a steady rate look
-    /// almost twice as rare 50 s into the trace, while a timer's due time
-    /// does not depend on it.) None without wakes.
+    /// late). Else a guess led by how lately it woke: half the time since
+    /// its last wake, and no less than the time since its oldest remembered
+    /// wake spread over the wakes after it plus `RATE_PRIOR_WAKES` (see
+    /// there). Called once, the time it has been watched (since
+    /// `watched_since`): a context called once stands behind one called
+    /// every few seconds, and one that stopped falls behind. The time
+    /// watched before its first call does not count once it has been
+    /// called twice: a function started long before its calls began is
+    /// not taken for a rare one. (bench/faas watches its functions 20-71 s
+    /// before its trace begins, median about 45 s: counted, that made a
+    /// function called at a steady rate look almost twice as rare 50 s
+    /// into the trace, while a timer's due time does not depend on it.)
+    /// None without wakes.
     pub fn expected_wake_in(&self, now: Instant, watched_since: Instant) -> Option<Duration> {
         if let Some(f) = &self.foretold {
             return Some(f.expected_wake_in(now));
@@ -282,11 +301,16 @@ impl ActivationHistory {
             }
         }
         let (oldest, last) = (*self.wakes.front()?, self.last()?);
-        let mean = match u32::try_from(self.wakes.len() - 1).ok()? {
-            0 => now.saturating_sub(watched_since.min(oldest)),
-            after => now.saturating_sub(oldest) / after,
-        };
-        Some(mean.max(now.saturating_sub(last)))
+        let since_last = now.saturating_sub(last);
+        match u32::try_from(self.wakes.len() - 1).ok()? {
+            0 => Some(
+                now.saturating_sub(watched_since.min(oldest))
+                    .max(since_last),
+            ),
+            after => {
+                Some((now.saturating_sub(oldest) / (after + RATE_PRIOR_WAKES)).max(since_last / 2))
+            }
+        }
     }
 }
 

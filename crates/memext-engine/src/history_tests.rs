@@ -36,44 +36,62 @@ fn the_next_wake_is_expected_when_due_or_from_the_rate() {
         Some(at(0.0)),
         "overdue"
     );
-    // More than half a period late (16 s on 30): five wakes in 176 s,
-    // 35.2 s each, but never sooner than the 46 s it has already waited.
+    // More than half a period late (16 s on 30): half the 46 s it has
+    // waited since its last wake (its five wakes over 166 s, read with ten
+    // more, say 11.9 s).
     assert_eq!(
         periodic.expected_wake_in(at(176.0), at(0.0)),
-        Some(at(46.0))
+        Some(at(23.0))
     );
-    // Four wakes in the 100 s since the first: one every 25 s.
+    // Four wakes in the 98 s since the first, read with ten more: 7 s,
+    // more than half the 7 s since its last.
     let irregular = hist(&[0.0, 30.0, 35.0, 90.0, 91.0]);
-    assert_eq!(
-        irregular.expected_wake_in(at(100.0), at(0.0)),
-        Some(at(25.0))
-    );
-    // Silent since: never sooner than it has already waited.
+    assert_eq!(irregular.expected_wake_in(at(98.0), at(0.0)), Some(at(7.0)));
+    // Silent since: half of what it has waited.
     assert_eq!(
         irregular.expected_wake_in(at(200.0), at(0.0)),
-        Some(at(109.0))
+        Some(at(54.5))
     );
     // Called once in 100 s, just now: behind one called every 5 s.
     let once = hist(&[99.0]).expected_wake_in(at(100.0), at(0.0));
-    let often = hist(&[80.0, 83.5, 90.0, 95.0, 99.0]).expected_wake_in(at(100.0), at(75.0));
+    let often = hist(&[80.0, 83.5, 90.0, 95.0, 99.0]).expected_wake_in(at(101.0), at(75.0));
     assert_eq!(once, Some(at(100.0)));
-    assert_eq!(often, Some(at(5.0)));
+    assert_eq!(often, Some(at(1.5)));
     assert_eq!(hist(&[]).expected_wake_in(at(9.0), at(0.0)), None);
 }
 
-/// A function started 50 s before its calls began, then called three
-/// times at irregular times in the 30 s since: one every 10 s, not one
-/// every 20 s (the 50 s counted).
+/// A function started 50 s before its calls began, then called four
+/// times at irregular times in the 28 s since: its rate is read over
+/// those 28 s, not the 78 s watched.
 #[test]
 fn the_time_watched_before_the_first_call_does_not_make_a_function_rare() {
-    let h = hist(&[50.0, 58.0, 70.0, 75.0]);
+    let h = hist(&[50.0, 58.0, 70.0, 75.0, 77.0]);
     assert_eq!(h.period(), None);
-    assert_eq!(h.expected_wake_in(at(80.0), at(0.0)), Some(at(10.0)));
+    // 28 s over its four wakes after the first and ten more (78 s with
+    // the time watched counted: 5.6 s).
+    assert_eq!(h.expected_wake_in(at(78.0), at(0.0)), Some(at(2.0)));
     // Called once: the time watched is all there is to go by.
     assert_eq!(
         hist(&[50.0]).expected_wake_in(at(80.0), at(0.0)),
         Some(at(80.0))
     );
+}
+
+/// A function called three times, the last time 5 s ago, is expected
+/// sooner than one called five times in 100 s but not in the last 20 s:
+/// with so few wakes the mean interval (30 s against 25) says less than
+/// how lately each woke (`RATE_PRIOR_WAKES`).
+#[test]
+fn a_function_called_lately_goes_before_one_called_more_often_but_not_lately() {
+    let lately = hist(&[40.0, 50.0, 95.0]);
+    let often = hist(&[0.0, 7.0, 31.0, 44.0, 80.0]);
+    assert_eq!((lately.period(), often.period()), (None, None));
+    let (lately, often) = (
+        lately.expected_wake_in(at(100.0), at(0.0)).expect("wakes"),
+        often.expected_wake_in(at(100.0), at(0.0)).expect("wakes"),
+    );
+    assert!(lately < often, "{lately:?} against {often:?}");
+    assert_eq!(often, at(10.0), "half the 20 s since its last wake");
 }
 
 #[test]
