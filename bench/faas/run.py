@@ -302,10 +302,11 @@ def parse(argv):
     ap.add_argument("--settle", type=float, default=30.0,
                     help="seconds between the last function up and the trace (default 30)")
     ap.add_argument("--idle-after", type=float, default=10.0, help="memext: seconds before a function is idle")
-    ap.add_argument("--floor", default="2MiB",
-                    help="memext: the extend class's floor (default 2MiB: 100 floors of 16 MiB held 94%% of "
+    ap.add_argument("--floor", default="1MiB",
+                    help="memext: the extend class's floor (default 1MiB: 100 floors of 16 MiB held 94%% of "
                          "the cap in the first runs, and waking functions never fitted; 2 MiB against 4 kept "
-                         "6-22 more calls warm a round in session 58, no function lost in 9 runs with it)")
+                         "6-22 more calls warm a round in session 58; 1 MiB against 2, 2-26 more calls within "
+                         "2x ideal in six rotated pairs of session 87, no function lost in its 9 runs)")
     ap.add_argument("--admit-within", default=None,
                     help="memext: the extend class's admit_within (default: memext's, 5s; 0s: no admission)")
     ap.add_argument("--senpai-args", default="--interval 2 --max-probe 0.05 --min-size 16777216",
