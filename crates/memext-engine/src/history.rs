@@ -64,14 +64,13 @@ const SAME_WAKE_WITHIN: Duration = Duration::from_secs(3);
 /// counting only for one called often. The keep order weighs each
 /// resting function by that guess times its size. Replayed on the trace
 /// generator's seeds 1-10 (`bench/faas/bound.py`'s keep order with the
-/// engine's rule for functions called within 2 s), this made 98-229
-/// more calls warm over the ten traces of each of four trace shapes of
-/// 180-360 s (timer / Poisson / bursty mixes, rates) and 778 more in
-/// 600 s traces than the mean interval never less than the time since
-/// the last wake (the guess until session 87): 16 more of bench/faas'
-/// 535 on its seed 1; 3, 5 and
-/// 10 wakes added made 160, 185 and 211 more on the default shape
-/// (docs/faas/s87-2026-12-07).
+/// engine's rule for functions called within 2 s), against the guess
+/// until session 87 (the mean interval, never less than the time since
+/// the last wake): 98-229 more calls warm over the ten traces of each of
+/// four trace shapes of 180-360 s (timer / Poisson / bursty mixes,
+/// rates) and 778 more in 600 s ones; 16 more of bench/faas' 535 on its
+/// seed 1. Three, five and ten wakes added made 160, 185 and 211 more on
+/// the default shape (docs/faas/s87-2026-12-07).
 const RATE_PRIOR_WAKES: u32 = 10;
 
 /// Wakes not seen by CPU alone a schedule read from them alone needs at
