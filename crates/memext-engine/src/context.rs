@@ -274,6 +274,14 @@ impl ContextState {
         !self.out && !self.squeezed && self.memory.swapped < OUT_SWAPPED_BYTES
     }
 
+    /// Watched between ticks (see `Engine::watched`): held for a
+    /// predicted wake, pushed out and idle, or resting paged out.
+    pub fn is_watched(&self) -> bool {
+        self.held.is_some()
+            || (self.model.state == State::Idle && self.out)
+            || self.rests_paged_out()
+    }
+
     /// Active on a host meant to be full, with pages out: paged out for
     /// room as it rested between calls, or by its limit.
     pub fn rests_paged_out(&self) -> bool {

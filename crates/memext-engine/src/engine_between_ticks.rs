@@ -7,7 +7,7 @@ use super::{Engine, HostFacts};
 use crate::command::Command;
 use crate::context::Applied;
 use crate::cpu_cap::cpu_caps;
-use crate::model::{Known, State, Transition};
+use crate::model::{Known, Transition};
 use crate::planner::{Action, RoomAccount};
 use crate::predict::PrefetchReason;
 use crate::touch::{self, Ask};
@@ -29,9 +29,7 @@ impl Engine {
     pub fn watched(&self) -> Vec<ContextId> {
         self.contexts
             .values()
-            .filter(|t| {
-                t.held.is_some() || (t.model.state == State::Idle && t.out) || t.rests_paged_out()
-            })
+            .filter(|t| t.is_watched())
             .map(|t| t.id.clone())
             .collect()
     }
@@ -70,6 +68,7 @@ impl Engine {
         let known = Known {
             expected: t.held.is_some(),
             resident: t.is_resident(),
+            polled: true,
         };
         let cpu = t.own_cpu(at, cpu, 0, 0, false);
         let tr = t

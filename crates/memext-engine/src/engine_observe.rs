@@ -116,8 +116,9 @@ impl Engine {
             None
         } else {
             let known = Known {
-                expected: false,
+                expected: t.held.is_some(),
                 resident: t.is_resident(),
+                polled: t.is_watched(),
             };
             t.model
                 .observe_asking(c, &t.params.model(), via, known, ask)

@@ -306,6 +306,31 @@ fn a_resident_context_due_for_its_periodic_wake_is_held_and_its_warm_call_record
     assert_eq!(t.model.history.period(), Some(s(10.0)), "its period kept");
 }
 
+/// A held timer's warm call whose CPU came in the ms between a poll and
+/// the tick is seen by the tick as a poll would have seen it: over the span
+/// since that poll, not the tick's whole second (where 2 ms is below the
+/// threshold). Before, the tick took it for rest, the next poll started
+/// from the tick's reading, and the call went unseen: a period missing
+/// from the history, the next call not predicted (bench/faas, session 88).
+#[test]
+fn a_held_contexts_call_just_before_a_tick_is_seen_by_the_tick() {
+    let mut e = Engine::new(params());
+    let mut f = held_for_its_call(&mut e);
+    for at in [38.5, 39.5] {
+        tick(&mut e, &[&f], at);
+    }
+    assert_eq!(e.poll(&f.id, s(40.49), f.cpu), None, "nothing yet");
+    f.cpu += Duration::from_millis(2);
+    let (seen, _) = tick(&mut e, &[&f], 40.5);
+    assert!(
+        matches!(seen[..], [Some(Transition::Woke | Transition::Onset)]),
+        "{seen:?}"
+    );
+    let t = e.get(&f.id).expect("tracked");
+    assert_eq!(t.model.history.last(), Some(s(40.5)), "recorded");
+    assert_eq!(t.model.history.period(), Some(s(10.0)), "its period kept");
+}
+
 /// `called_every_10_s` ticked to 37.5 s: held for its call due at 40 s.
 fn held_for_its_call(e: &mut Engine) -> Ctx {
     let f = called_every_10_s(e);

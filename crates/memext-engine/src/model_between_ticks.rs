@@ -46,6 +46,21 @@ impl ContextModel {
         known: Known,
         ask: Ask<'_>,
     ) -> Option<Transition> {
+        self.judge_as_polled(at, cpu, p, known, ask, true)
+    }
+
+    /// `poll_asking`; `learn`: a quiet reading teaches the rest and is the
+    /// next poll's reference (not so for a tick's reading judged as a
+    /// poll's: `observe_asking`).
+    pub(super) fn judge_as_polled(
+        &mut self,
+        at: Instant,
+        cpu: Duration,
+        p: &ModelParams,
+        known: Known,
+        ask: Ask<'_>,
+        learn: bool,
+    ) -> Option<Transition> {
         // Active but quiet, its next activity is an onset, seen as soon as
         // a wake would be; busy, it is the tick's to judge.
         let resting = self.state == State::Active && self.is_quiet(at);
@@ -99,7 +114,7 @@ impl ContextModel {
             }
             return Some(self.wake(at, p));
         }
-        if span >= min_span {
+        if learn && span >= min_span {
             if known.resident {
                 self.rest.learn(used, span);
                 self.touches.rest(at, ask);

@@ -271,6 +271,7 @@ fn polls_judge_cpu_over_a_quarter_second_at_least() {
     const EXPECTED: Known = Known {
         expected: true,
         resident: false,
+        polled: false,
     };
     let mut m = ContextModel::new(Duration::ZERO);
     run(&mut m, &p, &[(0.0, 0), (1.0, 0)]);

@@ -19,6 +19,7 @@ fn touched(mib: u64) -> Option<Touch> {
 const RESIDENT: Known = Known {
     expected: false,
     resident: true,
+    polled: false,
 };
 
 fn idle_from_1s() -> ModelParams {
@@ -133,6 +134,7 @@ fn a_held_contexts_burst_that_touched_nothing_is_no_wake() {
     let held = Known {
         expected: true,
         resident: true,
+        polled: false,
     };
     let ms = Duration::from_millis;
     let (mut m, cpu) = resting_resident(&p);
@@ -164,6 +166,7 @@ fn a_held_contexts_burst_that_touched_nothing_is_no_wake() {
     let out = Known {
         expected: true,
         resident: false,
+        polled: false,
     };
     let base = Duration::from_micros(cpu);
     let mut never = || -> Option<Touch> { panic!("asked with its pages out") };
