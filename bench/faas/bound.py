@@ -50,6 +50,8 @@ BASE_MIB = 12  # as run.py counts a function's memory besides its heap
 PERIOD_TOLERANCE = 0.2
 MIN_INTERVALS = 1
 RATE_PRIOR_WAKES = 10  # history.rs
+MAX_UNSEEN_IN_ONE = 2  # history.rs
+ROLL_MIN_WAKES = 4  # history.rs
 POLICIES = ("belady", "lru", "memext")
 
 
@@ -67,12 +69,20 @@ def period(times):
 
 def expected_wake_in(times, now):
     """history.rs's guess (watched from 0): until due for a periodic
-    function not overdue by half a period; called once, the time watched;
+    function not overdue by half a period (from four calls on, past up to
+    two calls missing from it); called once, the time watched;
     else half the time since its last call, and no less than the time
     since its first spread over the calls after it plus RATE_PRIOR_WAKES."""
     p = period(times)
-    if p is not None and now <= times[-1] + 1.5 * p:
-        return max(0.0, times[-1] + p - now)
+    if p is not None:
+        due = times[-1] + p
+        # Past calls that went unseen (history.rs `expected_call`).
+        for _ in range(MAX_UNSEEN_IN_ONE if len(times) >= ROLL_MIN_WAKES else 0):
+            if now <= due + p / 2:
+                break
+            due += p
+        if now <= due + p / 2:
+            return max(0.0, due - now)
     if len(times) == 1:
         return now
     return max((now - times[0]) / (len(times) - 1 + RATE_PRIOR_WAKES), (now - times[-1]) / 2)

@@ -86,6 +86,9 @@ class BoundTest(unittest.TestCase):
         self.assertEqual(bound.expected_wake_in([10.0, 40.0, 70.0], 120.0), 25.0, "overdue: half the time since")
         self.assertEqual(bound.expected_wake_in([0.0, 10.0, 25.0], 27.0), 27.0 / 12, "the rate, ten calls added")
         self.assertEqual(bound.expected_wake_in([99.0], 100.0), 100.0, "once in 100 s")
+        timer = [0.0, 10.0, 20.0, 30.0]
+        self.assertEqual(bound.expected_wake_in(timer, 48.0), 2.0, "its call at 40 s unseen: the one at 50 s")
+        self.assertEqual(bound.expected_wake_in(timer, 68.0), 19.0, "three unseen: half the time since")
 
     def test_cold_calls_queue_for_the_transfer_and_warm_ones_take_no_time(self):
         # Two functions of 100 MiB at 1000 MiB/s: each cold call 100 ms.

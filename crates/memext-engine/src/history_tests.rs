@@ -36,12 +36,18 @@ fn the_next_wake_is_expected_when_due_or_from_the_rate() {
         Some(at(0.0)),
         "overdue"
     );
-    // More than half a period late (16 s on 30): half the 46 s it has
-    // waited since its last wake (its five wakes over 166 s, read with ten
-    // more, say 11.9 s).
+    // More than half a period late (16 s on 30): the call at 160 s went
+    // unseen, the one at 190 s is expected.
     assert_eq!(
         periodic.expected_wake_in(at(176.0), at(0.0)),
-        Some(at(23.0))
+        Some(at(14.0))
+    );
+    // More than half a period past the third unseen (236 s): the period
+    // failed; half the 106 s it has waited since its last wake (its five
+    // wakes over 226 s, read with ten more, say 16.1 s).
+    assert_eq!(
+        periodic.expected_wake_in(at(236.0), at(0.0)),
+        Some(at(53.0))
     );
     // Four wakes in the 98 s since the first, read with ten more: 7 s,
     // more than half the 7 s since its last.
@@ -58,6 +64,25 @@ fn the_next_wake_is_expected_when_due_or_from_the_rate() {
     assert_eq!(once, Some(at(100.0)));
     assert_eq!(often, Some(at(1.5)));
     assert_eq!(hist(&[]).expected_wake_in(at(9.0), at(0.0)), None);
+}
+
+/// A timer whose call at 40 s went unseen is due for its call at 50 s
+/// all the same, and for the one at 60 s if that went unseen too; one
+/// read from two wakes is not (a random function's two calls), nor is any
+/// past a third call unseen in a row.
+#[test]
+fn a_call_that_went_unseen_leaves_the_next_one_due() {
+    let lead = Duration::from_secs(3);
+    let timer = hist(&[0.0, 10.0, 20.0, 30.0]);
+    assert!(crate::predict::is_due(&timer, at(38.0), lead));
+    assert!(!crate::predict::is_due(&timer, at(46.0), lead), "between");
+    assert!(crate::predict::is_due(&timer, at(48.0), lead), "the next");
+    assert_eq!(timer.expected_call(at(48.0)).map(|d| d.0), Some(at(50.0)));
+    assert!(crate::predict::is_due(&timer, at(58.0), lead), "two unseen");
+    assert!(!crate::predict::is_due(&timer, at(68.0), lead), "three");
+    let two = hist(&[0.0, 10.0]);
+    assert!(crate::predict::is_due(&two, at(18.0), lead));
+    assert!(!crate::predict::is_due(&two, at(28.0), lead));
 }
 
 /// A function started 50 s before its calls began, then called four

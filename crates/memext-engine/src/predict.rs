@@ -111,10 +111,11 @@ pub fn decide(
 }
 
 /// Whether a periodic history has its next wake due at `now`: within
-/// `lead` of it, or overdue by less than half a period.
+/// `lead` of it, or overdue by less than half a period (past calls that
+/// went unseen: `ActivationHistory::expected_call`).
 pub fn is_due(history: &ActivationHistory, now: Instant, lead: Duration) -> bool {
     history
-        .next_and_period(now)
+        .expected_call(now)
         .is_some_and(|(next, period)| now + lead >= next && now <= next + period / 2)
 }
 
