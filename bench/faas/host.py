@@ -63,6 +63,9 @@ def parse_states(text):
     return states
 
 
+# What dockerd answers a `docker run --name` whose name a container holds.
+NAME_TAKEN = "is already in use by container"
+
 class Fleet:
     """The function containers of one mode: started in parallel (dockerd
     serialises much of it, a few at a time keep it busy), each waited for
@@ -90,10 +93,22 @@ class Fleet:
             name = self.names[k]
             self.engine.docker("rm", "-f", name, check=False, timeout=REMOVE_WITHIN)
             limit = () if limits is None else ("--memory", str(limits[k]), "--memory-swap", "-1")
-            self.engine.docker("run", "-d", "--name", name, "--network", "none", *docker_args, *limit,
-                               "-v", f"{self.dir}:/sock", "-v", f"{HERE}:/faas:ro", self.engine.IMAGE,
-                               "python3", "/faas/function.py", "--socket", f"/sock/{name}.sock",
-                               "--heap-mib", str(self.heaps[k]), timeout=RUN_WITHIN)
+            run = ("run", "-d", "--name", name, "--network", "none", *docker_args, *limit,
+                   "-v", f"{self.dir}:/sock", "-v", f"{HERE}:/faas:ro", self.engine.IMAGE,
+                   "python3", "/faas/function.py", "--socket", f"/sock/{name}.sock",
+                   "--heap-mib", str(self.heaps[k]))
+            try:
+                self.engine.docker(*run, timeout=RUN_WITHIN)
+            except RuntimeError as e:
+                if NAME_TAKEN not in str(e):
+                    raise
+                # Its name still taken, by a container of the mode before
+                # whose removal the engine's restart cut short (session 88:
+                # static limits on the swap file after zswap's OOM kills;
+                # the `rm -f` above did not take it): removed, checked,
+                # and created once more.
+                self.engine.docker("rm", "-f", name, timeout=REMOVE_WITHIN)
+                self.engine.docker(*run, timeout=RUN_WITHIN)
             try:
                 invoke.wait_ready(self.socket(name), within)
             except OSError as e:  # TimeoutError included

@@ -135,6 +135,49 @@ class Deaths(unittest.TestCase):
         self.assertEqual(host.parse_states("\n/fn0003 false 0\n"), [])
 
 
+class TakenNameEngine(RecordingEngine):
+    """An engine where fn0000's name is still taken at its first `run`
+    (a container its `rm -f` did not remove), as dockerd answers."""
+
+    def __init__(self):
+        super().__init__()
+        self.calls = []
+
+    def docker(self, *args, check=True, timeout=None):
+        self.calls.append(args[:2])
+        if args[0] == "run" and len(self.runs) == 0:
+            self.runs.append(args)
+            raise RuntimeError('docker run -d --name: docker: Error response from daemon: Conflict. The container '
+                               'name "/fn0000" is already in use by container "5fccaa4c6c66".')
+        return super().docker(*args, check=check, timeout=timeout)
+
+
+class TakenNames(unittest.TestCase):
+    def test_a_name_still_taken_is_removed_and_the_function_created_again(self):
+        with tempfile.TemporaryDirectory() as work:
+            engine = TakenNameEngine()
+            fleet = host.Fleet(engine, work, ["fn0000"], [32], parallel=1)
+            ready, host.invoke.wait_ready = host.invoke.wait_ready, lambda *a, **k: None
+            try:
+                fleet.start(Cleanup())
+            finally:
+                host.invoke.wait_ready = ready
+            self.assertEqual(engine.calls, [("rm", "-f"), ("run", "-d"), ("rm", "-f"), ("run", "-d")])
+            self.assertEqual(len(engine.runs), 2)
+
+    def test_any_other_failure_of_a_run_fails_the_start(self):
+        class Refusing(RecordingEngine):
+            def docker(self, *args, check=True, timeout=None):
+                if args[0] == "run":
+                    raise RuntimeError("docker run -d --name: no such image")
+                return ""
+
+        with tempfile.TemporaryDirectory() as work:
+            fleet = host.Fleet(Refusing(), work, ["fn0000"], [32], parallel=1)
+            with self.assertRaises(RuntimeError):
+                fleet.start(Cleanup())
+
+
 class Cleanup:
     def push(self, what, fn):
         pass
