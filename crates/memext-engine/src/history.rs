@@ -319,7 +319,8 @@ impl ActivationHistory {
         if let Some(f) = &self.foretold {
             return Some(f.expected_wake_in(now));
         }
-        // Overdue by more than half a period, the period failed (or was a
+        // Overdue by more than half a period (past the calls that may have
+        // gone unseen: `expected_call`), the period failed (or was a
         // chance match, or one interval's guess): the rate speaks instead,
         // so that it is not kept first for good.
         if let Some((next, period)) = self.expected_call(now) {
