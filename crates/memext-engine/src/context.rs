@@ -9,7 +9,7 @@ use crate::growth::Growth;
 use crate::model::{ContextModel, State};
 use crate::peak::Peak;
 use crate::predict::PrefetchReason;
-use crate::refault::{MoveCpu, Refaults};
+use crate::refault::Refaults;
 use crate::workingset::WorkingSet;
 use crate::{Class, ContextId, Instant};
 
@@ -134,9 +134,6 @@ pub struct ContextState {
     /// The window after memext last took memory from it, and its budget.
     #[serde(skip)]
     pub refaults: Refaults,
-    /// What of its CPU while the mover works on it is memext's.
-    #[serde(skip)]
-    pub move_cpu: MoveCpu,
     /// How fast it grows between two readings: its margin in the plan.
     #[serde(skip)]
     pub growth: Growth,
@@ -205,7 +202,6 @@ impl ContextState {
             cpu_by_memext: Duration::ZERO,
             cpu_seen: None,
             refaults: Refaults::default(),
-            move_cpu: MoveCpu::default(),
             growth: Growth::default(),
             rest_growth: Growth::default(),
             // Its first stretch begins when memext first sees it: behind

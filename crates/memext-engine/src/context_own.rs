@@ -45,8 +45,7 @@ impl ContextState {
     /// Its CPU time `cpu` (as the kernel counts it) at `now`, less what it
     /// spent refaulting what memext took; `faults` and `majors` (increments
     /// since the last tick) are credited likewise, unless they already are
-    /// (`moving`: the mover's own). So is what it spent while the mover
-    /// is at work on it now (`mover_now`), up to `MOVE_CPU` a move.
+    /// (`moving`: the mover's own).
     pub fn own_cpu(
         &mut self,
         now: Instant,
@@ -54,7 +53,6 @@ impl ContextState {
         faults: u64,
         majors: u64,
         moving: bool,
-        mover_now: bool,
     ) -> Duration {
         // A lowering in the background keeps the window open while it
         // takes pages (its target below what the context held).
@@ -67,8 +65,7 @@ impl ContextState {
         self.cpu_seen = Some(cpu);
         let (faults, majors) = if moving { (0, 0) } else { (faults, majors) };
         let credit = self.refaults.credit(now, faults, majors, ran);
-        let moved = self.move_cpu.credit(mover_now, ran - credit.cpu);
-        self.cpu_by_memext += credit.cpu + moved;
+        self.cpu_by_memext += credit.cpu;
         self.faults_by_memext.0 += credit.faults;
         self.faults_by_memext.1 += credit.majors;
         cpu.saturating_sub(self.cpu_by_memext)

@@ -52,19 +52,16 @@ impl Engine {
     /// woke, or (active, resting between calls) had an onset. Either is
     /// served at once (`serve_wake`).
     pub fn poll(&mut self, id: &ContextId, at: Instant, cpu: Duration) -> Option<Transition> {
-        self.poll_asking(id, at, cpu, false, &mut touch::unknown)
+        self.poll_asking(id, at, cpu, &mut touch::unknown)
     }
 
-    /// `poll`, where the mover is at work on the context now (`moving`:
-    /// what it runs then is partly memext's, `refault::MoveCpu`), asking
-    /// the host what the context touched where its CPU alone says it was
-    /// called with its pages in (`memext_engine::touch`).
+    /// `poll`, asking the host what the context touched where its CPU alone
+    /// says it was called with its pages in (`memext_engine::touch`).
     pub fn poll_asking(
         &mut self,
         id: &ContextId,
         at: Instant,
         cpu: Duration,
-        moving: bool,
         ask: Ask<'_>,
     ) -> Option<Transition> {
         let t = self.contexts.get_mut(id)?;
@@ -73,7 +70,7 @@ impl Engine {
             resident: t.is_resident(),
             polled: true,
         };
-        let cpu = t.own_cpu(at, cpu, 0, 0, false, moving);
+        let cpu = t.own_cpu(at, cpu, 0, 0, false);
         let tr = t
             .model
             .poll_asking(at, cpu, &t.params.model(), known, ask)?;

@@ -74,7 +74,7 @@ impl Engine {
         let (own, own_majors) = (faults - caused.0, majflt - caused.1);
         let cpu = sample
             .cpu
-            .map(|cpu| t.own_cpu(now, cpu, own, own_majors, by_mover, moving));
+            .map(|cpu| t.own_cpu(now, cpu, own, own_majors, by_mover));
         // A sample after the read-back sees what came in.
         let read_back = t.reading_back;
         t.reading_back &= moving;

@@ -373,42 +373,6 @@ fn a_held_contexts_blip_before_its_call_keeps_it_held_until_the_call() {
     assert_eq!(t.model.history.next_wake(s(41.5)), Some(s(50.5)));
 }
 
-/// A held timer's runtime taking its pages as the mover reads them back
-/// (1 ms of CPU at a poll while the mover is at work on it, and 1 ms at the
-/// first poll after) is memext's doing, not its call: nothing is recorded,
-/// and the call, when it comes, is. Before, the blip was recorded 2-4 s
-/// before the call, which broke the period (bench/faas, session 88's
-/// `ab/new-r1`: its next two calls cold).
-#[test]
-fn a_held_contexts_runtime_taking_its_pages_back_is_no_call() {
-    let mut e = Engine::new(params());
-    let mut f = held_for_its_call(&mut e);
-    let poll = |e: &mut Engine, f: &mut Ctx, at: f64, cpu_ms: u64, moving: bool| {
-        f.cpu += Duration::from_millis(cpu_ms);
-        e.poll_asking(&f.id, s(at), f.cpu, moving, &mut crate::touch::unknown)
-    };
-    assert_eq!(poll(&mut e, &mut f, 38.0, 0, true), None);
-    assert_eq!(
-        poll(&mut e, &mut f, 38.02, 1, true),
-        None,
-        "during the move"
-    );
-    assert_eq!(poll(&mut e, &mut f, 38.04, 1, false), None, "just after it");
-    let t = e.get(&f.id).expect("tracked");
-    assert_eq!(t.model.history.last(), Some(s(30.0)), "nothing recorded");
-    assert!(t.held.is_some(), "still held for its call");
-    // Its call at 40 s, 2 ms of CPU: seen.
-    assert_eq!(poll(&mut e, &mut f, 40.0, 0, false), None);
-    let call = poll(&mut e, &mut f, 40.02, 2, false);
-    assert!(
-        matches!(call, Some(Transition::Woke | Transition::Onset)),
-        "{call:?}"
-    );
-    let t = e.get(&f.id).expect("tracked");
-    assert_eq!(t.model.history.last(), Some(s(40.02)), "the call recorded");
-    assert_eq!(t.model.history.period(), Some(s(10.0)), "its period kept");
-}
-
 /// A hold ends with the call it was for: held for a call due at 40 s that
 /// never came, the function is no longer held once that call is overdue
 /// by half a period (45 s). Left held, a function lowered meanwhile was

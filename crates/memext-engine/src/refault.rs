@@ -93,46 +93,6 @@ impl Refaults {
     }
 }
 
-/// CPU counted as memext's while its mover works on a context, and in
-/// the reading just after: a resting runtime takes its pages as they come
-/// back (its select loop's, read into the swap cache, mapped again), 0.4-3
-/// ms, which a held context's poll took for its predicted call, seconds
-/// early (a timer's period broken: its next two calls cold in session 88's
-/// `ab/new-r1`). Over sessions 87-88's 25 bench/faas runs, 155 recorded
-/// wakes came with no call during a read-back, 148 of them under 3 ms; 9
-/// real calls came during one, 7 of them with 4.7-16 ms (a call faults its
-/// heap in), which go through it.
-pub const MOVE_CPU: Duration = Duration::from_millis(3);
-
-/// The budget of `MOVE_CPU` for one stretch of the mover's work on a
-/// context: opened by the first reading that sees the mover at work, spent
-/// by that reading and every one up to the first that does not.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct MoveCpu {
-    /// The mover was at work at the last reading.
-    moving: bool,
-    left: Duration,
-}
-
-impl MoveCpu {
-    /// Of `cpu` used since the last reading, taken at a reading where the
-    /// mover is at work (`moving`) or was at the last one, the part counted
-    /// as memext's.
-    pub fn credit(&mut self, moving: bool, cpu: Duration) -> Duration {
-        if moving && !self.moving {
-            self.left = MOVE_CPU;
-        }
-        let overlaps = moving || self.moving;
-        self.moving = moving;
-        if !overlaps {
-            return Duration::ZERO;
-        }
-        let c = cpu.min(self.left);
-        self.left -= c;
-        c
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -191,25 +151,5 @@ mod tests {
             r.credit(s(12.1), 70, 70, Duration::from_millis(2)),
             Credit::default()
         );
-    }
-
-    #[test]
-    fn a_runtime_taking_its_pages_back_is_memexts_a_call_goes_through() {
-        let mut m = MoveCpu::default();
-        assert_eq!(m.credit(false, Duration::from_millis(2)), Duration::ZERO);
-        // Its loop's pages come back: 1 ms, then 1.5 ms.
-        assert_eq!(
-            m.credit(true, Duration::from_millis(1)),
-            Duration::from_millis(1)
-        );
-        // The first reading after the move still overlaps it.
-        assert_eq!(
-            m.credit(false, Duration::from_micros(1500)),
-            Duration::from_micros(1500)
-        );
-        assert_eq!(m.credit(false, Duration::from_millis(1)), Duration::ZERO);
-        // A call during the next move: only the budget is taken.
-        assert_eq!(m.credit(true, Duration::from_millis(9)), MOVE_CPU);
-        assert_eq!(m.credit(true, Duration::from_millis(1)), Duration::ZERO);
     }
 }

@@ -39,8 +39,7 @@ impl Daemon {
             let t = &self.tracked[&id];
             let cpu = self.idle_cpu.cpu(hierarchy, &id, &t.ctx.path, &t.cg);
             let mut ask = touch_ask(self.observer.as_ref(), self.cfg.daemon.touches, &t.cg);
-            let moving = self.act.is_busy(&id);
-            match cpu.and_then(|cpu| self.engine.poll_asking(&id, now, cpu, moving, &mut ask)) {
+            match cpu.and_then(|cpu| self.engine.poll_asking(&id, now, cpu, &mut ask)) {
                 Some(tr) => woke.push((id, tr)),
                 None => self.note_rested(&id, "tick", now),
             }
@@ -109,9 +108,8 @@ impl Daemon {
         Ok(o.transition)
     }
 
-    /// `Engine::poll`, with whether the mover is at work on the context,
-    /// the observer asked what the context touched where its CPU says
-    /// "call" (`memext_engine::touch`), with `daemon.touches`.
+    /// `Engine::poll`, the observer asked what the context touched where
+    /// its CPU says "call" (`memext_engine::touch`), with `daemon.touches`.
     pub(super) fn poll_asking(
         &mut self,
         id: &ContextId,
@@ -119,9 +117,8 @@ impl Daemon {
         cpu: std::time::Duration,
     ) -> Option<memext_engine::model::Transition> {
         let cg = &self.tracked.get(id)?.cg;
-        let moving = self.act.is_busy(id);
         let mut ask = touch_ask(self.observer.as_ref(), self.cfg.daemon.touches, cg);
-        self.engine.poll_asking(id, at, cpu, moving, &mut ask)
+        self.engine.poll_asking(id, at, cpu, &mut ask)
     }
 
     /// Logs a resting context's reading that was no call (at debug level;
